@@ -1,0 +1,1 @@
+//! skelport-anvil (work in progress).

@@ -1,0 +1,1 @@
+//! skelport-g4mf (work in progress).

@@ -1,0 +1,1 @@
+//! skelport-gltf (work in progress).

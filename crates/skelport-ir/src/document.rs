@@ -1,0 +1,395 @@
+//! The document model: documents, skeletons, bones, meshes.
+
+use crate::anchor::BoneAnchors;
+use crate::ext::Extensions;
+use crate::frame::Frame;
+use crate::skin::Skin;
+use glam::{DMat4, DQuat, DVec3};
+use serde::{Deserialize, Serialize};
+
+/// A typed index of a bone inside its [`Skeleton`]'s `bones` array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct BoneId(pub u32);
+
+impl BoneId {
+    /// The index into `Skeleton::bones`.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl From<usize> for BoneId {
+    fn from(i: usize) -> Self {
+        BoneId(i as u32)
+    }
+}
+
+/// Translation, rotation (unit quaternion x,y,z,w) and scale, applied scale → rotate → translate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Transform {
+    pub translation: DVec3,
+    pub rotation: DQuat,
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub scale: DVec3,
+}
+
+fn one() -> DVec3 {
+    DVec3::ONE
+}
+fn is_one(v: &DVec3) -> bool {
+    *v == DVec3::ONE
+}
+
+impl Default for Transform {
+    fn default() -> Self {
+        Self::IDENTITY
+    }
+}
+
+impl Transform {
+    /// The identity transform.
+    pub const IDENTITY: Transform = Transform {
+        translation: DVec3::ZERO,
+        rotation: DQuat::IDENTITY,
+        scale: DVec3::ONE,
+    };
+
+    /// A transform with only translation and rotation.
+    pub fn from_rt(rotation: DQuat, translation: DVec3) -> Self {
+        Self { translation, rotation, scale: DVec3::ONE }
+    }
+
+    /// The 4×4 matrix of this transform.
+    pub fn matrix(&self) -> DMat4 {
+        DMat4::from_scale_rotation_translation(self.scale, self.rotation, self.translation)
+    }
+
+    /// Decompose an affine matrix. Returns `None` when it has a shear or a negative determinant
+    /// (which TRS cannot express) beyond `1e-6` relative error, or is not finite.
+    pub fn from_matrix(m: &DMat4) -> Option<Self> {
+        if !m.is_finite() {
+            return None;
+        }
+        let (scale, rotation, translation) = m.to_scale_rotation_translation();
+        let t = Transform { translation, rotation: rotation.normalize(), scale };
+        let back = t.matrix();
+        let err = (back - *m).to_cols_array().iter().fold(0.0f64, |a, b| a.max(b.abs()));
+        let mag = m.to_cols_array().iter().fold(1.0f64, |a, b| a.max(b.abs()));
+        (m.determinant() > 0.0 && err <= 1e-6 * mag).then_some(t)
+    }
+}
+
+/// One bone (joint).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bone {
+    pub name: String,
+    /// The parent bone; always a smaller index than this bone's own. `None` for roots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<BoneId>,
+    /// Rest transform relative to the parent (roots: relative to the document's space).
+    pub rest: Transform,
+    /// Distance head → tail along the bone's local +Y, for formats with bone tails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub length: Option<f64>,
+    /// Blender roll in radians, as the source gave it. Informational: `rest` holds the orientation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roll: Option<f64>,
+    /// Whether the bone deforms geometry.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub deform: bool,
+    /// The bone's mirror counterpart (left ↔ right).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mirror: Option<BoneId>,
+    /// How head and tail are placed on a mesh (MPFB strategies), for refitting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchors: Option<BoneAnchors>,
+    #[serde(default, skip_serializing_if = "Extensions::is_empty")]
+    pub ext: Extensions,
+}
+
+fn yes() -> bool {
+    true
+}
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+impl Bone {
+    /// A deforming bone with the given name, parent and rest transform.
+    pub fn new(name: impl Into<String>, parent: Option<BoneId>, rest: Transform) -> Self {
+        Bone {
+            name: name.into(),
+            parent,
+            rest,
+            length: None,
+            roll: None,
+            deform: true,
+            mirror: None,
+            anchors: None,
+            ext: Extensions::default(),
+        }
+    }
+}
+
+/// A skeleton: bones, parents before children.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Skeleton {
+    pub name: String,
+    pub bones: Vec<Bone>,
+    #[serde(default, skip_serializing_if = "Extensions::is_empty")]
+    pub ext: Extensions,
+}
+
+impl Skeleton {
+    /// An empty skeleton.
+    pub fn new(name: impl Into<String>) -> Self {
+        Skeleton { name: name.into(), bones: Vec::new(), ext: Extensions::default() }
+    }
+
+    /// Append a bone and return its id. The caller keeps parents before children.
+    pub fn push(&mut self, bone: Bone) -> BoneId {
+        self.bones.push(bone);
+        BoneId((self.bones.len() - 1) as u32)
+    }
+
+    /// The bone with this id.
+    pub fn bone(&self, id: BoneId) -> &Bone {
+        &self.bones[id.index()]
+    }
+
+    /// Find a bone by exact name (linear scan; build a map for repeated look-ups).
+    pub fn find(&self, name: &str) -> Option<BoneId> {
+        self.bones.iter().position(|b| b.name == name).map(BoneId::from)
+    }
+
+    /// Name → id map.
+    pub fn name_map(&self) -> std::collections::HashMap<&str, BoneId> {
+        self.bones.iter().enumerate().map(|(i, b)| (b.name.as_str(), BoneId::from(i))).collect()
+    }
+
+    /// World (document-space) rest matrices of every bone, computed in one pass in array order.
+    /// Requires parents before children (a validated skeleton); a bad parent is treated as a root.
+    pub fn world_matrices(&self) -> Vec<DMat4> {
+        let mut out: Vec<DMat4> = Vec::with_capacity(self.bones.len());
+        for (i, b) in self.bones.iter().enumerate() {
+            let local = b.rest.matrix();
+            let m = match b.parent {
+                Some(p) if p.index() < i => out[p.index()] * local,
+                _ => local,
+            };
+            out.push(m);
+        }
+        out
+    }
+
+    /// World rest transforms (translation, rotation, scale) of every bone.
+    pub fn world_transforms(&self) -> Vec<Transform> {
+        let mut out: Vec<Transform> = Vec::with_capacity(self.bones.len());
+        for (i, b) in self.bones.iter().enumerate() {
+            let t = match b.parent {
+                Some(p) if p.index() < i => {
+                    let pw = out[p.index()];
+                    if pw.scale == DVec3::ONE {
+                        Transform {
+                            translation: pw.translation + pw.rotation * b.rest.translation,
+                            rotation: (pw.rotation * b.rest.rotation).normalize(),
+                            scale: b.rest.scale,
+                        }
+                    } else {
+                        Transform::from_matrix(&(pw.matrix() * b.rest.matrix())).unwrap_or_else(|| {
+                            let m = pw.matrix() * b.rest.matrix();
+                            let (s, r, t) = m.to_scale_rotation_translation();
+                            Transform { translation: t, rotation: r, scale: s }
+                        })
+                    }
+                }
+                _ => b.rest,
+            };
+            out.push(t);
+        }
+        out
+    }
+
+    /// Direct children of each bone.
+    pub fn children(&self) -> Vec<Vec<BoneId>> {
+        let mut ch = vec![Vec::new(); self.bones.len()];
+        for (i, b) in self.bones.iter().enumerate() {
+            if let Some(p) = b.parent {
+                if p.index() < self.bones.len() {
+                    ch[p.index()].push(BoneId::from(i));
+                }
+            }
+        }
+        ch
+    }
+
+    /// Depth of each bone (roots 0).
+    pub fn depths(&self) -> Vec<usize> {
+        let mut d = vec![0usize; self.bones.len()];
+        for (i, b) in self.bones.iter().enumerate() {
+            if let Some(p) = b.parent {
+                if p.index() < i {
+                    d[i] = d[p.index()] + 1;
+                }
+            }
+        }
+        d
+    }
+
+    /// Number of all descendants of each bone (not only direct children).
+    pub fn descendant_counts(&self) -> Vec<usize> {
+        let mut c = vec![0usize; self.bones.len()];
+        for i in (0..self.bones.len()).rev() {
+            if let Some(p) = self.bones[i].parent {
+                if p.index() < i {
+                    c[p.index()] += c[i] + 1;
+                }
+            }
+        }
+        c
+    }
+
+    /// Reorder bones so parents come before children (stable otherwise), remapping parent and
+    /// mirror ids. Returns the permutation `new_index → old_index`, or `Err(bone name)` when the
+    /// parent links contain a cycle.
+    pub fn sort_parents_first(&mut self) -> Result<Vec<usize>, String> {
+        let n = self.bones.len();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut roots = Vec::new();
+        for (i, b) in self.bones.iter().enumerate() {
+            match b.parent {
+                Some(p) if p.index() < n => children[p.index()].push(i),
+                _ => roots.push(i),
+            }
+        }
+        let mut order = Vec::with_capacity(n);
+        let mut stack: Vec<usize> = roots.into_iter().rev().collect();
+        while let Some(i) = stack.pop() {
+            order.push(i);
+            stack.extend(children[i].iter().rev().copied());
+        }
+        if order.len() != n {
+            let mut seen = vec![false; n];
+            for &i in &order {
+                seen[i] = true;
+            }
+            let bad = (0..n).find(|&i| !seen[i]).unwrap_or(0);
+            return Err(self.bones[bad].name.clone());
+        }
+        let mut new_of_old = vec![0u32; n];
+        for (new, &old) in order.iter().enumerate() {
+            new_of_old[old] = new as u32;
+        }
+        let mut old = std::mem::take(&mut self.bones);
+        let mut bones: Vec<Bone> = Vec::with_capacity(n);
+        for &o in &order {
+            let mut b = std::mem::replace(&mut old[o], Bone::new("", None, Transform::IDENTITY));
+            b.parent = b.parent.filter(|p| p.index() < n).map(|p| BoneId(new_of_old[p.index()]));
+            b.mirror = b.mirror.filter(|p| p.index() < n).map(|p| BoneId(new_of_old[p.index()]));
+            bones.push(b);
+        }
+        self.bones = bones;
+        Ok(order)
+    }
+}
+
+/// Polygons as a flat index list with a vertex count per face.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Faces {
+    /// Number of corners of each face.
+    pub counts: Vec<u32>,
+    /// Vertex indices, `counts.iter().sum()` of them.
+    pub indices: Vec<u32>,
+}
+
+impl Faces {
+    /// Iterate faces as slices of vertex indices.
+    pub fn iter(&self) -> impl Iterator<Item = &[u32]> {
+        let mut start = 0usize;
+        self.counts.iter().map(move |&c| {
+            let s = start;
+            start += c as usize;
+            &self.indices[s.min(self.indices.len())..start.min(self.indices.len())]
+        })
+    }
+
+    /// Fan-triangulate every polygon; returns a flat triangle index list.
+    pub fn triangulate(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.indices.len() * 2);
+        for f in self.iter() {
+            for k in 1..f.len().saturating_sub(1) {
+                out.extend_from_slice(&[f[0], f[k], f[k + 1]]);
+            }
+        }
+        out
+    }
+
+    /// Number of faces.
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    /// True when there are no faces.
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+}
+
+/// Normals, per vertex or per face corner (Collada stores them per corner).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "values", rename_all = "snake_case")]
+pub enum Normals {
+    PerVertex(Vec<DVec3>),
+    PerCorner(Vec<DVec3>),
+}
+
+/// A named set of vertices (with optional weights: `None` means 1 each).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VertexGroup {
+    pub name: String,
+    pub vertices: Vec<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights: Option<Vec<f64>>,
+}
+
+/// Optional mesh geometry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Mesh {
+    pub name: String,
+    pub positions: Vec<DVec3>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normals: Option<Normals>,
+    #[serde(default)]
+    pub faces: Faces,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<VertexGroup>,
+    #[serde(default, skip_serializing_if = "Extensions::is_empty")]
+    pub ext: Extensions,
+}
+
+/// A whole document: what a reader produces and a writer consumes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Document {
+    /// The coordinate frame of every position, rotation and matrix in the document.
+    pub frame: Frame,
+    #[serde(default)]
+    pub skeletons: Vec<Skeleton>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub meshes: Vec<Mesh>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skins: Vec<Skin>,
+    /// The format the document was read from (`"mpfb"`, `"gltf"` …), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_format: Option<String>,
+    #[serde(default, skip_serializing_if = "Extensions::is_empty")]
+    pub ext: Extensions,
+}
+
+impl Document {
+    /// An empty document in the given frame.
+    pub fn new(frame: Frame) -> Self {
+        Document { frame, ..Default::default() }
+    }
+}

@@ -1,0 +1,57 @@
+//! # skelport-ir — the intermediate representation every format meets in
+//!
+//! A [`Document`] is what a reader produces and a writer consumes. It holds:
+//!
+//! * **[`Skeleton`]s** — flat arrays of [`Bone`]s kept *parents before children*: a bone's
+//!   `parent` is a [`BoneId`] (a typed index into the same skeleton) that is always smaller than
+//!   the bone's own index. Every bone has a rest [`Transform`] relative to its parent (roots:
+//!   relative to the document's space), an optional `length` (the tail lies at local `+Y × length`,
+//!   Blender's convention, so formats with tails keep them), an optional Blender `roll` (kept as a
+//!   fact; the orientation itself is always in `rest`), a deform flag, an optional mirror bone and
+//!   optional MPFB-style placement [`anchor::BoneAnchors`] used to refit a rig onto another mesh.
+//! * **[`Mesh`]es** — optional geometry: positions, faces (polygons), normals, named vertex groups.
+//! * **[`Skin`]s** — bind a mesh's vertices to a skeleton's joints: sparse per-vertex
+//!   [`Influences`] (joint slot, weight), one inverse bind matrix per joint (the *bind pose*,
+//!   which need not equal the rest pose) and a bind-shape matrix.
+//! * A **[`Frame`]** — up axis, forward axis, handedness and metres per unit — on every document.
+//!   [`Document::convert_frame`] maps a document into another frame exactly; same-format round
+//!   trips never call it.
+//! * **[`Extensions`]** on the document, skeletons, bones, meshes and skins: namespaced
+//!   (`"mpfb"`, `"anvil"`, `"gltf"`, …) JSON values, typed through the [`Extension`] trait, that
+//!   let a format round-trip what the IR does not model without the IR knowing about it.
+//!
+//! ## Invariants and who checks them
+//! Readers should produce documents that pass [`validate::validate`]; it is a separate pass (like
+//! naga's `valid`) that checks unique bone names, parent order (hence no cycles), finite numbers,
+//! unit quaternions, index ranges and non-negative weights, naming the bone or vertex at fault.
+//! Writers may assume a validated document.
+//!
+//! ## Layers
+//! * [`frame`] — coordinate frames and the exact change-of-frame maps.
+//! * [`skin`] — influence storage and the operations converters share (normalize, limit,
+//!   prune, merge, remap).
+//! * [`proc`] — algorithms several writers share: world transforms, tail inference.
+//! * [`format`] — the [`format::Format`] trait every format crate implements, with options and
+//!   diagnostics (warnings and the loss report).
+//! * [`irjson`] — `ir-json`, the IR as lossless JSON.
+
+pub mod anchor;
+pub mod document;
+pub mod ext;
+pub mod format;
+pub mod frame;
+pub mod irjson;
+pub mod proc;
+pub mod skin;
+pub mod testing;
+pub mod validate;
+
+pub use anchor::{Anchor, AnchorStrategy, BoneAnchors};
+pub use document::{Bone, BoneId, Document, Faces, Mesh, Normals, Skeleton, Transform, VertexGroup};
+pub use ext::{Extension, Extensions};
+pub use format::{Diagnostic, Diagnostics, Format, FormatError, Input, Output, ReadOptions, Severity, WriteOptions};
+pub use frame::{Axis, Frame, Handedness};
+pub use skin::{Influences, Skin};
+
+/// Re-exported math types (glam, f64) so format crates use the same versions.
+pub use glam::{DMat3, DMat4, DQuat, DVec3, DVec4};

@@ -1,0 +1,174 @@
+//! Algorithms several formats share: Blender's bone-orientation math, tail inference, and the
+//! canonical report view used by `inspect`, `diff` and `render`.
+
+use crate::document::{Document, Skeleton, Transform};
+use crate::frame::Frame;
+use glam::{DMat3, DQuat, DVec3};
+use serde::Serialize;
+
+/// Blender's `vec_roll_to_mat3_normalized` (Blender ≥ 2.93 thresholds), in f64: the rest
+/// orientation of a bone whose unit head→tail direction is `nor`, with `roll` radians about it.
+/// Column 1 (local +Y) is `nor`.
+pub fn vec_roll_to_mat3(nor: DVec3, roll: f64) -> DMat3 {
+    // Thresholds as Blender defines them (float32 there): theta above SAFE has enough
+    // precision; below CRITICAL² in the XZ plane the direction is treated as exactly -Y.
+    const SAFE_THRESHOLD: f64 = 6.1e-3;
+    const CRITICAL_THRESHOLD: f64 = 2.5e-4;
+    const THRESHOLD_SQUARED: f64 = CRITICAL_THRESHOLD * CRITICAL_THRESHOLD;
+    let (x, y, z) = (nor.x, nor.y, nor.z);
+    let mut theta = 1.0 + y;
+    let theta_alt = x * x + z * z;
+    let b = if theta > SAFE_THRESHOLD || theta_alt > THRESHOLD_SQUARED {
+        if theta <= SAFE_THRESHOLD {
+            theta = theta_alt * 0.5 + theta_alt * theta_alt * 0.125;
+        }
+        DMat3::from_cols(
+            DVec3::new(1.0 - x * x / theta, -x, -x * z / theta),
+            DVec3::new(x, y, z),
+            DVec3::new(-x * z / theta, -z, 1.0 - z * z / theta),
+        )
+    } else {
+        DMat3::from_cols(DVec3::new(-1.0, 0.0, 0.0), DVec3::new(0.0, -1.0, 0.0), DVec3::new(0.0, 0.0, 1.0))
+    };
+    let r = DMat3::from_axis_angle(nor, roll);
+    r * b
+}
+
+/// Blender's `mat3_vec_to_roll`: the roll that, with direction `nor`, gives orientation `m`
+/// (the twist of `vec_roll_to_mat3(nor, 0)⁻¹ · m` about Y), in (-π, π].
+pub fn mat3_to_roll(m: &DMat3, nor: DVec3) -> f64 {
+    let base = vec_roll_to_mat3(nor, 0.0);
+    let rel = base.transpose() * *m;
+    let q = DQuat::from_mat3(&rel);
+    let mut a = 2.0 * q.y.atan2(q.w);
+    if a > std::f64::consts::PI {
+        a -= 2.0 * std::f64::consts::PI;
+    } else if a <= -std::f64::consts::PI {
+        a += 2.0 * std::f64::consts::PI;
+    }
+    a
+}
+
+/// World rest orientation and length of a bone from its head, tail and roll (Blender rules).
+/// A zero-length bone gets the identity orientation.
+pub fn bone_from_head_tail(head: DVec3, tail: DVec3, roll: f64) -> (DQuat, f64) {
+    let d = tail - head;
+    let len = d.length();
+    if len <= 0.0 || !len.is_finite() {
+        return (DQuat::IDENTITY, 0.0);
+    }
+    let m = vec_roll_to_mat3(d / len, roll);
+    (DQuat::from_mat3(&m).normalize(), len)
+}
+
+/// Length used for leaf bones that have no tail, as a fraction of the distance to the parent's
+/// head (see docs/ir.md).
+pub const LEAF_LENGTH_FRACTION: f64 = 0.5;
+/// Length of a lone root with no children and no tail, in metres.
+pub const LONE_ROOT_LENGTH_M: f64 = 0.1;
+
+/// World-space tail of every bone: from `length` where the bone has one, else inferred: the
+/// mean of the children's heads (ignoring children at the bone's own head), else half the
+/// distance from the parent's head continued past this head, else 0.1 m up the bone's +Y.
+pub fn tails(sk: &Skeleton, world: &[Transform], metres_per_unit: f64) -> Vec<DVec3> {
+    let children = sk.children();
+    let mut out = Vec::with_capacity(sk.bones.len());
+    for (i, b) in sk.bones.iter().enumerate() {
+        let w = &world[i];
+        let head = w.translation;
+        if let Some(l) = b.length {
+            out.push(head + w.rotation * DVec3::new(0.0, l * w.scale.y, 0.0));
+            continue;
+        }
+        let heads: Vec<DVec3> = children[i].iter().map(|c| world[c.index()].translation).filter(|h| h.distance(head) > 1e-9).collect();
+        if !heads.is_empty() {
+            out.push(heads.iter().copied().sum::<DVec3>() / heads.len() as f64);
+            continue;
+        }
+        if let Some(p) = b.parent {
+            let d = head - world[p.index()].translation;
+            if d.length() > 1e-9 {
+                out.push(head + d * LEAF_LENGTH_FRACTION);
+                continue;
+            }
+        }
+        out.push(head + w.rotation * DVec3::new(0.0, LONE_ROOT_LENGTH_M / metres_per_unit, 0.0));
+    }
+    out
+}
+
+/// One bone as reports show it, in the report frame.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportBone {
+    pub name: String,
+    pub parent: Option<String>,
+    pub head: [f64; 3],
+    pub tail: [f64; 3],
+    /// World rest orientation (x, y, z, w).
+    pub rotation: [f64; 4],
+}
+
+/// A skeleton as reports show it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportSkeleton {
+    pub name: String,
+    pub bones: Vec<ReportBone>,
+}
+
+/// The document's skeletons in the report frame (glTF's: +Y up, +Z forward, metres).
+pub fn report_skeletons(doc: &Document) -> Vec<ReportSkeleton> {
+    let mut d = Document { frame: doc.frame, skeletons: doc.skeletons.clone(), ..Default::default() };
+    d.convert_frame(Frame::REPORT);
+    d.skeletons
+        .iter()
+        .map(|sk| {
+            let world = sk.world_transforms();
+            let tails = tails(sk, &world, 1.0);
+            ReportSkeleton {
+                name: sk.name.clone(),
+                bones: sk
+                    .bones
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| ReportBone {
+                        name: b.name.clone(),
+                        parent: b.parent.and_then(|p| sk.bones.get(p.index())).map(|p| p.name.clone()),
+                        head: world[i].translation.to_array(),
+                        tail: tails[i].to_array(),
+                        rotation: world[i].rotation.to_array(),
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roll_zero_along_z_matches_blender() {
+        // A bone pointing up (+Z) with roll 0 in Blender has local X = world X, local Z = world -Y.
+        let m = vec_roll_to_mat3(DVec3::Z, 0.0);
+        assert!((m.x_axis - DVec3::X).length() < 1e-12);
+        assert!((m.y_axis - DVec3::Z).length() < 1e-12);
+        assert!((m.z_axis - DVec3::NEG_Y).length() < 1e-12);
+    }
+
+    #[test]
+    fn roll_round_trips() {
+        for &(d, r) in &[(DVec3::new(0.3, -0.2, 0.9), 0.7), (DVec3::new(-1.0, 0.0, 0.0), -2.0), (DVec3::new(0.0, 1.0, 0.0), 1.0)] {
+            let n = d.normalize();
+            let m = vec_roll_to_mat3(n, r);
+            assert!((mat3_to_roll(&m, n) - r).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn near_negative_y_is_a_symmetry() {
+        let m = vec_roll_to_mat3(DVec3::NEG_Y, 0.0);
+        assert!((m.x_axis - DVec3::NEG_X).length() < 1e-12);
+        assert!((m.y_axis - DVec3::NEG_Y).length() < 1e-12);
+    }
+}

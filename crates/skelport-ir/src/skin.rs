@@ -1,0 +1,295 @@
+//! Skins: sparse per-vertex influences and the operations every converter needs.
+
+use crate::document::BoneId;
+use crate::ext::Extensions;
+use glam::DMat4;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// Sparse influences in compressed-row form: vertex `v`'s entries are
+/// `joints[offsets[v]..offsets[v+1]]` / `weights[..]`. A joint value is a *slot* in
+/// [`Skin::joints`], not a bone id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Influences {
+    pub offsets: Vec<u32>,
+    pub joints: Vec<u32>,
+    pub weights: Vec<f64>,
+}
+
+impl Default for Influences {
+    fn default() -> Self {
+        Influences { offsets: vec![0], joints: Vec::new(), weights: Vec::new() }
+    }
+}
+
+impl Influences {
+    /// Empty influences for `vertex_count` vertices.
+    pub fn with_vertices(vertex_count: usize) -> Self {
+        Influences { offsets: vec![0; vertex_count + 1], joints: Vec::new(), weights: Vec::new() }
+    }
+
+    /// Build from per-vertex lists of (joint slot, weight).
+    pub fn from_lists<I, L>(lists: I) -> Self
+    where
+        I: IntoIterator<Item = L>,
+        L: IntoIterator<Item = (u32, f64)>,
+    {
+        let mut out = Influences::default();
+        for l in lists {
+            for (j, w) in l {
+                out.joints.push(j);
+                out.weights.push(w);
+            }
+            out.offsets.push(out.joints.len() as u32);
+        }
+        out
+    }
+
+    /// Build from (vertex, joint slot, weight) triples in any order; entries for the same
+    /// (vertex, joint) add up.
+    pub fn from_triples(vertex_count: usize, triples: impl IntoIterator<Item = (u32, u32, f64)>) -> Self {
+        let mut per: Vec<Vec<(u32, f64)>> = vec![Vec::new(); vertex_count];
+        for (v, j, w) in triples {
+            if let Some(list) = per.get_mut(v as usize) {
+                match list.iter_mut().find(|e| e.0 == j) {
+                    Some(e) => e.1 += w,
+                    None => list.push((j, w)),
+                }
+            }
+        }
+        Influences::from_lists(per)
+    }
+
+    /// Number of vertices.
+    pub fn vertex_count(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// Entries of vertex `v` as (joint slot, weight) pairs.
+    pub fn vertex(&self, v: usize) -> impl Iterator<Item = (u32, f64)> + '_ {
+        let (a, b) = (self.offsets[v] as usize, self.offsets[v + 1] as usize);
+        self.joints[a..b].iter().copied().zip(self.weights[a..b].iter().copied())
+    }
+
+    /// Per-vertex lists.
+    pub fn to_lists(&self) -> Vec<Vec<(u32, f64)>> {
+        (0..self.vertex_count()).map(|v| self.vertex(v).collect()).collect()
+    }
+
+    /// Largest number of influences on one vertex.
+    pub fn max_influences(&self) -> usize {
+        self.offsets.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0)
+    }
+
+    /// Number of vertices with at least one entry of positive weight.
+    pub fn weighted_vertices(&self) -> usize {
+        (0..self.vertex_count()).filter(|&v| self.vertex(v).any(|(_, w)| w > 0.0)).count()
+    }
+
+    /// Rebuild from a per-vertex transformation of the entry lists.
+    fn map_lists(&mut self, mut f: impl FnMut(&mut Vec<(u32, f64)>)) {
+        let mut out = Influences { offsets: Vec::with_capacity(self.offsets.len()), joints: Vec::with_capacity(self.joints.len()), weights: Vec::with_capacity(self.weights.len()) };
+        out.offsets.push(0);
+        let mut buf = Vec::new();
+        for v in 0..self.vertex_count() {
+            buf.clear();
+            buf.extend(self.vertex(v));
+            f(&mut buf);
+            for &(j, w) in &buf {
+                out.joints.push(j);
+                out.weights.push(w);
+            }
+            out.offsets.push(out.joints.len() as u32);
+        }
+        *self = out;
+    }
+
+    /// Scale each vertex's weights to sum to 1. Vertices whose weights sum to 0 are left as they are.
+    pub fn normalize(&mut self) {
+        for v in 0..self.vertex_count() {
+            let (a, b) = (self.offsets[v] as usize, self.offsets[v + 1] as usize);
+            let sum: f64 = self.weights[a..b].iter().sum();
+            if sum > 0.0 && sum.is_finite() {
+                for w in &mut self.weights[a..b] {
+                    *w /= sum;
+                }
+            }
+        }
+    }
+
+    /// Sort each vertex's entries by weight, largest first (ties: smaller joint slot first).
+    pub fn sort_descending(&mut self) {
+        self.map_lists(|l| l.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))));
+    }
+
+    /// Keep at most `n` influences per vertex (the largest), renormalizing the vertices that lost
+    /// some. Returns the number of vertices changed.
+    pub fn limit(&mut self, n: usize) -> usize {
+        let mut changed = 0;
+        self.map_lists(|l| {
+            if l.len() > n {
+                l.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                l.truncate(n);
+                let s: f64 = l.iter().map(|e| e.1).sum();
+                if s > 0.0 {
+                    for e in l.iter_mut() {
+                        e.1 /= s;
+                    }
+                }
+                changed += 1;
+            }
+        });
+        changed
+    }
+
+    /// Drop entries whose weight is below `epsilon` (and zero-weight entries). Returns how many.
+    pub fn prune(&mut self, epsilon: f64) -> usize {
+        let mut dropped = 0;
+        self.map_lists(|l| {
+            let before = l.len();
+            l.retain(|e| e.1 >= epsilon && e.1 > 0.0);
+            dropped += before - l.len();
+        });
+        dropped
+    }
+
+    /// Move all weight of joint slot `from` onto slot `into` (adding to an existing entry).
+    pub fn merge_joint(&mut self, from: u32, into: u32) {
+        self.map_lists(|l| {
+            let moved: f64 = l.iter().filter(|e| e.0 == from).map(|e| e.1).sum();
+            if moved == 0.0 && !l.iter().any(|e| e.0 == from) {
+                return;
+            }
+            l.retain(|e| e.0 != from);
+            match l.iter_mut().find(|e| e.0 == into) {
+                Some(e) => e.1 += moved,
+                None => l.push((into, moved)),
+            }
+        });
+    }
+
+    /// Rewrite joint slots through `map` (old slot → new slot); entries mapped to the same slot add up.
+    pub fn remap_slots(&mut self, map: &[u32]) {
+        self.map_lists(|l| {
+            let mut out: Vec<(u32, f64)> = Vec::with_capacity(l.len());
+            for &(j, w) in l.iter() {
+                let nj = map.get(j as usize).copied().unwrap_or(j);
+                match out.iter_mut().find(|e| e.0 == nj) {
+                    Some(e) => e.1 += w,
+                    None => out.push((nj, w)),
+                }
+            }
+            *l = out;
+        });
+    }
+}
+
+/// A skin: a mesh's vertices bound to a skeleton's joints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Skin {
+    pub name: String,
+    /// Index into `Document::skeletons`.
+    pub skeleton: usize,
+    /// Index into `Document::meshes`, when the document carries the geometry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<usize>,
+    /// The joints; influences refer to positions (slots) in this list.
+    pub joints: Vec<BoneId>,
+    /// One inverse bind matrix per joint: document space → the joint's bind-pose space.
+    pub inverse_bind: Vec<DMat4>,
+    /// Mesh space → document space at bind time (Collada's bind_shape_matrix); identity normally.
+    #[serde(default = "ident", skip_serializing_if = "is_ident")]
+    pub bind_shape: DMat4,
+    pub influences: Influences,
+    #[serde(default, skip_serializing_if = "Extensions::is_empty")]
+    pub ext: Extensions,
+}
+
+fn ident() -> DMat4 {
+    DMat4::IDENTITY
+}
+fn is_ident(m: &DMat4) -> bool {
+    *m == DMat4::IDENTITY
+}
+
+impl Skin {
+    /// Number of skinned vertices.
+    pub fn vertex_count(&self) -> usize {
+        self.influences.vertex_count()
+    }
+
+    /// Merge joint slot `from` into `into` and drop `from` from the joint list (slots renumbered).
+    pub fn merge_joint(&mut self, from: usize, into: usize) {
+        if from == into || from >= self.joints.len() || into >= self.joints.len() {
+            return;
+        }
+        self.influences.merge_joint(from as u32, into as u32);
+        self.joints.remove(from);
+        if from < self.inverse_bind.len() {
+            self.inverse_bind.remove(from);
+        }
+        let map: Vec<u32> = (0..=self.joints.len() as u32).map(|j| if j > from as u32 { j - 1 } else { j }).collect();
+        self.influences.remap_slots(&map);
+    }
+
+    /// Point this skin at another skeleton by bone name: `names` are the current joints' names,
+    /// `target` maps a name to the new skeleton's bone. Joints with no match are returned; their
+    /// slots keep their old ids (callers merge or drop them).
+    pub fn remap_by_name(&mut self, names: &[String], target: &HashMap<&str, BoneId>) -> Vec<String> {
+        let mut missing = Vec::new();
+        for (slot, name) in names.iter().enumerate() {
+            match target.get(name.as_str()) {
+                Some(&id) => self.joints[slot] = id,
+                None => missing.push(name.clone()),
+            }
+        }
+        missing
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Influences {
+        Influences::from_lists(vec![
+            vec![(0, 0.5), (1, 0.3), (2, 0.1), (3, 0.05), (4, 0.05)],
+            vec![(2, 2.0)],
+            vec![],
+        ])
+    }
+
+    #[test]
+    fn limit_keeps_largest_and_renormalizes() {
+        let mut i = sample();
+        assert_eq!(i.limit(2), 1);
+        let v0: Vec<_> = i.vertex(0).collect();
+        assert_eq!(v0.len(), 2);
+        assert_eq!(v0[0].0, 0);
+        assert!((v0[0].1 - 0.625).abs() < 1e-12 && (v0[1].1 - 0.375).abs() < 1e-12);
+    }
+
+    #[test]
+    fn normalize_sums_to_one_and_skips_empty() {
+        let mut i = sample();
+        i.normalize();
+        assert!((i.vertex(1).map(|e| e.1).sum::<f64>() - 1.0).abs() < 1e-12);
+        assert_eq!(i.vertex(2).count(), 0);
+    }
+
+    #[test]
+    fn prune_and_merge() {
+        let mut i = sample();
+        assert_eq!(i.prune(0.06), 2);
+        i.merge_joint(1, 0);
+        let v0: Vec<_> = i.vertex(0).collect();
+        assert_eq!(v0, vec![(0, 0.8), (2, 0.1)]);
+    }
+
+    #[test]
+    fn triples_add_duplicates() {
+        let i = Influences::from_triples(2, [(1, 0, 0.25), (1, 0, 0.25), (0, 3, 1.0)]);
+        assert_eq!(i.vertex(1).collect::<Vec<_>>(), vec![(0, 0.5)]);
+        assert_eq!(i.max_influences(), 1);
+    }
+}

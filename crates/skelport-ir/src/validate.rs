@@ -1,0 +1,243 @@
+//! The validator: a separate pass over a document that checks the IR's invariants.
+//! Every problem names where it is (skeleton, bone, skin, vertex) and what is wrong.
+
+use crate::document::{Document, Normals, Transform};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// One broken rule.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Problem {
+    /// Where: e.g. `skeletons[0].bones[3] "Hips"`.
+    pub location: String,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.location, self.message)
+    }
+}
+
+/// Tolerance on quaternion length.
+pub const UNIT_QUAT_TOLERANCE: f64 = 1e-6;
+
+fn finite3(v: glam::DVec3) -> bool {
+    v.is_finite()
+}
+
+fn check_transform(t: &Transform, loc: &str, out: &mut Vec<Problem>) {
+    if !finite3(t.translation) || !t.rotation.is_finite() || !finite3(t.scale) {
+        out.push(Problem { location: loc.into(), message: "rest transform has a NaN or infinite number; fix the value in the source file".into() });
+        return;
+    }
+    let len = t.rotation.length();
+    if (len - 1.0).abs() > UNIT_QUAT_TOLERANCE {
+        out.push(Problem { location: loc.into(), message: format!("rotation quaternion is not unit length (|q| = {len}); normalize it") });
+    }
+}
+
+/// Check every invariant; an empty list means the document is valid.
+pub fn validate(doc: &Document) -> Vec<Problem> {
+    let mut out = Vec::new();
+    if doc.frame.check().is_err() {
+        out.push(Problem { location: "frame".into(), message: "up and forward axes must be perpendicular and metres_per_unit positive".into() });
+    }
+    for (si, sk) in doc.skeletons.iter().enumerate() {
+        let n = sk.bones.len();
+        let mut names: HashMap<&str, usize> = HashMap::with_capacity(n);
+        for (bi, b) in sk.bones.iter().enumerate() {
+            let loc = format!("skeletons[{si}].bones[{bi}] \"{}\"", b.name);
+            if b.name.is_empty() {
+                out.push(Problem { location: loc.clone(), message: "bone has an empty name; give it a unique name".into() });
+            }
+            if let Some(prev) = names.insert(b.name.as_str(), bi) {
+                out.push(Problem { location: loc.clone(), message: format!("duplicate bone name \"{}\" (also bone {prev}); rename one of them", b.name) });
+            }
+            if let Some(p) = b.parent {
+                if p.index() >= n {
+                    out.push(Problem { location: loc.clone(), message: format!("parent index {} is out of range (skeleton has {n} bones)", p.0) });
+                } else if p.index() == bi {
+                    out.push(Problem { location: loc.clone(), message: "bone is its own parent (a cycle); point it at another bone or make it a root".into() });
+                } else if p.index() > bi {
+                    // Either an order problem or a cycle: walk up to tell which.
+                    let mut cur = bi;
+                    let mut steps = 0;
+                    let mut cycle = false;
+                    while let Some(pp) = sk.bones[cur].parent {
+                        if pp.index() >= n {
+                            break;
+                        }
+                        cur = pp.index();
+                        steps += 1;
+                        if cur == bi {
+                            cycle = true;
+                            break;
+                        }
+                        if steps > n {
+                            break;
+                        }
+                    }
+                    let msg = if cycle {
+                        format!("parent links form a cycle through \"{}\" and \"{}\"; break the cycle", b.name, sk.bones[p.index()].name)
+                    } else {
+                        format!("parent \"{}\" comes after its child; bones must be ordered parents first", sk.bones[p.index()].name)
+                    };
+                    out.push(Problem { location: loc.clone(), message: msg });
+                }
+            }
+            if let Some(m) = b.mirror {
+                if m.index() >= n {
+                    out.push(Problem { location: loc.clone(), message: format!("mirror bone index {} is out of range", m.0) });
+                }
+            }
+            check_transform(&b.rest, &loc, &mut out);
+            if let Some(l) = b.length {
+                if !l.is_finite() || l < 0.0 {
+                    out.push(Problem { location: loc.clone(), message: format!("bone length {l} must be finite and non-negative") });
+                }
+            }
+            if let Some(r) = b.roll {
+                if !r.is_finite() {
+                    out.push(Problem { location: loc.clone(), message: "roll is NaN or infinite".into() });
+                }
+            }
+        }
+    }
+    for (mi, m) in doc.meshes.iter().enumerate() {
+        let nv = m.positions.len();
+        let loc = format!("meshes[{mi}] \"{}\"", m.name);
+        if let Some(v) = m.positions.iter().position(|p| !p.is_finite()) {
+            out.push(Problem { location: format!("{loc} vertex {v}"), message: "position has a NaN or infinite coordinate".into() });
+        }
+        let corners: u64 = m.faces.counts.iter().map(|&c| c as u64).sum();
+        if corners != m.faces.indices.len() as u64 {
+            out.push(Problem { location: loc.clone(), message: format!("face counts add up to {corners} corners but {} indices are given", m.faces.indices.len()) });
+        }
+        if let Some(i) = m.faces.indices.iter().position(|&i| i as usize >= nv) {
+            out.push(Problem { location: format!("{loc} face corner {i}"), message: format!("vertex index {} is out of range ({nv} vertices)", m.faces.indices[i]) });
+        }
+        match &m.normals {
+            Some(Normals::PerVertex(n)) if n.len() != nv => out.push(Problem { location: loc.clone(), message: format!("{} normals for {nv} vertices", n.len()) }),
+            Some(Normals::PerCorner(n)) if n.len() != m.faces.indices.len() => out.push(Problem { location: loc.clone(), message: format!("{} corner normals for {} corners", n.len(), m.faces.indices.len()) }),
+            _ => {}
+        }
+        for g in &m.groups {
+            if let Some(&v) = g.vertices.iter().find(|&&v| v as usize >= nv) {
+                out.push(Problem { location: format!("{loc} group \"{}\"", g.name), message: format!("vertex index {v} is out of range ({nv} vertices)") });
+            }
+        }
+    }
+    for (ki, s) in doc.skins.iter().enumerate() {
+        let loc = format!("skins[{ki}] \"{}\"", s.name);
+        let Some(sk) = doc.skeletons.get(s.skeleton) else {
+            out.push(Problem { location: loc, message: format!("skeleton index {} is out of range", s.skeleton) });
+            continue;
+        };
+        if let Some(mi) = s.mesh {
+            match doc.meshes.get(mi) {
+                None => out.push(Problem { location: loc.clone(), message: format!("mesh index {mi} is out of range") }),
+                Some(m) if m.positions.len() != s.vertex_count() => out.push(Problem {
+                    location: loc.clone(),
+                    message: format!("skin covers {} vertices but mesh \"{}\" has {}", s.vertex_count(), m.name, m.positions.len()),
+                }),
+                _ => {}
+            }
+        }
+        for (slot, j) in s.joints.iter().enumerate() {
+            if j.index() >= sk.bones.len() {
+                out.push(Problem { location: format!("{loc} joint {slot}"), message: format!("bone index {} is out of range", j.0) });
+            }
+        }
+        if s.inverse_bind.len() != s.joints.len() {
+            out.push(Problem { location: loc.clone(), message: format!("{} inverse bind matrices for {} joints", s.inverse_bind.len(), s.joints.len()) });
+        }
+        if let Some(i) = s.inverse_bind.iter().position(|m| !m.is_finite()) {
+            out.push(Problem { location: format!("{loc} inverse bind matrix {i}"), message: "has a NaN or infinite number".into() });
+        }
+        let inf = &s.influences;
+        if inf.offsets.first() != Some(&0) || inf.offsets.windows(2).any(|w| w[1] < w[0]) || inf.offsets.last().map(|&l| l as usize) != Some(inf.joints.len()) || inf.joints.len() != inf.weights.len() {
+            out.push(Problem { location: loc.clone(), message: "influence arrays are inconsistent (offsets, joints and weights disagree)".into() });
+            continue;
+        }
+        let nj = s.joints.len() as u32;
+        let mut reported = 0;
+        for v in 0..inf.vertex_count() {
+            for (j, w) in inf.vertex(v) {
+                if reported >= 20 {
+                    break;
+                }
+                if j >= nj {
+                    out.push(Problem { location: format!("{loc} vertex {v}"), message: format!("joint slot {j} is out of range ({nj} joints)") });
+                    reported += 1;
+                }
+                if !w.is_finite() {
+                    out.push(Problem { location: format!("{loc} vertex {v}"), message: "weight is NaN or infinite".into() });
+                    reported += 1;
+                } else if w < 0.0 {
+                    let jn = s.joints.get(j as usize).and_then(|b| sk.bones.get(b.index())).map(|b| b.name.as_str()).unwrap_or("?");
+                    out.push(Problem { location: format!("{loc} vertex {v}"), message: format!("negative weight {w} on joint \"{jn}\"; weights must be ≥ 0") });
+                    reported += 1;
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::{Bone, BoneId, Skeleton};
+    use crate::frame::Frame;
+    use crate::skin::{Influences, Skin};
+    use glam::DMat4;
+
+    fn doc(bones: Vec<Bone>) -> Document {
+        let mut d = Document::new(Frame::GLTF);
+        d.skeletons.push(Skeleton { name: "s".into(), bones, ext: Default::default() });
+        d
+    }
+
+    #[test]
+    fn detects_cycle() {
+        let mut a = Bone::new("a", Some(BoneId(1)), Transform::IDENTITY);
+        a.parent = Some(BoneId(1));
+        let b = Bone::new("b", Some(BoneId(0)), Transform::IDENTITY);
+        let p = validate(&doc(vec![a, b]));
+        assert!(p.iter().any(|p| p.message.contains("cycle") && p.message.contains("\"a\"")), "{p:?}");
+    }
+
+    #[test]
+    fn detects_duplicate_and_nan() {
+        let mut t = Transform::IDENTITY;
+        t.translation.x = f64::NAN;
+        let p = validate(&doc(vec![Bone::new("Hips", None, Transform::IDENTITY), Bone::new("Hips", Some(BoneId(0)), t)]));
+        assert!(p.iter().any(|p| p.message.contains("duplicate bone name \"Hips\"")));
+        assert!(p.iter().any(|p| p.message.contains("NaN") && p.location.contains("bones[1]")));
+    }
+
+    #[test]
+    fn detects_negative_weight() {
+        let mut d = doc(vec![Bone::new("root", None, Transform::IDENTITY)]);
+        d.skins.push(Skin {
+            name: "skin".into(),
+            skeleton: 0,
+            mesh: None,
+            joints: vec![BoneId(0)],
+            inverse_bind: vec![DMat4::IDENTITY],
+            bind_shape: DMat4::IDENTITY,
+            influences: Influences::from_lists(vec![vec![(0, -0.5)]]),
+            ext: Default::default(),
+        });
+        let p = validate(&d);
+        assert!(p.iter().any(|p| p.message.contains("negative weight -0.5 on joint \"root\"") && p.location.contains("vertex 0")), "{p:?}");
+    }
+
+    #[test]
+    fn valid_document_is_clean() {
+        let d = doc(vec![Bone::new("root", None, Transform::IDENTITY), Bone::new("child", Some(BoneId(0)), Transform::IDENTITY)]);
+        assert!(validate(&d).is_empty());
+    }
+}

@@ -1,0 +1,1 @@
+//! skelport-mpfb (work in progress).

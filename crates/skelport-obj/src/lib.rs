@@ -1,0 +1,1 @@
+//! skelport-obj (work in progress).

@@ -1,0 +1,1 @@
+//! skelport-sl (work in progress).
