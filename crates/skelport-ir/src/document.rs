@@ -50,11 +50,7 @@ impl Default for Transform {
 
 impl Transform {
     /// The identity transform.
-    pub const IDENTITY: Transform = Transform {
-        translation: DVec3::ZERO,
-        rotation: DQuat::IDENTITY,
-        scale: DVec3::ONE,
-    };
+    pub const IDENTITY: Transform = Transform { translation: DVec3::ZERO, rotation: DQuat::IDENTITY, scale: DVec3::ONE };
 
     /// A transform with only translation and rotation.
     pub fn from_rt(rotation: DQuat, translation: DVec3) -> Self {

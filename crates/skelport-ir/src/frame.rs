@@ -201,11 +201,8 @@ impl FrameMap {
         } else {
             t.rotation
         };
-        let translation = if self.mirror {
-            DVec3::new(-t.translation.x, t.translation.y, t.translation.z) * self.s
-        } else {
-            t.translation * self.s
-        };
+        let translation =
+            if self.mirror { DVec3::new(-t.translation.x, t.translation.y, t.translation.z) * self.s } else { t.translation * self.s };
         Transform { translation, rotation, scale: t.scale }
     }
 

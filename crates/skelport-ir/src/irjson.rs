@@ -33,7 +33,12 @@ struct EnvelopeRef<'a> {
 
 /// Parse ir-json bytes; `file` names the source in errors.
 pub fn from_slice(bytes: &[u8], file: &str) -> Result<Document, IrJsonError> {
-    let env: Envelope = serde_json::from_slice(bytes).map_err(|e| IrJsonError::Syntax { file: file.into(), line: e.line(), column: e.column(), message: e.to_string() })?;
+    let env: Envelope = serde_json::from_slice(bytes).map_err(|e| IrJsonError::Syntax {
+        file: file.into(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
     if env.skelport_ir > IR_JSON_VERSION {
         return Err(IrJsonError::Version { file: file.into(), found: env.skelport_ir });
     }

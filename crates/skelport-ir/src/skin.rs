@@ -88,7 +88,11 @@ impl Influences {
 
     /// Rebuild from a per-vertex transformation of the entry lists.
     fn map_lists(&mut self, mut f: impl FnMut(&mut Vec<(u32, f64)>)) {
-        let mut out = Influences { offsets: Vec::with_capacity(self.offsets.len()), joints: Vec::with_capacity(self.joints.len()), weights: Vec::with_capacity(self.weights.len()) };
+        let mut out = Influences {
+            offsets: Vec::with_capacity(self.offsets.len()),
+            joints: Vec::with_capacity(self.joints.len()),
+            weights: Vec::with_capacity(self.weights.len()),
+        };
         out.offsets.push(0);
         let mut buf = Vec::new();
         for v in 0..self.vertex_count() {
@@ -252,11 +256,7 @@ mod tests {
     use super::*;
 
     fn sample() -> Influences {
-        Influences::from_lists(vec![
-            vec![(0, 0.5), (1, 0.3), (2, 0.1), (3, 0.05), (4, 0.05)],
-            vec![(2, 2.0)],
-            vec![],
-        ])
+        Influences::from_lists(vec![vec![(0, 0.5), (1, 0.3), (2, 0.1), (3, 0.05), (4, 0.05)], vec![(2, 2.0)], vec![]])
     }
 
     #[test]

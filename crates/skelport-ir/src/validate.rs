@@ -29,7 +29,10 @@ fn finite3(v: glam::DVec3) -> bool {
 
 fn check_transform(t: &Transform, loc: &str, out: &mut Vec<Problem>) {
     if !finite3(t.translation) || !t.rotation.is_finite() || !finite3(t.scale) {
-        out.push(Problem { location: loc.into(), message: "rest transform has a NaN or infinite number; fix the value in the source file".into() });
+        out.push(Problem {
+            location: loc.into(),
+            message: "rest transform has a NaN or infinite number; fix the value in the source file".into(),
+        });
         return;
     }
     let len = t.rotation.length();
@@ -42,7 +45,10 @@ fn check_transform(t: &Transform, loc: &str, out: &mut Vec<Problem>) {
 pub fn validate(doc: &Document) -> Vec<Problem> {
     let mut out = Vec::new();
     if doc.frame.check().is_err() {
-        out.push(Problem { location: "frame".into(), message: "up and forward axes must be perpendicular and metres_per_unit positive".into() });
+        out.push(Problem {
+            location: "frame".into(),
+            message: "up and forward axes must be perpendicular and metres_per_unit positive".into(),
+        });
     }
     for (si, sk) in doc.skeletons.iter().enumerate() {
         let n = sk.bones.len();
@@ -53,13 +59,22 @@ pub fn validate(doc: &Document) -> Vec<Problem> {
                 out.push(Problem { location: loc.clone(), message: "bone has an empty name; give it a unique name".into() });
             }
             if let Some(prev) = names.insert(b.name.as_str(), bi) {
-                out.push(Problem { location: loc.clone(), message: format!("duplicate bone name \"{}\" (also bone {prev}); rename one of them", b.name) });
+                out.push(Problem {
+                    location: loc.clone(),
+                    message: format!("duplicate bone name \"{}\" (also bone {prev}); rename one of them", b.name),
+                });
             }
             if let Some(p) = b.parent {
                 if p.index() >= n {
-                    out.push(Problem { location: loc.clone(), message: format!("parent index {} is out of range (skeleton has {n} bones)", p.0) });
+                    out.push(Problem {
+                        location: loc.clone(),
+                        message: format!("parent index {} is out of range (skeleton has {n} bones)", p.0),
+                    });
                 } else if p.index() == bi {
-                    out.push(Problem { location: loc.clone(), message: "bone is its own parent (a cycle); point it at another bone or make it a root".into() });
+                    out.push(Problem {
+                        location: loc.clone(),
+                        message: "bone is its own parent (a cycle); point it at another bone or make it a root".into(),
+                    });
                 } else if p.index() > bi {
                     // Either an order problem or a cycle: walk up to tell which.
                     let mut cur = bi;
@@ -113,19 +128,33 @@ pub fn validate(doc: &Document) -> Vec<Problem> {
         }
         let corners: u64 = m.faces.counts.iter().map(|&c| c as u64).sum();
         if corners != m.faces.indices.len() as u64 {
-            out.push(Problem { location: loc.clone(), message: format!("face counts add up to {corners} corners but {} indices are given", m.faces.indices.len()) });
+            out.push(Problem {
+                location: loc.clone(),
+                message: format!("face counts add up to {corners} corners but {} indices are given", m.faces.indices.len()),
+            });
         }
         if let Some(i) = m.faces.indices.iter().position(|&i| i as usize >= nv) {
-            out.push(Problem { location: format!("{loc} face corner {i}"), message: format!("vertex index {} is out of range ({nv} vertices)", m.faces.indices[i]) });
+            out.push(Problem {
+                location: format!("{loc} face corner {i}"),
+                message: format!("vertex index {} is out of range ({nv} vertices)", m.faces.indices[i]),
+            });
         }
         match &m.normals {
-            Some(Normals::PerVertex(n)) if n.len() != nv => out.push(Problem { location: loc.clone(), message: format!("{} normals for {nv} vertices", n.len()) }),
-            Some(Normals::PerCorner(n)) if n.len() != m.faces.indices.len() => out.push(Problem { location: loc.clone(), message: format!("{} corner normals for {} corners", n.len(), m.faces.indices.len()) }),
+            Some(Normals::PerVertex(n)) if n.len() != nv => {
+                out.push(Problem { location: loc.clone(), message: format!("{} normals for {nv} vertices", n.len()) })
+            }
+            Some(Normals::PerCorner(n)) if n.len() != m.faces.indices.len() => out.push(Problem {
+                location: loc.clone(),
+                message: format!("{} corner normals for {} corners", n.len(), m.faces.indices.len()),
+            }),
             _ => {}
         }
         for g in &m.groups {
             if let Some(&v) = g.vertices.iter().find(|&&v| v as usize >= nv) {
-                out.push(Problem { location: format!("{loc} group \"{}\"", g.name), message: format!("vertex index {v} is out of range ({nv} vertices)") });
+                out.push(Problem {
+                    location: format!("{loc} group \"{}\"", g.name),
+                    message: format!("vertex index {v} is out of range ({nv} vertices)"),
+                });
             }
         }
     }
@@ -151,14 +180,24 @@ pub fn validate(doc: &Document) -> Vec<Problem> {
             }
         }
         if s.inverse_bind.len() != s.joints.len() {
-            out.push(Problem { location: loc.clone(), message: format!("{} inverse bind matrices for {} joints", s.inverse_bind.len(), s.joints.len()) });
+            out.push(Problem {
+                location: loc.clone(),
+                message: format!("{} inverse bind matrices for {} joints", s.inverse_bind.len(), s.joints.len()),
+            });
         }
         if let Some(i) = s.inverse_bind.iter().position(|m| !m.is_finite()) {
             out.push(Problem { location: format!("{loc} inverse bind matrix {i}"), message: "has a NaN or infinite number".into() });
         }
         let inf = &s.influences;
-        if inf.offsets.first() != Some(&0) || inf.offsets.windows(2).any(|w| w[1] < w[0]) || inf.offsets.last().map(|&l| l as usize) != Some(inf.joints.len()) || inf.joints.len() != inf.weights.len() {
-            out.push(Problem { location: loc.clone(), message: "influence arrays are inconsistent (offsets, joints and weights disagree)".into() });
+        if inf.offsets.first() != Some(&0)
+            || inf.offsets.windows(2).any(|w| w[1] < w[0])
+            || inf.offsets.last().map(|&l| l as usize) != Some(inf.joints.len())
+            || inf.joints.len() != inf.weights.len()
+        {
+            out.push(Problem {
+                location: loc.clone(),
+                message: "influence arrays are inconsistent (offsets, joints and weights disagree)".into(),
+            });
             continue;
         }
         let nj = s.joints.len() as u32;
@@ -169,7 +208,10 @@ pub fn validate(doc: &Document) -> Vec<Problem> {
                     break;
                 }
                 if j >= nj {
-                    out.push(Problem { location: format!("{loc} vertex {v}"), message: format!("joint slot {j} is out of range ({nj} joints)") });
+                    out.push(Problem {
+                        location: format!("{loc} vertex {v}"),
+                        message: format!("joint slot {j} is out of range ({nj} joints)"),
+                    });
                     reported += 1;
                 }
                 if !w.is_finite() {
@@ -177,7 +219,10 @@ pub fn validate(doc: &Document) -> Vec<Problem> {
                     reported += 1;
                 } else if w < 0.0 {
                     let jn = s.joints.get(j as usize).and_then(|b| sk.bones.get(b.index())).map(|b| b.name.as_str()).unwrap_or("?");
-                    out.push(Problem { location: format!("{loc} vertex {v}"), message: format!("negative weight {w} on joint \"{jn}\"; weights must be ≥ 0") });
+                    out.push(Problem {
+                        location: format!("{loc} vertex {v}"),
+                        message: format!("negative weight {w} on joint \"{jn}\"; weights must be ≥ 0"),
+                    });
                     reported += 1;
                 }
             }
