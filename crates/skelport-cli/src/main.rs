@@ -1,1 +1,557 @@
-fn main() {}
+//! `skelport`: convert character skeletons and skin weights between formats.
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use rayon::prelude::*;
+use serde::Serialize;
+use skelport_cli::{diff, inspect, io, load, registry, render, stem_of, Loaded};
+use skelport_ir::{Diagnostic, Diagnostics, Document, Format, ReadOptions, Severity, WriteOptions};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+#[derive(Parser)]
+#[command(
+    name = "skelport",
+    version,
+    about = "Convert character skeletons (rigs) and skin weights between MPFB, AnvilToolkit XML, G4MF, glTF and Second Life Collada"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Convert one file, or many files into a directory (in parallel)
+    Convert(ConvertArgs),
+    /// Show a file's skeletons and skins as a tree, or as JSON
+    Inspect(InspectArgs),
+    /// Check a file against the IR's rules and a target format's rules
+    Validate(ValidateArgs),
+    /// Compare two files bone by bone (any formats)
+    Diff(DiffArgs),
+    /// Write the built-in sample humanoid in every format
+    Demo(DemoArgs),
+    /// List the formats, their extensions and whether they read and write
+    Formats,
+}
+
+#[derive(Args, Clone, Default)]
+struct ReadArgs {
+    /// Input format (default: from the extension and the content)
+    #[arg(long, value_name = "FMT")]
+    from: Option<String>,
+    /// A mesh whose vertex numbering the rig or weights refer to (OBJ)
+    #[arg(long, value_name = "FILE")]
+    mesh: Option<PathBuf>,
+    /// A weights file to join to a rig
+    #[arg(long, value_name = "FILE")]
+    weights: Option<PathBuf>,
+    /// Keep the mesh origin instead of standing the feet on the ground (MPFB)
+    #[arg(long)]
+    keep_origin: bool,
+    /// Keep helper geometry (MakeHuman joint cubes and helper groups)
+    #[arg(long)]
+    keep_helpers: bool,
+    /// More bone names to resolve hashes with (one per line, or TSV with the name first)
+    #[arg(long, value_name = "FILE")]
+    names: Option<PathBuf>,
+    /// Use this avatar_skeleton.xml instead of the built-in Second Life skeleton
+    #[arg(long, value_name = "FILE")]
+    sl_skeleton: Option<PathBuf>,
+}
+
+impl ReadArgs {
+    fn options(&self) -> ReadOptions {
+        ReadOptions {
+            mesh: self.mesh.clone(),
+            weights: self.weights.clone(),
+            keep_origin: self.keep_origin,
+            keep_helpers: self.keep_helpers,
+            names: self.names.clone(),
+            sl_skeleton: self.sl_skeleton.clone(),
+        }
+    }
+}
+
+#[derive(Args)]
+struct ConvertArgs {
+    /// Input files (`-` for stdin)
+    #[arg(required = true, value_name = "IN")]
+    inputs: Vec<PathBuf>,
+    /// Output file (`-` for stdout), or a directory when there are several inputs
+    #[arg(short, long, value_name = "OUT")]
+    output: PathBuf,
+    /// Output format (default: from the output extension)
+    #[arg(long, value_name = "FMT")]
+    to: Option<String>,
+    #[command(flatten)]
+    read: ReadArgs,
+    /// Embed buffers in the main file instead of writing side files
+    #[arg(long)]
+    embed: bool,
+    /// Compress chunks where the format allows it (G4MF binary)
+    #[arg(long)]
+    compress: bool,
+    /// Keep at most N influences per vertex (largest kept, renormalized)
+    #[arg(long, value_name = "N")]
+    max_influences: Option<usize>,
+    /// Write the source's joint positions instead of the target skeleton's defaults (SL)
+    #[arg(long)]
+    joint_positions: bool,
+    /// Repair what can be repaired instead of refusing (e.g. bind unweighted vertices)
+    #[arg(long)]
+    fix: bool,
+    /// Bone-count limit to enforce
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    /// Treat any loss (something the target cannot hold) as a failure
+    #[arg(long)]
+    strict: bool,
+    /// Skip inputs whose output already exists (resume a batch)
+    #[arg(long)]
+    skip_existing: bool,
+    /// Print the result (and loss report) as JSON on stdout
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct InspectArgs {
+    file: PathBuf,
+    #[command(flatten)]
+    read: ReadArgs,
+    /// Print the stable JSON report (schemas/inspect.schema.json)
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct ValidateArgs {
+    file: PathBuf,
+    /// Also check the rules of this target format (a format name, or `sl` for the SL importer)
+    #[arg(long, value_name = "FMT")]
+    target: Option<String>,
+    #[command(flatten)]
+    read: ReadArgs,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct DiffArgs {
+    a: PathBuf,
+    b: PathBuf,
+    /// Largest position difference that counts as equal, in metres
+    #[arg(long, value_name = "METRES", default_value_t = 1e-4)]
+    tolerance: f64,
+    /// Largest orientation difference that counts as equal, in degrees
+    #[arg(long, value_name = "DEGREES", default_value_t = 0.01)]
+    angle_tolerance: f64,
+    #[arg(long)]
+    json: bool,
+    /// Mesh for A and B (MPFB rigs)
+    #[arg(long, value_name = "FILE")]
+    mesh: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct DemoArgs {
+    /// Directory to write the sample into (created if missing)
+    dir: PathBuf,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Convert(a) => convert(a),
+        Command::Inspect(a) => cmd_inspect(a),
+        Command::Validate(a) => cmd_validate(a),
+        Command::Diff(a) => cmd_diff(a),
+        Command::Demo(a) => demo(a),
+        Command::Formats => formats(),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn print_diagnostics(file: &str, d: &Diagnostics) {
+    for item in &d.items {
+        let tag = match item.severity {
+            Severity::Info => "note",
+            Severity::Warning => "warning",
+            Severity::Loss => "loss",
+        };
+        eprintln!("{tag}: {file}: {}", item.message);
+    }
+}
+
+fn check_valid(doc: &Document, file: &str) -> Result<()> {
+    let problems = skelport_ir::validate::validate(doc);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = problems.iter().take(20).map(|p| format!("  {p}")).collect();
+    bail!("{file}: the document breaks {} rule(s):\n{}", problems.len(), list.join("\n"))
+}
+
+#[derive(Serialize)]
+struct ConvertResult {
+    input: String,
+    output: Option<String>,
+    from: Option<String>,
+    to: String,
+    ok: bool,
+    skipped: bool,
+    error: Option<String>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+fn write_options(a: &ConvertArgs, out: &Path) -> WriteOptions {
+    WriteOptions {
+        file_stem: stem_of(out),
+        embed: a.embed,
+        compress: a.compress,
+        max_influences: a.max_influences,
+        joint_positions: a.joint_positions,
+        fix: a.fix,
+        bone_limit: a.limit,
+        keep_helpers: a.read.keep_helpers,
+    }
+}
+
+/// Convert one file; diagnostics are returned even on failure where known.
+fn convert_one(
+    a: &ConvertArgs,
+    input: &Path,
+    output: &Path,
+    target: &'static dyn Format,
+) -> (Result<()>, Option<&'static dyn Format>, Diagnostics) {
+    let mut diags = Diagnostics::default();
+    let Loaded { doc, format, diagnostics } = match load(input, a.read.from.as_deref(), &a.read.options()) {
+        Ok(l) => l,
+        Err(e) => return (Err(e), None, diags),
+    };
+    diags.items.extend(diagnostics.items);
+    let name = input.display().to_string();
+    if let Err(e) = check_valid(&doc, &name) {
+        return (Err(e), Some(format), diags);
+    }
+    let (out, wd) = match render(&doc, target, &write_options(a, output)) {
+        Ok(x) => x,
+        Err(e) => return (Err(e.context(format!("{name} → {}", output.display()))), Some(format), diags),
+    };
+    diags.items.extend(wd.items);
+    if a.strict {
+        let losses: Vec<_> = diags.of(Severity::Loss).map(|d| d.message.clone()).collect();
+        if !losses.is_empty() {
+            return (
+                Err(anyhow!("{name}: --strict: {} loss(es) converting to {}:\n  {}", losses.len(), target.name(), losses.join("\n  "))),
+                Some(format),
+                diags,
+            );
+        }
+    }
+    (io::write_output(output, &out).map(|_| ()), Some(format), diags)
+}
+
+fn is_dir_target(p: &Path) -> bool {
+    p.is_dir() || p.as_os_str().to_string_lossy().ends_with('/')
+}
+
+fn convert(a: ConvertArgs) -> Result<ExitCode> {
+    let batch = a.inputs.len() > 1 || is_dir_target(&a.output);
+    if !batch {
+        let input = &a.inputs[0];
+        let target = match &a.to {
+            Some(t) => skelport_cli::format_named(t, false)?,
+            None => registry::detect_writer(&a.output).ok_or_else(|| {
+                anyhow!(
+                    "cannot tell the output format from '{}'; name it with --to ({})",
+                    a.output.display(),
+                    registry::names(|f| f.can_write())
+                )
+            })?,
+        };
+        let (res, from, diags) = convert_one(&a, input, &a.output, target);
+        let shown = input.display().to_string();
+        if a.json && a.output.as_os_str() != "-" {
+            let r = ConvertResult {
+                input: shown.clone(),
+                output: Some(a.output.display().to_string()),
+                from: from.map(|f| f.name().to_string()),
+                to: target.name().into(),
+                ok: res.is_ok(),
+                skipped: false,
+                error: res.as_ref().err().map(|e| format!("{e:#}")),
+                diagnostics: diags.items.clone(),
+            };
+            println!("{}", serde_json::to_string_pretty(&r)?);
+        } else {
+            print_diagnostics(&shown, &diags);
+        }
+        res?;
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let to = a.to.as_deref().ok_or_else(|| anyhow!("several inputs need --to FMT to name the output format"))?;
+    let target = skelport_cli::format_named(to, false)?;
+    std::fs::create_dir_all(&a.output).with_context(|| format!("{}: cannot create the output directory", a.output.display()))?;
+    let ext = target.extensions().first().copied().unwrap_or("out");
+    let progress = std::io::stderr().is_terminal().then(|| {
+        let pb = indicatif::ProgressBar::new(a.inputs.len() as u64);
+        pb.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        pb
+    });
+    let any_failed = AtomicBool::new(false);
+    let results: Vec<ConvertResult> = a
+        .inputs
+        .par_iter()
+        .map(|input| {
+            let out = a.output.join(format!("{}.{ext}", stem_of(input)));
+            let r = if a.skip_existing && out.exists() {
+                ConvertResult {
+                    input: input.display().to_string(),
+                    output: Some(out.display().to_string()),
+                    from: None,
+                    to: target.name().into(),
+                    ok: true,
+                    skipped: true,
+                    error: None,
+                    diagnostics: vec![],
+                }
+            } else {
+                let (res, from, diags) = convert_one(&a, input, &out, target);
+                if res.is_err() {
+                    any_failed.store(true, Ordering::Relaxed);
+                }
+                ConvertResult {
+                    input: input.display().to_string(),
+                    output: Some(out.display().to_string()),
+                    from: from.map(|f| f.name().to_string()),
+                    to: target.name().into(),
+                    ok: res.is_ok(),
+                    skipped: false,
+                    error: res.err().map(|e| format!("{e:#}")),
+                    diagnostics: diags.items,
+                }
+            };
+            if let Some(pb) = &progress {
+                pb.inc(1);
+            }
+            r
+        })
+        .collect();
+    if let Some(pb) = progress {
+        pb.finish_and_clear();
+    }
+    let failed: Vec<&ConvertResult> = results.iter().filter(|r| !r.ok).collect();
+    let skipped = results.iter().filter(|r| r.skipped).count();
+    if a.json {
+        #[derive(Serialize)]
+        struct Summary<'a> {
+            total: usize,
+            converted: usize,
+            skipped: usize,
+            failed: usize,
+            results: &'a [ConvertResult],
+        }
+        let s = Summary {
+            total: results.len(),
+            converted: results.len() - failed.len() - skipped,
+            skipped,
+            failed: failed.len(),
+            results: &results,
+        };
+        println!("{}", serde_json::to_string_pretty(&s)?);
+    } else {
+        for r in &results {
+            print_diagnostics(&r.input, &Diagnostics { items: r.diagnostics.clone() });
+        }
+        eprintln!(
+            "converted {} of {} files to {}{}",
+            results.len() - failed.len() - skipped,
+            results.len(),
+            target.name(),
+            if skipped > 0 { format!(" ({skipped} skipped: output exists)") } else { String::new() }
+        );
+        if !failed.is_empty() {
+            eprintln!("{} failed:", failed.len());
+            for r in &failed {
+                eprintln!("  {}: {}", r.input, r.error.as_deref().unwrap_or("?"));
+            }
+        }
+    }
+    Ok(if any_failed.load(Ordering::Relaxed) { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn cmd_inspect(a: InspectArgs) -> Result<ExitCode> {
+    let l = load(&a.file, a.read.from.as_deref(), &a.read.options())?;
+    let name = a.file.display().to_string();
+    print_diagnostics(&name, &l.diagnostics);
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&inspect::report(&l.doc, l.format.name()))?);
+    } else {
+        print!("{}", inspect::text(&l.doc, l.format.name(), &name));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+struct ValidateReport {
+    file: String,
+    format: String,
+    target: Option<String>,
+    valid: bool,
+    problems: Vec<skelport_ir::validate::Problem>,
+    warnings: Vec<String>,
+}
+
+fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
+    let l = load(&a.file, a.read.from.as_deref(), &a.read.options())?;
+    let name = a.file.display().to_string();
+    let mut problems = skelport_ir::validate::validate(&l.doc);
+    if let Some(t) = &a.target {
+        problems.extend(target_problems(&a.file, &l, t)?);
+    }
+    let warnings: Vec<String> = l.diagnostics.items.iter().filter(|d| d.severity != Severity::Info).map(|d| d.message.clone()).collect();
+    let valid = problems.is_empty();
+    if a.json {
+        let r = ValidateReport { file: name, format: l.format.name().into(), target: a.target.clone(), valid, problems, warnings };
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        for w in &warnings {
+            eprintln!("warning: {name}: {w}");
+        }
+        for p in &problems {
+            println!("{name}: {p}");
+        }
+        if valid {
+            println!("{name}: valid ({}{})", l.format.name(), a.target.as_deref().map(|t| format!(", target {t}")).unwrap_or_default());
+        } else {
+            println!("{name}: {} problem(s)", problems.len());
+        }
+    }
+    Ok(if valid { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The target format's rules: the SL importer's for `sl`, otherwise whatever the target's writer
+/// refuses or cannot hold.
+fn target_problems(file: &Path, l: &Loaded, target: &str) -> Result<Vec<skelport_ir::validate::Problem>> {
+    use skelport_ir::validate::Problem;
+    let fmt = skelport_cli::format_named(target, false)?;
+    let mut out = Vec::new();
+    match render(&l.doc, fmt, &WriteOptions { file_stem: stem_of(file), ..Default::default() }) {
+        Err(e) => out.push(Problem { location: format!("target {}", fmt.name()), message: format!("{e:#}") }),
+        Ok((_, d)) => {
+            out.extend(d.of(Severity::Loss).map(|d| Problem { location: format!("target {}", fmt.name()), message: d.message.clone() }))
+        }
+    }
+    Ok(out)
+}
+
+fn cmd_diff(a: DiffArgs) -> Result<ExitCode> {
+    let opts = ReadOptions { mesh: a.mesh.clone(), ..Default::default() };
+    let la = load(&a.a, None, &opts)?;
+    let lb = load(&a.b, None, &opts)?;
+    let r = diff::diff(&la.doc, &lb.doc, diff::Tolerance { metres: a.tolerance, degrees: a.angle_tolerance, ..Default::default() });
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        for n in &r.removed {
+            println!("- {n}");
+        }
+        for n in &r.added {
+            println!("+ {n}");
+        }
+        for p in &r.reparented {
+            println!("~ {}: parent {} → {}", p.bone, p.from.as_deref().unwrap_or("(root)"), p.to.as_deref().unwrap_or("(root)"));
+        }
+        for m in &r.moved {
+            println!("~ {}: moved head {:.6} m, tail {:.6} m", m.bone, m.head, m.tail);
+        }
+        for m in &r.rotated {
+            println!("~ {}: rotated {:.4}°", m.bone, m.degrees);
+        }
+        for s in &r.skins {
+            println!("~ {s}");
+        }
+        println!("{}", if r.same { "same".to_string() } else { "different".to_string() });
+    }
+    Ok(if r.same { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// File name for the sample in a format: `sample.<ext>`, or `sample.<name>.<ext>` when several
+/// formats share the extension.
+fn demo_file_name(f: &dyn Format) -> String {
+    if f.name() == "ir-json" {
+        return "sample.ir.json".into();
+    }
+    let ext = f.extensions().first().copied().unwrap_or("out");
+    let shared = registry::formats().iter().filter(|g| g.can_write() && g.extensions().contains(&ext)).count() > 1;
+    if shared {
+        format!("sample.{}.{ext}", f.name())
+    } else {
+        format!("sample.{ext}")
+    }
+}
+
+fn demo(a: DemoArgs) -> Result<ExitCode> {
+    std::fs::create_dir_all(&a.dir).with_context(|| format!("{}: cannot create the directory", a.dir.display()))?;
+    let doc = skelport_cli::demo::sample();
+    check_valid(&doc, "built-in sample")?;
+    let mut failed = 0;
+    for f in registry::formats().iter().filter(|f| f.can_write()) {
+        let path = a.dir.join(demo_file_name(*f));
+        let result = (|| -> Result<String> {
+            let (out, d) = render(&doc, *f, &WriteOptions { file_stem: stem_of(&path), ..Default::default() })?;
+            io::write_output(&path, &out)?;
+            let size = out.main.len() + out.side_files.iter().map(|s| s.1.len()).sum::<usize>();
+            let back = load(&path, Some(f.name()), &ReadOptions::default())?;
+            let r = diff::diff(&doc, &back.doc, diff::Tolerance::default());
+            let bones: usize = back.doc.skeletons.iter().map(|s| s.bones.len()).sum();
+            let verts: usize = back.doc.skins.iter().map(|s| s.vertex_count()).sum();
+            let losses = d.of(Severity::Loss).count();
+            Ok(format!(
+                "{:<12} {bones} bones, {} skin(s), {verts} skinned vertices, {size} bytes; re-read {} (max head Δ {:.1e} m){}",
+                f.name(),
+                back.doc.skins.len(),
+                if r.same { "identical" } else { "differs" },
+                r.max_head_distance,
+                if losses > 0 { format!(", {losses} loss(es)") } else { String::new() }
+            ))
+        })();
+        match result {
+            Ok(line) => println!("{}  {line}", path.display()),
+            Err(e) => {
+                failed += 1;
+                println!("{}  {:<12} FAILED: {e:#}", path.display(), f.name());
+            }
+        }
+    }
+    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn formats() -> Result<ExitCode> {
+    for f in registry::formats() {
+        println!(
+            "{:<14} {:<5} {:<5} .{:<16} {}",
+            f.name(),
+            if f.can_read() { "read" } else { "" },
+            if f.can_write() { "write" } else { "" },
+            f.extensions().join(" ."),
+            f.description()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

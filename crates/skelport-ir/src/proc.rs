@@ -133,14 +133,22 @@ pub fn report_skeletons(doc: &Document) -> Vec<ReportSkeleton> {
                     .map(|(i, b)| ReportBone {
                         name: b.name.clone(),
                         parent: b.parent.and_then(|p| sk.bones.get(p.index())).map(|p| p.name.clone()),
-                        head: world[i].translation.to_array(),
-                        tail: tails[i].to_array(),
-                        rotation: world[i].rotation.to_array(),
+                        head: clean(world[i].translation.to_array()),
+                        tail: clean(tails[i].to_array()),
+                        rotation: clean(world[i].rotation.to_array()),
                     })
                     .collect(),
             }
         })
         .collect()
+}
+
+/// Turn `-0.0` into `0.0` so reports do not show signed zeros.
+fn clean<const N: usize>(mut a: [f64; N]) -> [f64; N] {
+    for v in &mut a {
+        *v += 0.0;
+    }
+    a
 }
 
 #[cfg(test)]

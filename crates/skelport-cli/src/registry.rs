@@ -1,0 +1,58 @@
+//! The format registry: one line per format. Adding a format = one crate + one line here.
+
+use skelport_ir::Format;
+
+/// Every format skelport knows, in the order `--help` lists them.
+pub fn formats() -> &'static [&'static dyn Format] {
+    static FORMATS: &[&dyn Format] = &[
+        &skelport_ir::irjson::IrJsonFormat,
+        // FORMAT-REGISTRY (one line per format crate)
+    ];
+    FORMATS
+}
+
+/// Look a format up by its `--from`/`--to` name.
+pub fn by_name(name: &str) -> Option<&'static dyn Format> {
+    formats().iter().copied().find(|f| f.name().eq_ignore_ascii_case(name))
+}
+
+/// The names of all formats, for messages.
+pub fn names(filter: impl Fn(&dyn Format) -> bool) -> String {
+    formats().iter().filter(|f| filter(**f)).map(|f| f.name()).collect::<Vec<_>>().join(", ")
+}
+
+/// Lower-case extension of a path, treating `x.ir.json` as `ir.json`.
+pub fn extension_of(path: &std::path::Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+    if name.ends_with(".ir.json") {
+        return Some("ir.json".into());
+    }
+    path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase())
+}
+
+/// Pick the reading format for a file: `--from`, else the formats claiming the extension (sniffed
+/// when several do), else sniffing every reader.
+pub fn detect_reader(path: Option<&std::path::Path>, head: &[u8]) -> Option<&'static dyn Format> {
+    let ext = path.and_then(extension_of);
+    let readers = formats().iter().copied().filter(|f| f.can_read());
+    let claiming: Vec<&'static dyn Format> = match &ext {
+        Some(e) => readers.clone().filter(|f| f.extensions().contains(&e.as_str())).collect(),
+        None => Vec::new(),
+    };
+    let best = |cands: &mut dyn Iterator<Item = &'static dyn Format>| {
+        cands.map(|f| (f.sniff(head), f)).filter(|(s, _)| *s > 0).max_by_key(|(s, _)| *s).map(|(_, f)| f)
+    };
+    if claiming.len() == 1 && claiming[0].sniff(head) > 0 {
+        return Some(claiming[0]);
+    }
+    best(&mut claiming.iter().copied()).or_else(|| best(&mut readers.clone())).or_else(|| (claiming.len() == 1).then(|| claiming[0]))
+}
+
+/// Pick the writing format for an output path from its extension.
+pub fn detect_writer(path: &std::path::Path) -> Option<&'static dyn Format> {
+    let ext = extension_of(path)?;
+    let mut cands = formats().iter().copied().filter(|f| f.can_write() && f.extensions().contains(&ext.as_str()));
+    let first = cands.next()?;
+    // Several writers claim `.json` / `.xml`: the first registered is the default (mpfb, anvil).
+    Some(first)
+}
