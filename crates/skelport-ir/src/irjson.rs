@@ -37,12 +37,21 @@ pub fn from_slice(bytes: &[u8], file: &str) -> Result<Document, IrJsonError> {
         file: file.into(),
         line: e.line(),
         column: e.column(),
-        message: e.to_string(),
+        message: strip_position(&e),
     })?;
     if env.skelport_ir > IR_JSON_VERSION {
         return Err(IrJsonError::Version { file: file.into(), found: env.skelport_ir });
     }
     Ok(env.document)
+}
+
+/// serde_json's message without its trailing " at line L column C" (the error shows it already).
+fn strip_position(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
 }
 
 /// Serialize a document as pretty ir-json with a trailing newline.
