@@ -136,6 +136,44 @@ pub fn sample() -> Document {
     doc
 }
 
+/// File name for the sample in a format: `sample.<ext>`, or `sample.<name>.<ext>` when several
+/// writers share the extension (`sample.ir.json` for ir-json).
+pub fn file_name(f: &dyn skelport_ir::Format) -> String {
+    if f.name() == "ir-json" {
+        return "sample.ir.json".into();
+    }
+    let ext = f.extensions().first().copied().unwrap_or("out");
+    let shared = crate::registry::formats().iter().filter(|g| g.can_write() && g.extensions().contains(&ext)).count() > 1;
+    if shared {
+        format!("sample.{}.{ext}", f.name())
+    } else {
+        format!("sample.{ext}")
+    }
+}
+
+/// The generated fixtures under `testdata/demo/`: (relative path, bytes), deterministic.
+/// Formats whose writer fails are skipped here (the demo command reports them).
+pub fn fixtures() -> Vec<(String, Vec<u8>)> {
+    let doc = sample();
+    let mut out = Vec::new();
+    for f in crate::registry::formats().iter().filter(|f| f.can_write()) {
+        let name = file_name(*f);
+        let opts = skelport_ir::WriteOptions { file_stem: crate::stem_of(std::path::Path::new(&name)), ..Default::default() };
+        let mut d = skelport_ir::Diagnostics::default();
+        if let Ok(o) = f.write(&doc, &opts, &mut d) {
+            for (side, bytes) in o.side_files {
+                out.push((format!("demo/{side}"), bytes));
+            }
+            out.push((format!("demo/{name}"), o.main));
+        }
+    }
+    let report = crate::inspect::report(&doc, "demo");
+    let mut json = serde_json::to_vec_pretty(&report).unwrap_or_default();
+    json.push(b'\n');
+    out.push(("demo/sample.inspect.json".into(), json));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

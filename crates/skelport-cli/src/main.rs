@@ -491,28 +491,13 @@ fn cmd_diff(a: DiffArgs) -> Result<ExitCode> {
     Ok(if r.same { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-/// File name for the sample in a format: `sample.<ext>`, or `sample.<name>.<ext>` when several
-/// formats share the extension.
-fn demo_file_name(f: &dyn Format) -> String {
-    if f.name() == "ir-json" {
-        return "sample.ir.json".into();
-    }
-    let ext = f.extensions().first().copied().unwrap_or("out");
-    let shared = registry::formats().iter().filter(|g| g.can_write() && g.extensions().contains(&ext)).count() > 1;
-    if shared {
-        format!("sample.{}.{ext}", f.name())
-    } else {
-        format!("sample.{ext}")
-    }
-}
-
 fn demo(a: DemoArgs) -> Result<ExitCode> {
     std::fs::create_dir_all(&a.dir).with_context(|| format!("{}: cannot create the directory", a.dir.display()))?;
     let doc = skelport_cli::demo::sample();
     check_valid(&doc, "built-in sample")?;
     let mut failed = 0;
     for f in registry::formats().iter().filter(|f| f.can_write()) {
-        let path = a.dir.join(demo_file_name(*f));
+        let path = a.dir.join(skelport_cli::demo::file_name(*f));
         let result = (|| -> Result<String> {
             let (out, d) = render(&doc, *f, &WriteOptions { file_stem: stem_of(&path), ..Default::default() })?;
             io::write_output(&path, &out)?;
