@@ -172,6 +172,11 @@ impl Influences {
         });
     }
 
+    /// Remove every entry of joint slot `slot` (the weight is dropped, not moved).
+    pub fn map_remove_slot(&mut self, slot: u32) {
+        self.map_lists(|l| l.retain(|e| e.0 != slot));
+    }
+
     /// Rewrite joint slots through `map` (old slot → new slot); entries mapped to the same slot add up.
     pub fn remap_slots(&mut self, map: &[u32]) {
         self.map_lists(|l| {
