@@ -60,6 +60,37 @@ pub struct DiffReport {
     pub skins: Vec<String>,
     /// Largest head distance over matched bones, metres.
     pub max_head_distance: f64,
+    /// The skinning comparison, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pose_test: Option<PoseTest>,
+}
+
+/// Result of posing two documents alike and comparing their skinned vertices.
+#[derive(Debug, Serialize)]
+pub struct PoseTest {
+    pub poses: usize,
+    pub vertices: usize,
+    /// Largest vertex distance over all poses, metres (report frame).
+    pub max_deviation: f64,
+}
+
+/// Pose A and B with the same `poses` random rotations (by bone name, up to 0.6 rad each) and
+/// compare the linear-blend-skinned vertices of their first skins.
+pub fn pose_test(a: &Document, b: &Document, poses: usize, seed: u64) -> anyhow::Result<PoseTest> {
+    use skelport_ir::pose::{deform, max_deviation, random_pose};
+    anyhow::ensure!(!a.skins.is_empty() && !b.skins.is_empty(), "--pose-test needs a skinned mesh in both files");
+    let names: Vec<&str> = a.skeletons.iter().flat_map(|s| s.bones.iter().map(|b| b.name.as_str())).collect();
+    let mut worst = 0.0f64;
+    let mut vertices = 0;
+    for k in 0..poses {
+        let pose = random_pose(names.iter().copied(), seed.wrapping_add(k as u64), 0.6);
+        let (va, vb) = (deform(a, 0, &pose), deform(b, 0, &pose));
+        vertices = va.len();
+        let d = max_deviation(&va, &vb)
+            .ok_or_else(|| anyhow::anyhow!("the skinned meshes differ in vertex count ({} vs {})", va.len(), vb.len()))?;
+        worst = worst.max(d);
+    }
+    Ok(PoseTest { poses, vertices, max_deviation: worst })
 }
 
 fn angle_deg(a: [f64; 4], b: [f64; 4]) -> f64 {

@@ -5,6 +5,7 @@ pub mod demo;
 pub mod diff;
 pub mod inspect;
 pub mod io;
+pub mod maps;
 pub mod registry;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -50,6 +51,19 @@ pub fn load(path: &Path, from: Option<&str>, opts: &ReadOptions) -> Result<Loade
         .map_err(|e| anyhow!("{e}"))
         .with_context(|| format!("{}: cannot read as {}", path.display(), format.name()))?;
     Ok(Loaded { doc, format, diagnostics })
+}
+
+/// Apply a retarget map to a loaded document, reporting every dropped bone as a loss.
+pub fn retarget(doc: &mut Document, map: &skelport_ir::retarget::RetargetMap, diags: &mut skelport_ir::Diagnostics) -> Result<()> {
+    let r = skelport_ir::retarget::apply(doc, map)?;
+    for (bone, into) in &r.dropped {
+        let msg = match into {
+            Some(t) => format!("bone \"{bone}\" has no counterpart in map {}; its weights merge into \"{t}\"", map.name),
+            None => format!("bone \"{bone}\" has no counterpart in map {} and no mapped ancestor; its weights are dropped", map.name),
+        };
+        diags.loss("retarget.dropped", msg);
+    }
+    Ok(())
 }
 
 /// Write a document with a format, returning the bytes and what the writer reported.

@@ -36,6 +36,8 @@ enum Command {
     Demo(DemoArgs),
     /// List the formats, their extensions and whether they read and write
     Formats,
+    /// List the built-in retarget maps
+    Maps,
 }
 
 #[derive(Args, Clone, Default)]
@@ -107,6 +109,10 @@ struct ConvertArgs {
     /// Bone-count limit to enforce
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
+    /// Rename bones with a retarget map (a built-in name or a JSON file); unmapped bones are
+    /// dropped and their weights merged into the nearest mapped ancestor
+    #[arg(long, value_name = "NAME|FILE")]
+    map: Option<String>,
     /// Treat any loss (something the target cannot hold) as a failure
     #[arg(long)]
     strict: bool,
@@ -155,6 +161,18 @@ struct DiffArgs {
     /// Mesh for A and B (MPFB rigs)
     #[arg(long, value_name = "FILE")]
     mesh: Option<PathBuf>,
+    /// Weights for A and B (MPFB rigs)
+    #[arg(long, value_name = "FILE")]
+    weights: Option<PathBuf>,
+    /// Rename A's bones with a retarget map before comparing
+    #[arg(long, value_name = "NAME|FILE")]
+    map: Option<String>,
+    /// Also pose both with the same random joint rotations and compare the skinned vertices
+    #[arg(long)]
+    pose_test: bool,
+    /// Number of random poses for --pose-test
+    #[arg(long, default_value_t = 20)]
+    poses: usize,
 }
 
 #[derive(Args)]
@@ -172,6 +190,7 @@ fn main() -> ExitCode {
         Command::Diff(a) => cmd_diff(a),
         Command::Demo(a) => demo(a),
         Command::Formats => formats(),
+        Command::Maps => list_maps(),
     };
     match result {
         Ok(code) => code,
@@ -235,11 +254,17 @@ fn convert_one(
     target: &'static dyn Format,
 ) -> (Result<()>, Option<&'static dyn Format>, Diagnostics) {
     let mut diags = Diagnostics::default();
-    let Loaded { doc, format, diagnostics } = match load(input, a.read.from.as_deref(), &a.read.options()) {
+    let Loaded { mut doc, format, diagnostics } = match load(input, a.read.from.as_deref(), &a.read.options()) {
         Ok(l) => l,
         Err(e) => return (Err(e), None, diags),
     };
     diags.items.extend(diagnostics.items);
+    if let Some(m) = &a.map {
+        let r = skelport_cli::maps::load(m).and_then(|map| skelport_cli::retarget(&mut doc, &map, &mut diags));
+        if let Err(e) = r {
+            return (Err(e.context(input.display().to_string())), Some(format), diags);
+        }
+    }
     let name = input.display().to_string();
     if let Err(e) = check_valid(&doc, &name) {
         return (Err(e), Some(format), diags);
@@ -461,13 +486,27 @@ fn target_problems(file: &Path, l: &Loaded, target: &str) -> Result<Vec<skelport
 }
 
 fn cmd_diff(a: DiffArgs) -> Result<ExitCode> {
-    let opts = ReadOptions { mesh: a.mesh.clone(), ..Default::default() };
-    let la = load(&a.a, None, &opts)?;
+    let opts = ReadOptions { mesh: a.mesh.clone(), weights: a.weights.clone(), ..Default::default() };
+    let mut la = load(&a.a, None, &opts)?;
     let lb = load(&a.b, None, &opts)?;
-    let r = diff::diff(&la.doc, &lb.doc, diff::Tolerance { metres: a.tolerance, degrees: a.angle_tolerance, ..Default::default() });
+    if let Some(m) = &a.map {
+        let map = skelport_cli::maps::load(m)?;
+        skelport_cli::retarget(&mut la.doc, &map, &mut Diagnostics::default())?;
+    }
+    let mut r = diff::diff(&la.doc, &lb.doc, diff::Tolerance { metres: a.tolerance, degrees: a.angle_tolerance, ..Default::default() });
+    if a.pose_test {
+        let p = diff::pose_test(&la.doc, &lb.doc, a.poses, 1)?;
+        if p.max_deviation > a.tolerance {
+            r.same = false;
+        }
+        r.pose_test = Some(p);
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
+        if let Some(p) = &r.pose_test {
+            println!("pose test: {} poses over {} vertices, max deviation {:.3e} m", p.poses, p.vertices, p.max_deviation);
+        }
         for n in &r.removed {
             println!("- {n}");
         }
@@ -525,6 +564,14 @@ fn demo(a: DemoArgs) -> Result<ExitCode> {
         }
     }
     Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn list_maps() -> Result<ExitCode> {
+    for (name, _) in skelport_cli::maps::BUILT_IN {
+        let m = skelport_cli::maps::load(name)?;
+        println!("{name:<26} {:>3} bones  {}", m.bones.len(), m.description);
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn formats() -> Result<ExitCode> {

@@ -200,3 +200,34 @@ fn diff_reports_a_moved_bone() {
     assert_eq!(v["moved"][0]["bone"], "head");
     assert!((v["moved"][0]["head"].as_f64().unwrap() - 0.01).abs() < 1e-9);
 }
+
+#[test]
+fn built_in_retarget_maps_match_their_schema_and_load() {
+    let v = schema_validator("retarget-map.schema.json");
+    for (name, json) in skelport_cli::maps::BUILT_IN {
+        let doc: Value = serde_json::from_str(json).unwrap();
+        assert_valid(&v, &doc);
+        assert_eq!(doc["name"], *name);
+        skelport_cli::maps::load(name).unwrap();
+    }
+    let err = skelport_cli::maps::load("no-such-map").unwrap_err().to_string();
+    assert!(err.contains("built-in maps: mpfb-game_engine-to-sl"), "{err}");
+}
+
+#[test]
+fn pose_test_detects_a_changed_weight() {
+    let dir = demo_dir();
+    let d = dir.path();
+    let a = d.join("sample.ir.json");
+    let b = mutated(d, "reweighted.ir.json", |v| {
+        // Move one vertex's weight from a joint to another.
+        let w = &mut v["skins"][0]["influences"]["joints"][0];
+        *w = 5.into();
+    });
+    let same = skelport(&["diff", a.to_str().unwrap(), a.to_str().unwrap(), "--pose-test"]);
+    assert!(same.status.success());
+    let out = skelport(&["diff", a.to_str().unwrap(), b.to_str().unwrap(), "--pose-test", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["pose_test"]["max_deviation"].as_f64().unwrap() > 1e-3, "{v}");
+}

@@ -22,6 +22,10 @@ pub struct RetargetMap {
     /// What the map produces (e.g. `sl bento`).
     #[serde(default)]
     pub target: String,
+    /// Prefixes removed from source bone names before look-up (e.g. `mixamorig:`), so one map
+    /// serves the variants exporters produce.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub strip_prefixes: Vec<String>,
     /// Source bone name → target bone name.
     pub bones: BTreeMap<String, String>,
 }
@@ -45,6 +49,13 @@ pub struct RetargetReport {
 }
 
 impl RetargetMap {
+    /// The target name for a source bone name, if the map names it.
+    pub fn lookup(&self, name: &str) -> Option<&String> {
+        self.bones
+            .get(name)
+            .or_else(|| self.strip_prefixes.iter().find_map(|p| name.strip_prefix(p.as_str()).and_then(|n| self.bones.get(n))))
+    }
+
     fn check(&self) -> Result<(), RetargetError> {
         let mut seen: HashMap<&str, &str> = HashMap::new();
         for (s, t) in &self.bones {
@@ -68,7 +79,7 @@ pub fn apply(doc: &mut Document, map: &RetargetMap) -> Result<RetargetReport, Re
     let mut report = RetargetReport::default();
     for si in 0..doc.skeletons.len() {
         let sk = &doc.skeletons[si];
-        if !sk.bones.iter().any(|b| map.bones.contains_key(&b.name)) {
+        if !sk.bones.iter().any(|b| map.lookup(&b.name).is_some()) {
             return Err(RetargetError::NothingMatched { map: map.name.clone(), skeleton: sk.name.clone() });
         }
         let world = sk.world_matrices();
@@ -80,7 +91,7 @@ pub fn apply(doc: &mut Document, map: &RetargetMap) -> Result<RetargetReport, Re
         let mut out = Skeleton { name: sk.name.clone(), bones: Vec::new(), ext: sk.ext.clone() };
         for (i, b) in sk.bones.iter().enumerate() {
             let kept_parent = b.parent.filter(|p| p.index() < i).and_then(|p| target_of[p.index()]);
-            match map.bones.get(&b.name) {
+            match map.lookup(&b.name) {
                 Some(new_name) => {
                     let mut nb = b.clone();
                     nb.name = new_name.clone();
@@ -182,6 +193,7 @@ mod tests {
             description: String::new(),
             source: String::new(),
             target: String::new(),
+            strip_prefixes: vec![],
             bones: [("hips", "mPelvis"), ("chest", "mChest")].iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
         };
         let r = apply(&mut d, &map).unwrap();
@@ -206,6 +218,7 @@ mod tests {
             description: String::new(),
             source: String::new(),
             target: String::new(),
+            strip_prefixes: vec![],
             bones: [("a", "X"), ("b", "X")].iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
         };
         let mut d = Document::new(Frame::GLTF);

@@ -1,0 +1,32 @@
+//! Built-in retarget maps (data in `maps/*.json`, schema `schemas/retarget-map.schema.json`) and
+//! loading a map by name or file.
+
+use anyhow::{anyhow, Context, Result};
+use skelport_ir::retarget::RetargetMap;
+use std::path::Path;
+
+/// (name, JSON) of every built-in map.
+pub const BUILT_IN: &[(&str, &str)] = &[
+    ("mpfb-game_engine-to-sl", include_str!("../maps/mpfb-game_engine-to-sl.json")),
+    ("mpfb-default-to-sl", include_str!("../maps/mpfb-default-to-sl.json")),
+    ("mpfb-game_engine-to-ac", include_str!("../maps/mpfb-game_engine-to-ac.json")),
+    ("mpfb-default-to-ac", include_str!("../maps/mpfb-default-to-ac.json")),
+    ("mixamo-to-mpfb-mixamo", include_str!("../maps/mixamo-to-mpfb-mixamo.json")),
+    ("mpfb-mixamo-to-mixamo", include_str!("../maps/mpfb-mixamo-to-mixamo.json")),
+];
+
+/// Load a built-in map by name, or a map file by path.
+pub fn load(name_or_file: &str) -> Result<RetargetMap> {
+    if let Some((_, json)) = BUILT_IN.iter().find(|(n, _)| *n == name_or_file) {
+        return serde_json::from_str(json).with_context(|| format!("built-in map {name_or_file} is broken"));
+    }
+    let p = Path::new(name_or_file);
+    if !p.exists() {
+        return Err(anyhow!(
+            "--map {name_or_file}: no built-in map has that name and no such file exists; built-in maps: {}",
+            BUILT_IN.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let bytes = std::fs::read(p).with_context(|| format!("{name_or_file}: cannot read the map"))?;
+    serde_json::from_slice(&bytes).map_err(|e| anyhow!("{name_or_file}:{}:{}: not a retarget map: {e}", e.line(), e.column()))
+}
