@@ -1,0 +1,1 @@
+//! skelport-render (work in progress).
