@@ -338,13 +338,29 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
         );
         pb
     });
+    // Ctrl-C stops starting new files; files in flight finish their atomic write, so an
+    // interrupted batch leaves no partial output and can be resumed with --skip-existing.
+    static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
     let any_failed = AtomicBool::new(false);
     let results: Vec<ConvertResult> = a
         .inputs
         .par_iter()
         .map(|input| {
             let out = a.output.join(format!("{}.{ext}", stem_of(input)));
-            let r = if a.skip_existing && out.exists() {
+            let r = if INTERRUPTED.load(Ordering::SeqCst) {
+                any_failed.store(true, Ordering::Relaxed);
+                ConvertResult {
+                    input: input.display().to_string(),
+                    output: None,
+                    from: None,
+                    to: target.name().into(),
+                    ok: false,
+                    skipped: false,
+                    error: Some("interrupted before it started".into()),
+                    diagnostics: vec![],
+                }
+            } else if a.skip_existing && out.exists() {
                 ConvertResult {
                     input: input.display().to_string(),
                     output: Some(out.display().to_string()),
@@ -416,6 +432,10 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
                 eprintln!("  {}: {}", r.input, r.error.as_deref().unwrap_or("?"));
             }
         }
+    }
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        eprintln!("interrupted: re-run with --skip-existing to resume");
+        return Ok(ExitCode::from(130));
     }
     Ok(if any_failed.load(Ordering::Relaxed) { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -231,3 +231,41 @@ fn pose_test_detects_a_changed_weight() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["pose_test"]["max_deviation"].as_f64().unwrap() > 1e-3, "{v}");
 }
+
+/// A small valid ir-json document (3 bones) for batch tests.
+fn tiny_doc(i: usize) -> String {
+    format!(
+        r#"{{"skelport_ir":1,"frame":{{"up":"+Y","forward":"+Z","handedness":"right","metres_per_unit":1.0}},"skeletons":[{{"name":"s{i}","bones":[
+        {{"name":"root","rest":{{"translation":[0,0,0],"rotation":[0,0,0,1]}}}},
+        {{"name":"a","parent":0,"rest":{{"translation":[0,{i},0],"rotation":[0,0,0,1]}}}},
+        {{"name":"b","parent":1,"rest":{{"translation":[0,1,0],"rotation":[0,0,0,1]}}}}]}}]}}"#
+    )
+}
+
+#[test]
+fn batch_of_1000_with_50_broken_converts_950_reports_50_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut inputs = Vec::new();
+    for i in 0..1000 {
+        let p = d.join(format!("f{i:04}.ir.json"));
+        let text = if i % 20 == 7 { tiny_doc(i)[..40].to_string() } else { tiny_doc(i) };
+        std::fs::write(&p, text).unwrap();
+        inputs.push(p.to_str().unwrap().to_string());
+    }
+    let out_dir = d.join("out");
+    let mut args: Vec<&str> = vec!["convert"];
+    args.extend(inputs.iter().map(String::as_str));
+    args.extend(["-o", out_dir.to_str().unwrap(), "--to", "ir-json", "--json"]);
+    let out = skelport(&args);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["total"].as_u64(), v["converted"].as_u64(), v["failed"].as_u64()), (Some(1000), Some(950), Some(50)));
+    let failed: Vec<&Value> = v["results"].as_array().unwrap().iter().filter(|r| r["ok"] == false).collect();
+    assert!(failed.iter().all(|r| r["error"].as_str().unwrap().contains("EOF")), "each failure says why");
+    assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 950);
+    // Resume: everything already written is skipped; the broken ones fail again.
+    let out = skelport(&[&args[..], &["--skip-existing"]].concat());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["skipped"].as_u64(), v["failed"].as_u64(), v["converted"].as_u64()), (Some(950), Some(50), Some(0)));
+}

@@ -72,7 +72,7 @@ impl Format for IrJsonFormat {
         "skelport's IR as lossless JSON"
     }
     fn extensions(&self) -> &'static [&'static str] {
-        &["irjson", "ir.json"]
+        &["ir.json", "irjson"]
     }
     fn sniff(&self, head: &[u8]) -> u8 {
         let s = String::from_utf8_lossy(&head[..head.len().min(256)]);

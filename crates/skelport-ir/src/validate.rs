@@ -41,6 +41,47 @@ fn check_transform(t: &Transform, loc: &str, out: &mut Vec<Problem>) {
     }
 }
 
+/// Which bones lie on a cycle of parent links, in O(n): each bone is walked up once, with the
+/// path so far marked, so a chain of any depth (65,535 bones stored child-first) stays linear.
+fn cycle_members(sk: &crate::document::Skeleton) -> Vec<bool> {
+    let n = sk.bones.len();
+    // 0 = unvisited, 1 = on the current path, 2 = finished.
+    let mut state = vec![0u8; n];
+    let mut on_cycle = vec![false; n];
+    let mut path = Vec::new();
+    for start in 0..n {
+        if state[start] != 0 {
+            continue;
+        }
+        path.clear();
+        let mut cur = start;
+        loop {
+            if state[cur] == 2 {
+                break;
+            }
+            if state[cur] == 1 {
+                // Found a cycle: every bone on the path from `cur` onwards is on it.
+                if let Some(pos) = path.iter().position(|&x| x == cur) {
+                    for &x in &path[pos..] {
+                        on_cycle[x] = true;
+                    }
+                }
+                break;
+            }
+            state[cur] = 1;
+            path.push(cur);
+            match sk.bones[cur].parent {
+                Some(p) if p.index() < n => cur = p.index(),
+                _ => break,
+            }
+        }
+        for &x in &path {
+            state[x] = 2;
+        }
+    }
+    on_cycle
+}
+
 /// Check every invariant; an empty list means the document is valid.
 pub fn validate(doc: &Document) -> Vec<Problem> {
     let mut out = Vec::new();
@@ -53,6 +94,7 @@ pub fn validate(doc: &Document) -> Vec<Problem> {
     for (si, sk) in doc.skeletons.iter().enumerate() {
         let n = sk.bones.len();
         let mut names: HashMap<&str, usize> = HashMap::with_capacity(n);
+        let on_cycle = cycle_members(sk);
         for (bi, b) in sk.bones.iter().enumerate() {
             let loc = format!("skeletons[{si}].bones[{bi}] \"{}\"", b.name);
             if b.name.is_empty() {
@@ -76,25 +118,7 @@ pub fn validate(doc: &Document) -> Vec<Problem> {
                         message: "bone is its own parent (a cycle); point it at another bone or make it a root".into(),
                     });
                 } else if p.index() > bi {
-                    // Either an order problem or a cycle: walk up to tell which.
-                    let mut cur = bi;
-                    let mut steps = 0;
-                    let mut cycle = false;
-                    while let Some(pp) = sk.bones[cur].parent {
-                        if pp.index() >= n {
-                            break;
-                        }
-                        cur = pp.index();
-                        steps += 1;
-                        if cur == bi {
-                            cycle = true;
-                            break;
-                        }
-                        if steps > n {
-                            break;
-                        }
-                    }
-                    let msg = if cycle {
+                    let msg = if on_cycle[bi] {
                         format!("parent links form a cycle through \"{}\" and \"{}\"; break the cycle", b.name, sk.bones[p.index()].name)
                     } else {
                         format!("parent \"{}\" comes after its child; bones must be ordered parents first", sk.bones[p.index()].name)
@@ -278,6 +302,21 @@ mod tests {
         });
         let p = validate(&d);
         assert!(p.iter().any(|p| p.message.contains("negative weight -0.5 on joint \"root\"") && p.location.contains("vertex 0")), "{p:?}");
+    }
+
+    #[test]
+    fn deep_reversed_chain_is_linear_and_reported_as_order() {
+        // 65,535 bones, each the parent of the previous one: no cycle, but every parent comes late.
+        let n = 65_535u32;
+        let bones: Vec<Bone> =
+            (0..n).map(|i| Bone::new(format!("b{i}"), (i + 1 < n).then_some(BoneId(i + 1)), Transform::IDENTITY)).collect();
+        let mut sk = Skeleton { name: "s".into(), bones, ext: Default::default() };
+        let p = validate(&doc(sk.bones.clone()));
+        assert_eq!(p.len(), (n - 1) as usize);
+        assert!(p[0].message.contains("comes after its child"));
+        // Sorting repairs it, iteratively.
+        sk.sort_parents_first().unwrap();
+        assert!(validate(&doc(sk.bones)).is_empty());
     }
 
     #[test]
