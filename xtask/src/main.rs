@@ -52,11 +52,23 @@ fn regen_fixtures(check: bool) -> Result<()> {
     report("fixtures", &stale, check, files.len())
 }
 
+fn matrix() -> Result<()> {
+    let corpus = skelport_ir::testing::corpus_root();
+    let sources = skelport_cli::matrix::sources(corpus.as_deref());
+    let cells = skelport_cli::matrix::run(&sources);
+    let md = skelport_cli::matrix::markdown(&cells);
+    std::fs::write(root().join("docs/conversion-matrix.md"), md)?;
+    let failed = cells.iter().filter(|c| !c.ok).count();
+    eprintln!("matrix: {} cells, {failed} failed; wrote docs/conversion-matrix.md", cells.len());
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let check = args.iter().any(|a| a == "--check");
     match args.first().map(String::as_str) {
         Some("regen-fixtures") => regen_fixtures(check),
-        _ => bail!("usage: cargo xtask regen-fixtures [--check] | gen-sl-table [--check]"),
+        Some("matrix") => matrix(),
+        _ => bail!("usage: cargo xtask regen-fixtures [--check] | matrix"),
     }
 }

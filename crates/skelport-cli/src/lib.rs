@@ -6,6 +6,7 @@ pub mod diff;
 pub mod inspect;
 pub mod io;
 pub mod maps;
+pub mod matrix;
 pub mod registry;
 
 use anyhow::{anyhow, bail, Context, Result};

@@ -1,0 +1,186 @@
+//! The conversion matrix: every source document through every writer and back, with the loss
+//! report, the largest bone-head deviation and the pose-test deviation. `cargo xtask matrix`
+//! renders it into docs/conversion-matrix.md; tests assert on the same rows.
+
+use crate::{diff, registry};
+use serde::Serialize;
+use skelport_ir::{Diagnostics, Document, Input, ReadOptions, Severity, WriteOptions};
+use std::path::PathBuf;
+
+/// One source for the matrix.
+pub struct Source {
+    pub label: String,
+    pub doc: Document,
+}
+
+/// One (source, target) cell.
+#[derive(Debug, Serialize, Clone)]
+pub struct Cell {
+    pub source: String,
+    pub target: String,
+    pub ok: bool,
+    pub error: Option<String>,
+    pub bones_in: usize,
+    pub bones_out: usize,
+    /// Largest head distance between the source and the re-read file (metres, report frame),
+    /// over bones matched by name.
+    pub max_head_delta: Option<f64>,
+    /// Largest skinned-vertex distance over the pose test (metres), when both sides have a skin.
+    pub pose_max_deviation: Option<f64>,
+    pub losses: Vec<String>,
+}
+
+/// Read a file with a named format (used to build sources from the corpus).
+pub fn read(path: &std::path::Path, format: &str, opts: &ReadOptions) -> Result<Document, String> {
+    let f = registry::by_name(format).ok_or_else(|| format!("no format {format}"))?;
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    f.read(Input { path: Some(path), bytes: &bytes }, opts, &mut Diagnostics::default()).map_err(|e| e.to_string())
+}
+
+/// Sources: the built-in sample, plus corpus files whose formats are registered.
+pub fn sources(corpus: Option<&std::path::Path>) -> Vec<Source> {
+    let mut out = vec![Source { label: "demo sample".into(), doc: crate::demo::sample() }];
+    let Some(c) = corpus else { return out };
+    let mpfb = c.join("mpfb");
+    let std_rigs = mpfb.join("rigs/standard");
+    let base = Some(mpfb.join("3dobjs/base.obj"));
+    let list: Vec<(&str, PathBuf, &str, ReadOptions)> = vec![
+        (
+            "MPFB game_engine + weights + base.obj",
+            std_rigs.join("rig.game_engine.json"),
+            "mpfb",
+            ReadOptions { mesh: base.clone(), weights: Some(std_rigs.join("weights.game_engine.json")), ..Default::default() },
+        ),
+        ("MPFB default + base.obj", std_rigs.join("rig.default.json"), "mpfb", ReadOptions { mesh: base.clone(), ..Default::default() }),
+        ("glTF Fox.glb", c.join("gltf/Fox/Fox.glb"), "glb", ReadOptions::default()),
+        ("glTF SimpleSkin.gltf", c.join("gltf/SimpleSkin/SimpleSkin.gltf"), "gltf", ReadOptions::default()),
+        ("SL female_2016_08_05.dae", c.join("sl/linden-lab/female_2016_08_05.dae"), "dae", ReadOptions::default()),
+    ];
+    for (label, path, fmt, opts) in list {
+        if registry::by_name(fmt).is_none() {
+            continue;
+        }
+        match read(&path, fmt, &opts) {
+            Ok(doc) => out.push(Source { label: label.into(), doc }),
+            Err(e) => eprintln!("matrix: skipping {label}: {e}"),
+        }
+    }
+    let ws = skelport_ir::testing::workspace_root();
+    for (label, rel, fmt) in [("AC biped (Standard)", "testdata/anvil/biped.standard.xml", "anvil")] {
+        let p = ws.join(rel);
+        if registry::by_name(fmt).is_some() && p.exists() {
+            if let Ok(doc) = read(&p, fmt, &ReadOptions::default()) {
+                out.push(Source { label: label.into(), doc });
+            }
+        }
+    }
+    out
+}
+
+/// Run one source through one writer and back.
+pub fn cell(src: &Source, target: &'static dyn skelport_ir::Format) -> Cell {
+    let bones_in = src.doc.skeletons.iter().map(|s| s.bones.len()).sum();
+    let mut c = Cell {
+        source: src.label.clone(),
+        target: target.name().into(),
+        ok: false,
+        error: None,
+        bones_in,
+        bones_out: 0,
+        max_head_delta: None,
+        pose_max_deviation: None,
+        losses: vec![],
+    };
+    let dir = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => {
+            c.error = Some(e.to_string());
+            return c;
+        }
+    };
+    let name = format!("m.{}", target.extensions().first().copied().unwrap_or("out"));
+    let path = dir.path().join(&name);
+    let mut d = Diagnostics::default();
+    let out = match target.write(&src.doc, &WriteOptions { file_stem: crate::stem_of(&path), ..Default::default() }, &mut d) {
+        Ok(o) => o,
+        Err(e) => {
+            c.error = Some(e.to_string());
+            return c;
+        }
+    };
+    c.losses = d.of(Severity::Loss).map(|l| l.message.clone()).collect();
+    if let Err(e) = crate::io::write_output(&path, &out) {
+        c.error = Some(format!("{e:#}"));
+        return c;
+    }
+    let back = match target.read(Input { path: Some(&path), bytes: &out.main }, &ReadOptions::default(), &mut Diagnostics::default()) {
+        Ok(b) => b,
+        Err(e) => {
+            c.error = Some(format!("re-read: {e}"));
+            return c;
+        }
+    };
+    c.bones_out = back.skeletons.iter().map(|s| s.bones.len()).sum();
+    let r = diff::diff(&src.doc, &back, diff::Tolerance::default());
+    c.max_head_delta = Some(r.max_head_distance);
+    if !src.doc.skins.is_empty() && !back.skins.is_empty() {
+        if let Ok(p) = diff::pose_test(&src.doc, &back, 5, 7) {
+            c.pose_max_deviation = Some(p.max_deviation);
+        }
+    }
+    c.ok = true;
+    c
+}
+
+/// Every source × every writer.
+pub fn run(sources: &[Source]) -> Vec<Cell> {
+    let mut cells = Vec::new();
+    for s in sources {
+        for f in registry::formats().iter().filter(|f| f.can_write() && f.can_read()) {
+            cells.push(cell(s, *f));
+        }
+    }
+    cells
+}
+
+fn fmt_m(v: Option<f64>) -> String {
+    v.map(|x| if x == 0.0 { "0".into() } else { format!("{x:.1e}") }).unwrap_or_else(|| "–".into())
+}
+
+/// The matrix as markdown: one table row per cell.
+pub fn markdown(cells: &[Cell]) -> String {
+    let mut s = String::from(
+        "# Conversion matrix\n\nGenerated by `cargo xtask matrix` (the same code runs in the test suite): every source \
+         through every writer, re-read, compared with `skelport diff` (bone heads, report frame) and, where both sides \
+         have a skin, posed with 5 random poses and compared vertex by vertex (linear blend skinning). Losses are what \
+         the target's writer reported it could not hold.\n\n| source | target | result | bones in → out | max head Δ (m) | pose max Δ (m) | losses |\n|---|---|---|---|---|---|---|\n",
+    );
+    for c in cells {
+        let result = if c.ok {
+            "ok".to_string()
+        } else {
+            format!("**failed**: {}", c.error.as_deref().unwrap_or("").replace('\n', " ").replace('|', "\\|"))
+        };
+        let losses = if c.losses.is_empty() {
+            "–".to_string()
+        } else {
+            let mut l: Vec<String> = c.losses.iter().take(3).map(|x| x.replace('|', "\\|")).collect();
+            if c.losses.len() > 3 {
+                l.push(format!("… {} more", c.losses.len() - 3));
+            }
+            format!("{}: {}", c.losses.len(), l.join("; "))
+        };
+        s.push_str(&format!(
+            "| {} | {} | {} | {} → {} | {} | {} | {} |\n",
+            c.source,
+            c.target,
+            result,
+            c.bones_in,
+            c.bones_out,
+            fmt_m(c.max_head_delta),
+            fmt_m(c.pose_max_deviation),
+            losses
+        ));
+    }
+    s
+}
