@@ -66,7 +66,10 @@ pub fn sources(corpus: Option<&std::path::Path>) -> Vec<Source> {
         }
     }
     let ws = skelport_ir::testing::workspace_root();
-    for (label, rel, fmt) in [("AC biped (Standard)", "testdata/anvil/biped.standard.xml", "anvil")] {
+    for (label, rel, fmt) in [
+        ("AC biped (Standard)", "testdata/anvil/biped.standard.xml", "anvil"),
+        ("AC biped (Schema-Based)", "testdata/anvil/biped.schema.xml", "anvil-schema"),
+    ] {
         let p = ws.join(rel);
         if registry::by_name(fmt).is_some() && p.exists() {
             if let Ok(doc) = read(&p, fmt, &ReadOptions::default()) {
