@@ -3,6 +3,7 @@
 
 pub mod demo;
 pub mod diff;
+pub mod fuzzing;
 pub mod inspect;
 pub mod io;
 pub mod maps;
