@@ -63,12 +63,61 @@ fn matrix() -> Result<()> {
     Ok(())
 }
 
+/// Seed a fuzz corpus from every file under testdata/ that a registered reader recognises, each
+/// prefixed with the byte that selects its format (see skelport_cli::fuzzing), then run the target.
+fn fuzz(name: &str, seconds: u64) -> Result<()> {
+    let dir = root().join("crates/skelport-fuzz/corpus").join(name);
+    std::fs::create_dir_all(&dir)?;
+    let readers: Vec<_> = skelport_cli::registry::formats().iter().filter(|f| f.can_read()).collect();
+    let mut stack = vec![root().join("testdata")];
+    let mut seeded = 0;
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d)?.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let bytes = std::fs::read(&p)?;
+            if bytes.len() > 1 << 20 {
+                continue;
+            }
+            if let Some(f) = skelport_cli::registry::detect_reader(Some(&p), &bytes[..bytes.len().min(8192)]) {
+                if let Some(i) = readers.iter().position(|r| r.name() == f.name()) {
+                    let mut seed = vec![i as u8];
+                    seed.extend_from_slice(&bytes);
+                    std::fs::write(dir.join(format!("seed-{seeded:04}")), seed)?;
+                    seeded += 1;
+                }
+            }
+        }
+    }
+    eprintln!("fuzz: {seeded} seeds in {}", dir.display());
+    let status = std::process::Command::new("cargo")
+        .env("RUSTC_BOOTSTRAP", "1")
+        .args(["fuzz", "run", "--fuzz-dir", "crates/skelport-fuzz", "-O", name])
+        .arg(&dir)
+        .args(["--", &format!("-max_total_time={seconds}"), "-rss_limit_mb=4096", "-timeout=10"])
+        .current_dir(root())
+        .status()
+        .context("running cargo fuzz (install it with `cargo install cargo-fuzz`)")?;
+    if !status.success() {
+        bail!("fuzzing found a problem: see crates/skelport-fuzz/artifacts/{name}/; copy the input to crates/skelport-fuzz/regressions/ and fix it");
+    }
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let check = args.iter().any(|a| a == "--check");
     match args.first().map(String::as_str) {
         Some("regen-fixtures") => regen_fixtures(check),
         Some("matrix") => matrix(),
-        _ => bail!("usage: cargo xtask regen-fixtures [--check] | matrix"),
+        Some("fuzz") => {
+            let name = args.get(1).map(String::as_str).unwrap_or("read_any");
+            let secs = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(60);
+            fuzz(name, secs)
+        }
+        _ => bail!("usage: cargo xtask regen-fixtures [--check] | matrix | fuzz [read_any|roundtrip] [SECONDS]"),
     }
 }

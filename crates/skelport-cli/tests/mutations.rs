@@ -76,3 +76,20 @@ proptest! {
         }
     }
 }
+
+/// Inputs that once crashed a fuzz target (crates/skelport-fuzz/regressions) stay fixed.
+#[test]
+fn fuzz_regressions_stay_fixed() {
+    let dir = skelport_ir::testing::workspace_root().join("crates/skelport-fuzz/regressions");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let bytes = std::fs::read(e.path()).unwrap();
+        skelport_cli::fuzzing::read_selected(&bytes);
+        skelport_cli::fuzzing::roundtrip_selected(&bytes);
+        n += 1;
+    }
+    eprintln!("{n} fuzz regression inputs replayed");
+}
