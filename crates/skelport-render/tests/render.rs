@@ -167,6 +167,7 @@ fn big_chain_renders_without_labels_and_stays_small() {
     }
     let doc = Document { frame: Frame::GLTF, skeletons: vec![sk], ..Default::default() };
     let svg = render_svg(&doc, &RenderOptions { view: View::All, size: 800, labels: true, ..Default::default() }).unwrap();
+    eprintln!("65,535-bone chain: SVG {} bytes", svg.len());
     assert!(svg.len() < 3_000_000, "SVG is {} bytes", svg.len());
     assert!(!svg.contains("<title>") && !svg.contains(">b100<"), "no per-bone titles or labels past the limits");
     assert!(svg.contains("65535 bones"));
