@@ -40,6 +40,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .tempfile_in(&dir)
         .with_context(|| format!("{}: cannot create a temporary file in {}", path.display(), dir.display()))?;
     tmp.write_all(bytes).with_context(|| format!("{}: cannot write", path.display()))?;
+    // tempfile creates 0600 files; give the output the permissions a plain create would (or
+    // keep those of the file it replaces).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).map(|m| m.permissions().mode()).unwrap_or(0o644);
+        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(mode)).ok();
+    }
     tmp.as_file().sync_all().ok();
     tmp.persist(path).map_err(|e| anyhow::anyhow!("{}: cannot rename the temporary file into place: {}", path.display(), e.error))?;
     Ok(())

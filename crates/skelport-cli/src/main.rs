@@ -34,6 +34,8 @@ enum Command {
     Diff(DiffArgs),
     /// Write the built-in sample humanoid in every format
     Demo(DemoArgs),
+    /// Draw a skeleton (and optionally a second one over it) as SVG or PNG
+    Render(RenderArgs),
     /// List the formats, their extensions and whether they read and write
     Formats,
     /// List the built-in retarget maps
@@ -175,6 +177,42 @@ struct DiffArgs {
     poses: usize,
 }
 
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ViewArg {
+    Front,
+    Side,
+    Top,
+    All,
+}
+
+#[derive(Args)]
+struct RenderArgs {
+    file: PathBuf,
+    /// Output picture: .svg or .png
+    #[arg(short, long, value_name = "OUT")]
+    output: PathBuf,
+    /// Which orthographic view (report frame: front looks along -Z with +Y up)
+    #[arg(long, value_enum, default_value = "all")]
+    view: ViewArg,
+    /// Size of the longest side in pixels
+    #[arg(long, value_name = "PX", default_value_t = 1024)]
+    size: u32,
+    /// Label the main bones
+    #[arg(long)]
+    labels: bool,
+    /// Hide the skinned mesh
+    #[arg(long)]
+    no_mesh: bool,
+    /// Draw a second skeleton (any format) over the first, bones matched by name
+    #[arg(long, value_name = "OTHER")]
+    overlay: Option<PathBuf>,
+    /// Rename the overlay's bones with a retarget map before matching
+    #[arg(long, value_name = "NAME|FILE")]
+    map: Option<String>,
+    #[command(flatten)]
+    read: ReadArgs,
+}
+
 #[derive(Args)]
 struct DemoArgs {
     /// Directory to write the sample into (created if missing)
@@ -189,6 +227,7 @@ fn main() -> ExitCode {
         Command::Validate(a) => cmd_validate(a),
         Command::Diff(a) => cmd_diff(a),
         Command::Demo(a) => demo(a),
+        Command::Render(a) => cmd_render(a),
         Command::Formats => formats(),
         Command::Maps => list_maps(),
     };
@@ -583,7 +622,61 @@ fn demo(a: DemoArgs) -> Result<ExitCode> {
             }
         }
     }
+    let pic = a.dir.join("sample.svg");
+    let opts = skelport_render::RenderOptions {
+        view: skelport_render::View::All,
+        size: 1024,
+        labels: true,
+        mesh: true,
+        caption: "built-in sample".into(),
+        overlay: None,
+    };
+    match skelport_render::render_svg(&doc, &opts)
+        .map_err(|e| anyhow!("{e}"))
+        .and_then(|svg| io::write_output(&pic, &skelport_ir::Output::single(svg.into_bytes())))
+    {
+        Ok(_) => println!("{}  render       23 bones, front/side/top views", pic.display()),
+        Err(e) => {
+            failed += 1;
+            println!("{}  render       FAILED: {e:#}", pic.display());
+        }
+    }
     Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn cmd_render(a: RenderArgs) -> Result<ExitCode> {
+    use skelport_render::{render_svg, svg_to_png, Overlay, RenderOptions, View};
+    let l = load(&a.file, a.read.from.as_deref(), &a.read.options())?;
+    print_diagnostics(&a.file.display().to_string(), &l.diagnostics);
+    let overlay = match &a.overlay {
+        Some(p) => {
+            let mut o = load(p, None, &ReadOptions { mesh: a.read.mesh.clone(), ..Default::default() })?;
+            if let Some(m) = &a.map {
+                skelport_cli::retarget(&mut o.doc, &skelport_cli::maps::load(m)?, &mut Diagnostics::default())?;
+            }
+            Some(Overlay { doc: o.doc, caption: file_label(p) })
+        }
+        None => None,
+    };
+    let view = match a.view {
+        ViewArg::Front => View::Front,
+        ViewArg::Side => View::Side,
+        ViewArg::Top => View::Top,
+        ViewArg::All => View::All,
+    };
+    let opts = RenderOptions { view, size: a.size, labels: a.labels, mesh: !a.no_mesh, caption: file_label(&a.file), overlay };
+    let svg = render_svg(&l.doc, &opts).map_err(|e| anyhow!("{}: {e}", a.file.display()))?;
+    let bytes = match registry::extension_of(&a.output).as_deref() {
+        Some("svg") => svg.into_bytes(),
+        Some("png") => svg_to_png(&svg).map_err(|e| anyhow!("{}: {e}", a.output.display()))?,
+        _ => bail!("{}: the picture must be .svg or .png", a.output.display()),
+    };
+    io::write_output(&a.output, &skelport_ir::Output::single(bytes))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn file_label(p: &Path) -> String {
+    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| p.display().to_string())
 }
 
 fn list_maps() -> Result<ExitCode> {

@@ -269,3 +269,23 @@ fn batch_of_1000_with_50_broken_converts_950_reports_50_and_resumes() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!((v["skipped"].as_u64(), v["failed"].as_u64(), v["converted"].as_u64()), (Some(950), Some(50), Some(0)));
 }
+
+#[test]
+fn render_writes_svg_and_png_and_refuses_other_extensions() {
+    let dir = demo_dir();
+    let d = dir.path();
+    assert!(d.join("sample.svg").exists(), "demo renders the sample");
+    let src = d.join("sample.ir.json");
+    let svg = d.join("pic.svg");
+    let out =
+        skelport(&["render", src.to_str().unwrap(), "-o", svg.to_str().unwrap(), "--view", "front", "--overlay", src.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") || text.starts_with("<?xml"));
+    assert!(text.contains("23 bones"), "caption names the bone count");
+    let png = d.join("pic.png");
+    assert!(skelport(&["render", src.to_str().unwrap(), "-o", png.to_str().unwrap(), "--size", "300"]).status.success());
+    assert_eq!(&std::fs::read(&png).unwrap()[..8], b"\x89PNG\r\n\x1a\n");
+    let bad = skelport(&["render", src.to_str().unwrap(), "-o", d.join("pic.bmp").to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(1));
+}
