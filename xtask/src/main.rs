@@ -47,7 +47,8 @@ fn report(what: &str, stale: &[PathBuf], check: bool, total: usize) -> Result<()
 
 fn regen_fixtures(check: bool) -> Result<()> {
     let testdata = root().join("testdata");
-    let files: Vec<(PathBuf, Vec<u8>)> = skelport_cli::demo::fixtures().into_iter().map(|(rel, b)| (testdata.join(rel), b)).collect();
+    let mut files: Vec<(PathBuf, Vec<u8>)> = skelport_cli::demo::fixtures().into_iter().map(|(rel, b)| (testdata.join(rel), b)).collect();
+    files.extend(skelport_render::sample::golden_fixtures().into_iter().map(|(rel, b)| (testdata.join(rel), b)));
     let stale = sync(&files, check)?;
     report("fixtures", &stale, check, files.len())
 }
