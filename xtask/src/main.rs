@@ -5,6 +5,8 @@
 //! * `gen-sl-table [--check]` — regenerate the Second Life skeleton table from the corpus's
 //!   avatar_skeleton.xml and avatar_lad.xml.
 
+mod bench;
+
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -114,11 +116,15 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("regen-fixtures") => regen_fixtures(check),
         Some("matrix") => matrix(),
+        Some("bench-compare") => bench::compare(&root()),
+        Some("floor") => {
+            bench::floor(args.get(1).map(String::as_str).unwrap_or(""), Path::new(args.get(2).map(String::as_str).unwrap_or("")))
+        }
         Some("fuzz") => {
             let name = args.get(1).map(String::as_str).unwrap_or("read_any");
             let secs = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(60);
             fuzz(name, secs)
         }
-        _ => bail!("usage: cargo xtask regen-fixtures [--check] | matrix | fuzz [read_any|roundtrip] [SECONDS]"),
+        _ => bail!("usage: cargo xtask regen-fixtures [--check] | matrix | bench-compare | fuzz [read_any|roundtrip] [SECONDS]"),
     }
 }
