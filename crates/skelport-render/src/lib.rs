@@ -813,7 +813,7 @@ pub fn render_svg(doc: &Document, opts: &RenderOptions) -> Result<String, Render
 /// The meshes as a silhouette: triangles and vertices rasterized into a coarse grid whose
 /// occupied runs become one path (far smaller than one shape per triangle).
 fn draw_mesh(o: &mut String, p: &Panel, meshes: &[(Vec<DVec3>, Vec<u32>)], size: f64) {
-    let cell = (size / 300.0).max(1.0);
+    let cell = (size / 450.0).max(1.0);
     let gw = (p.w / cell).ceil().max(1.0) as usize;
     let gh = (p.h / cell).ceil().max(1.0) as usize;
     let mut grid = vec![false; gw * gh];
