@@ -1,1 +1,145 @@
-//! skelport-gltf (work in progress).
+//! # skelport-gltf — glTF 2.0 skins (`.gltf` and `.glb`)
+//!
+//! Two [`Format`]s share one reader and one writer:
+//! * [`GltfFormat`] (`"gltf"`): JSON with the binary data in a `<stem>.bin` side file, or in a
+//!   base64 data URI when [`WriteOptions::embed`] is set;
+//! * [`GlbFormat`] (`"glb"`): the binary container (JSON chunk + BIN chunk).
+//!
+//! Both read either flavour (the reader looks at the bytes). The frame is [`Frame::GLTF`]
+//! (+Y up, +Z forward, right-handed, metres).
+//!
+//! ## Mapping
+//! * every glTF skin becomes one IR [`skelport_ir::Skeleton`] plus one [`skelport_ir::Skin`];
+//!   the skeleton holds the joint nodes, the non-joint nodes between them (as `deform = false`
+//!   bones) and their lowest common ancestor; the nodes above it are baked into the root's rest;
+//! * every mesh primitive of every node using a skin is merged into one IR mesh per skin;
+//! * inverse bind matrices are kept as given (the bind pose is not the rest pose);
+//! * what glTF cannot hold (bone length, roll, anchors, mirror, other formats' extension data)
+//!   is written to `extras.skelport` and restored on read.
+//!
+//! See `docs/formats/gltf.md` for the full list of what is kept and lost.
+
+mod buffers;
+mod error;
+mod extras;
+mod read;
+mod write;
+
+pub use error::GltfError;
+
+use skelport_ir::{Diagnostics, Document, Format, FormatError, Input, Output, ReadOptions, WriteOptions};
+
+/// The namespace of this crate's IR extension data and of its `extras` key in written files.
+pub const EXTRAS_KEY: &str = "skelport";
+
+/// glTF 2.0 as JSON (`.gltf`), with external or data-URI buffers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GltfFormat;
+
+/// glTF 2.0 binary container (`.glb`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GlbFormat;
+
+/// How sure we are that `head` is glTF 2.0 JSON: the top-level object must have an `"asset"`
+/// whose `"version"` is `"2.0"` and no `"dimension"` (G4MF reuses glTF's asset layout).
+///
+/// Only the first bytes are available, so this is a text scan rather than a JSON parse.
+fn sniff_json(head: &[u8]) -> u8 {
+    let text = String::from_utf8_lossy(head);
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    if !t.starts_with('{') {
+        return 0;
+    }
+    // A full parse is tried first (small files); when the head is truncated we fall back to
+    // looking for the asset object's text.
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(t) {
+        let asset = v.get("asset");
+        let version = asset.and_then(|a| a.get("version")).and_then(|x| x.as_str());
+        let dimension = asset.and_then(|a| a.get("dimension"));
+        return if version == Some("2.0") && dimension.is_none() { 95 } else { 0 };
+    }
+    let Some(pos) = t.find("\"asset\"") else { return 0 };
+    let rest = &t[pos..];
+    let end = rest.find('}').unwrap_or(rest.len());
+    let asset = &rest[..end];
+    let compact: String = asset.chars().filter(|c| !c.is_whitespace()).collect();
+    if compact.contains("\"version\":\"2.0\"") && !compact.contains("\"dimension\"") {
+        90
+    } else {
+        0
+    }
+}
+
+fn sniff_any(head: &[u8]) -> (u8, u8) {
+    if head.starts_with(b"glTF") {
+        // Version 2 containers only.
+        let v2 = head.get(4..8).map(|b| b == [2, 0, 0, 0]).unwrap_or(true);
+        return (0, if v2 { 100 } else { 10 });
+    }
+    (sniff_json(head), 0)
+}
+
+impl Format for GltfFormat {
+    fn name(&self) -> &'static str {
+        "gltf"
+    }
+    fn description(&self) -> &'static str {
+        "glTF 2.0 JSON (.gltf + .bin or data URIs): skins, joints, inverse bind matrices, skinned meshes"
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["gltf"]
+    }
+    fn sniff(&self, head: &[u8]) -> u8 {
+        sniff_any(head).0
+    }
+    fn read(&self, input: Input<'_>, _opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
+        read::read(input, "gltf", diag).map_err(Into::into)
+    }
+    fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
+        write::write(doc, opts, write::Container::Json, diag).map_err(Into::into)
+    }
+}
+
+impl Format for GlbFormat {
+    fn name(&self) -> &'static str {
+        "glb"
+    }
+    fn description(&self) -> &'static str {
+        "glTF 2.0 binary (.glb): skins, joints, inverse bind matrices, skinned meshes"
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["glb"]
+    }
+    fn sniff(&self, head: &[u8]) -> u8 {
+        sniff_any(head).1
+    }
+    fn read(&self, input: Input<'_>, _opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
+        read::read(input, "glb", diag).map_err(Into::into)
+    }
+    fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
+        write::write(doc, opts, write::Container::Binary, diag).map_err(Into::into)
+    }
+}
+
+/// Read glTF or GLB bytes (the flavour is detected from the bytes). `path` resolves external
+/// buffers. Convenience for callers that do not go through the [`Format`] registry.
+pub fn read_bytes(bytes: &[u8], path: Option<&std::path::Path>, diag: &mut Diagnostics) -> Result<Document, GltfError> {
+    read::read(Input { path, bytes }, "gltf", diag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffing() {
+        assert_eq!(GlbFormat.sniff(b"glTF\x02\0\0\0"), 100);
+        assert_eq!(GltfFormat.sniff(b"glTF\x02\0\0\0"), 0);
+        assert_eq!(GltfFormat.sniff(br#"{"asset":{"version":"2.0"}}"#), 95);
+        assert_eq!(GltfFormat.sniff(br#"{"asset":{"version":"2.0","dimension":4}}"#), 0);
+        assert_eq!(GltfFormat.sniff(br#"{"asset":{"version":"1.0"}}"#), 0);
+        assert_eq!(GltfFormat.sniff(br#"{"bones":{"root":{}}}"#), 0);
+        assert_eq!(GltfFormat.sniff(br#"{"asset" : { "version" : "2.0" }, "nodes": [ {"#), 90);
+        assert_eq!(GlbFormat.sniff(b"{"), 0);
+    }
+}

@@ -1,0 +1,2 @@
+//! Reading and writing Fox.glb (placeholder until filled in).
+fn main() {}

@@ -1,0 +1,244 @@
+//! Loading buffers (GLB BIN chunk, data URIs, external files) and decoding accessors.
+//!
+//! Hand-written rather than `gltf::Gltf`'s accessor iterators because those assume a document
+//! that already passed validation and index slices directly: here every offset, stride and count
+//! is checked against the bytes actually present before anything is allocated or indexed, so a
+//! hostile file gives an error instead of a panic.
+
+use crate::error::GltfError;
+use base64::Engine as _;
+use gltf_json::accessor::{ComponentType, Type};
+use gltf_json::validation::Checked;
+use gltf_json::Root;
+use std::path::Path;
+
+/// Decoded accessor data as f64 (integers exact; normalized integers mapped to [0, 1]).
+pub(crate) struct AccessorData {
+    pub count: usize,
+    pub components: usize,
+    pub values: Vec<f64>,
+    pub component_type: ComponentType,
+    pub normalized: bool,
+}
+
+impl AccessorData {
+    /// Element `i` as a slice of `components` values.
+    pub fn get(&self, i: usize) -> &[f64] {
+        let a = i * self.components;
+        self.values.get(a..a + self.components).unwrap_or(&[])
+    }
+}
+
+/// Load every buffer of `root`. `bin` is the GLB BIN chunk, if any.
+pub(crate) fn load(root: &Root, bin: Option<&[u8]>, base: Option<&Path>, file: &str) -> Result<Vec<Vec<u8>>, GltfError> {
+    let mut out = Vec::with_capacity(root.buffers.len().min(1024));
+    for (i, b) in root.buffers.iter().enumerate() {
+        let pointer = format!("/buffers/{i}");
+        let err = |m: String| GltfError::Buffer { file: file.to_owned(), pointer: pointer.clone(), message: m };
+        let data: Vec<u8> = match &b.uri {
+            None => match (i, bin) {
+                (0, Some(bin)) => bin.to_vec(),
+                _ => return Err(err("buffer has no uri and is not the GLB BIN chunk".into())),
+            },
+            Some(uri) if uri.starts_with("data:") => {
+                let comma = uri.find(',').ok_or_else(|| err("data URI has no ','".into()))?;
+                if !uri[..comma].ends_with(";base64") {
+                    return Err(err("data URI is not base64-encoded".into()));
+                }
+                base64::engine::general_purpose::STANDARD
+                    .decode(uri[comma + 1..].trim())
+                    .map_err(|e| err(format!("bad base64 in data URI: {e}")))?
+            }
+            Some(uri) => {
+                let rel = percent_decode(uri);
+                if rel.contains("://") {
+                    return Err(err(format!("external URL '{uri}' is not loaded; download it next to the .gltf")));
+                }
+                let dir = base.and_then(Path::parent).unwrap_or(Path::new("."));
+                let path = dir.join(&rel);
+                std::fs::read(&path).map_err(|e| err(format!("{}: {e} (the .bin must sit next to the .gltf)", path.display())))?
+            }
+        };
+        let want = b.byte_length.0;
+        if (data.len() as u64) < want {
+            return Err(err(format!("byteLength is {want} but only {} bytes are present", data.len())));
+        }
+        out.push(data);
+    }
+    Ok(out)
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Some(v) = std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn component_size(c: ComponentType) -> usize {
+    match c {
+        ComponentType::I8 | ComponentType::U8 => 1,
+        ComponentType::I16 | ComponentType::U16 => 2,
+        ComponentType::U32 | ComponentType::F32 => 4,
+    }
+}
+
+fn type_components(t: Type) -> usize {
+    match t {
+        Type::Scalar => 1,
+        Type::Vec2 => 2,
+        Type::Vec3 => 3,
+        Type::Vec4 | Type::Mat2 => 4,
+        Type::Mat3 => 9,
+        Type::Mat4 => 16,
+    }
+}
+
+/// Decode accessor `index`. `pointer` names the referring property for messages. Accessors
+/// without a buffer view are all zeros (glTF 2.0 §3.6.2.3).
+pub(crate) fn read_accessor(root: &Root, buffers: &[Vec<u8>], index: usize, pointer: &str, file: &str) -> Result<AccessorData, GltfError> {
+    let ap = format!("/accessors/{index}");
+    let acc = root.accessors.get(index).ok_or_else(|| GltfError::invalid(file, pointer, format!("accessor {index} does not exist")))?;
+    let ct = match acc.component_type {
+        Checked::Valid(g) => g.0,
+        Checked::Invalid => return Err(GltfError::invalid(file, format!("{ap}/componentType"), "unknown component type")),
+    };
+    let ty = match acc.type_ {
+        Checked::Valid(t) => t,
+        Checked::Invalid => return Err(GltfError::invalid(file, format!("{ap}/type"), "unknown accessor type")),
+    };
+    if acc.sparse.is_some() {
+        return Err(GltfError::invalid(file, format!("{ap}/sparse"), "sparse accessors are not supported; export without sparse data"));
+    }
+    let comps = type_components(ty);
+    let csize = component_size(ct);
+    let elem = comps * csize;
+    let count = usize::try_from(acc.count.0).map_err(|_| GltfError::invalid(file, format!("{ap}/count"), "count too large"))?;
+    let Some(view_idx) = acc.buffer_view else {
+        // Zeros, but never allocate more than a sane bound for a count nothing backs.
+        if count > 1 << 24 {
+            return Err(GltfError::invalid(file, format!("{ap}/count"), "count too large for an accessor without bufferView"));
+        }
+        return Ok(AccessorData {
+            count,
+            components: comps,
+            values: vec![0.0; count * comps],
+            component_type: ct,
+            normalized: acc.normalized,
+        });
+    };
+    let vp = format!("/bufferViews/{}", view_idx.value());
+    let view = root
+        .buffer_views
+        .get(view_idx.value())
+        .ok_or_else(|| GltfError::invalid(file, format!("{ap}/bufferView"), format!("buffer view {} does not exist", view_idx.value())))?;
+    let buf = buffers
+        .get(view.buffer.value())
+        .ok_or_else(|| GltfError::invalid(file, format!("{vp}/buffer"), format!("buffer {} does not exist", view.buffer.value())))?;
+    let declared = root.buffers.get(view.buffer.value()).map(|b| b.byte_length.0).unwrap_or(0);
+    let v_off = view.byte_offset.map(|o| o.0).unwrap_or(0);
+    let v_len = view.byte_length.0;
+    if v_off.checked_add(v_len).is_none_or(|end| end > declared || end > buf.len() as u64) {
+        return Err(GltfError::invalid(
+            file,
+            &vp,
+            format!("byteOffset {v_off} + byteLength {v_len} exceeds the buffer's {declared} bytes"),
+        ));
+    }
+    let stride = match view.byte_stride {
+        Some(s) => {
+            if s.0 < elem {
+                return Err(GltfError::invalid(
+                    file,
+                    format!("{vp}/byteStride"),
+                    format!("byteStride {} is smaller than the element size {elem}", s.0),
+                ));
+            }
+            s.0
+        }
+        None => elem,
+    };
+    let a_off = acc.byte_offset.map(|o| o.0).unwrap_or(0) as usize;
+    if count > 0 {
+        let need = (count - 1).checked_mul(stride).and_then(|x| x.checked_add(elem)).and_then(|x| x.checked_add(a_off));
+        if need.is_none_or(|n| n as u64 > v_len) {
+            return Err(GltfError::invalid(
+                file,
+                &ap,
+                format!(
+                    "{count} elements of {elem} bytes (stride {stride}, offset {a_off}) do not fit in buffer view {} ({v_len} bytes)",
+                    view_idx.value()
+                ),
+            ));
+        }
+    }
+    if a_off % csize != 0 {
+        return Err(GltfError::invalid(file, format!("{ap}/byteOffset"), "byteOffset is not a multiple of the component size"));
+    }
+    let base = v_off as usize + a_off;
+    let bytes = &buf[base..];
+    let mut values = Vec::with_capacity(count * comps);
+    let norm = acc.normalized;
+    for i in 0..count {
+        let e = &bytes[i * stride..i * stride + elem];
+        for c in 0..comps {
+            let b = &e[c * csize..(c + 1) * csize];
+            let v = match ct {
+                ComponentType::I8 => {
+                    let x = b[0] as i8 as f64;
+                    if norm {
+                        (x / 127.0).max(-1.0)
+                    } else {
+                        x
+                    }
+                }
+                ComponentType::U8 => {
+                    let x = b[0] as f64;
+                    if norm {
+                        x / 255.0
+                    } else {
+                        x
+                    }
+                }
+                ComponentType::I16 => {
+                    let x = i16::from_le_bytes([b[0], b[1]]) as f64;
+                    if norm {
+                        (x / 32767.0).max(-1.0)
+                    } else {
+                        x
+                    }
+                }
+                ComponentType::U16 => {
+                    let x = u16::from_le_bytes([b[0], b[1]]) as f64;
+                    if norm {
+                        x / 65535.0
+                    } else {
+                        x
+                    }
+                }
+                ComponentType::U32 => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
+                ComponentType::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
+            };
+            values.push(v);
+        }
+    }
+    Ok(AccessorData { count, components: comps, values, component_type: ct, normalized: norm })
+}
+
+/// The byte stride declared on an accessor's buffer view, if any (IBM accessors must have none).
+pub(crate) fn view_stride(root: &Root, accessor: usize) -> Option<usize> {
+    let acc = root.accessors.get(accessor)?;
+    let view = root.buffer_views.get(acc.buffer_view?.value())?;
+    view.byte_stride.map(|s| s.0)
+}

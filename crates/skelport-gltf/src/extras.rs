@@ -1,0 +1,60 @@
+//! What skelport keeps in glTF `extras.skelport` (things glTF cannot hold natively), so that
+//! X → glTF → X keeps them while other importers see a plain glTF.
+
+use serde::{Deserialize, Serialize};
+use skelport_ir::{BoneAnchors, Extensions};
+
+/// `nodes[i].extras.skelport` for a bone.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct BoneExtras {
+    /// Bone length (head → tail along local +Y).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub length: Option<f64>,
+    /// Blender roll in radians, as the source gave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roll: Option<f64>,
+    /// MPFB placement anchors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchors: Option<BoneAnchors>,
+    /// The mirror bone's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mirror: Option<String>,
+    /// Written only when it differs from "is a skin joint".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deform: Option<bool>,
+    /// Other formats' extension data on the bone.
+    #[serde(default, skip_serializing_if = "Extensions::is_empty")]
+    pub ext: Extensions,
+    /// Marks the identity node skelport adds above a skeleton with several roots (glTF needs
+    /// one common root for a skin's joints); the reader drops it again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub synthetic_root: bool,
+}
+
+/// `skins[i].extras.skelport`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct SkinExtras {
+    /// The IR skeleton's name (glTF has no skeleton object).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skeleton: Option<String>,
+    /// The IR skeleton's extension data.
+    #[serde(default, skip_serializing_if = "Extensions::is_empty")]
+    pub skeleton_ext: Extensions,
+    /// The IR skin's extension data.
+    #[serde(default, skip_serializing_if = "Extensions::is_empty")]
+    pub ext: Extensions,
+}
+
+/// `meshes[i].extras.skelport`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct MeshExtras {
+    #[serde(default, skip_serializing_if = "Extensions::is_empty")]
+    pub ext: Extensions,
+}
+
+/// Top-level `extras.skelport`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct DocExtras {
+    #[serde(default, skip_serializing_if = "Extensions::is_empty")]
+    pub ext: Extensions,
+}

@@ -1,0 +1,690 @@
+//! glTF → IR.
+//!
+//! The JSON is deserialized into `gltf_json::Root` (the file model); every index is then checked
+//! here, before use, against the arrays it points into. Checks follow the Khronos validator's
+//! skin rules: unresolved references, empty joint lists, IBM format/count/stride/affinity, joints
+//! without a common root, `skeleton` not an ancestor of the joints, nodes with several parents
+//! and cycles, JOINTS/WEIGHTS pairing, joint indices out of range or duplicated, negative weights.
+
+use crate::buffers::{self, AccessorData};
+use crate::error::GltfError;
+use crate::extras::{BoneExtras, DocExtras, MeshExtras, SkinExtras};
+use gltf_json::accessor::ComponentType;
+use gltf_json::mesh::{Mode, Semantic};
+use gltf_json::validation::Checked;
+use gltf_json::Root;
+use skelport_ir::{
+    Bone, BoneId, DMat4, DQuat, DVec3, Diagnostics, Document, Frame, Influences, Input, Mesh, Normals, Skeleton, Skin, Transform,
+};
+use std::collections::{HashMap, HashSet};
+
+/// Weight sums further than this from 1 are reported and renormalized. The validator's own
+/// threshold is tighter (a few float32 ulps per weight); files from real exporters that are a
+/// little outside it still skin the same, so they are repaired with a warning rather than refused.
+const WEIGHT_SUM_TOLERANCE: f64 = 2e-3;
+
+pub(crate) fn read(input: Input<'_>, format: &str, diag: &mut Diagnostics) -> Result<Document, GltfError> {
+    let file = input.display_name();
+    let file = file.as_str();
+    let glb = if input.bytes.starts_with(b"glTF") {
+        Some(gltf::binary::Glb::from_slice(input.bytes).map_err(|e| GltfError::Glb { file: file.to_owned(), message: e.to_string() })?)
+    } else {
+        None
+    };
+    let (json, bin): (&[u8], Option<&[u8]>) = match &glb {
+        Some(g) => (&g.json, g.bin.as_deref()),
+        None => (input.bytes, None),
+    };
+    let json_err =
+        |e: serde_json::Error| GltfError::Json { file: file.to_owned(), line: e.line(), column: e.column(), message: e.to_string() };
+    let raw: serde_json::Value = serde_json::from_slice(json).map_err(json_err)?;
+    let version = raw.pointer("/asset/version").and_then(|v| v.as_str()).unwrap_or("");
+    if !version.starts_with("2.") {
+        return Err(GltfError::invalid(file, "/asset/version", format!("version is '{version}', only glTF 2.x is supported")));
+    }
+    for key in ["skins", "nodes", "meshes", "accessors", "scenes", "buffers", "bufferViews"] {
+        if raw.get(key).and_then(|v| v.as_array()).is_some_and(|a| a.is_empty()) {
+            return Err(GltfError::invalid(file, format!("/{key}"), "array must not be empty (omit the property instead)"));
+        }
+    }
+    let root: Root = serde_json::from_slice(json).map_err(json_err)?;
+    let buffers = buffers::load(&root, bin, input.path, file)?;
+    Reader { root: &root, raw: &raw, buffers: &buffers, file, diag }.run(format)
+}
+
+struct Reader<'a> {
+    root: &'a Root,
+    raw: &'a serde_json::Value,
+    buffers: &'a [Vec<u8>],
+    file: &'a str,
+    diag: &'a mut Diagnostics,
+}
+
+/// The node graph after checking: parents, top ancestors, unique names, local transforms.
+struct Graph {
+    parent: Vec<Option<usize>>,
+    children: Vec<Vec<usize>>,
+    top: Vec<usize>,
+    names: Vec<String>,
+    local: Vec<DMat4>,
+    world: Vec<DMat4>,
+}
+
+impl Reader<'_> {
+    fn err(&self, pointer: impl Into<String>, message: impl Into<String>) -> GltfError {
+        GltfError::invalid(self.file, pointer, message)
+    }
+
+    fn extras(&self, pointer: &str) -> Option<&serde_json::Value> {
+        self.raw.pointer(pointer).and_then(|e| e.get("extras")).and_then(|e| e.get(crate::EXTRAS_KEY))
+    }
+
+    fn run(mut self, format: &str) -> Result<Document, GltfError> {
+        let g = self.graph()?;
+        let mut doc = Document::new(Frame::GLTF);
+        doc.source_format = Some(format.to_owned());
+        if let Some(x) = self.extras("").and_then(|v| serde_json::from_value::<DocExtras>(v.clone()).ok()) {
+            doc.ext = x.ext;
+        }
+        let scene_tops = self.scene_tops(&g)?;
+        let nodes = &self.root.nodes;
+        // Nodes that reference a skin / mesh: check the references first.
+        for (i, n) in nodes.iter().enumerate() {
+            if let Some(s) = n.skin {
+                if s.value() >= self.root.skins.len() {
+                    return Err(self.err(format!("/nodes/{i}/skin"), format!("skin {} does not exist", s.value())));
+                }
+                if n.mesh.is_none() {
+                    return Err(self.err(format!("/nodes/{i}"), "a node with a skin must also have a mesh"));
+                }
+            }
+            if let Some(m) = n.mesh {
+                let mesh = self
+                    .root
+                    .meshes
+                    .get(m.value())
+                    .ok_or_else(|| self.err(format!("/nodes/{i}/mesh"), format!("mesh {} does not exist", m.value())))?;
+                let skinned = mesh.primitives.iter().any(|p| p.attributes.keys().any(|k| matches!(k, Checked::Valid(Semantic::Joints(_)))));
+                match (n.skin.is_some(), skinned) {
+                    (true, false) => {
+                        return Err(self.err(format!("/nodes/{i}"), "node has a skin but its mesh has no JOINTS_0/WEIGHTS_0 attributes"))
+                    }
+                    (false, true) => self.diag.warn(
+                        "gltf.skinned-mesh-without-skin",
+                        format!("node {} ({}) has a mesh with joints but no skin; the mesh is ignored", i, g.names[i]),
+                    ),
+                    _ => {}
+                }
+            }
+        }
+        for si in 0..self.root.skins.len() {
+            self.skin(si, &g, &scene_tops, &mut doc)?;
+        }
+        if self.root.skins.is_empty() {
+            self.diag.warn("gltf.no-skins", "the file has no skins: no skeleton was read");
+        }
+        Ok(doc)
+    }
+
+    /// Check the node hierarchy (references, single parents, no cycles) and compute names and transforms.
+    fn graph(&mut self) -> Result<Graph, GltfError> {
+        let nodes = &self.root.nodes;
+        let n = nodes.len();
+        let mut parent: Vec<Option<usize>> = vec![None; n];
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, node) in nodes.iter().enumerate() {
+            for (k, c) in node.children.iter().flatten().enumerate() {
+                let c = c.value();
+                if c >= n {
+                    return Err(self.err(format!("/nodes/{i}/children/{k}"), format!("node {c} does not exist")));
+                }
+                if c == i {
+                    return Err(self.err(format!("/nodes/{i}/children/{k}"), "a node cannot be its own child"));
+                }
+                if let Some(p) = parent[c] {
+                    return Err(
+                        self.err(format!("/nodes/{i}/children/{k}"), format!("node {c} already has parent {p}: nodes must form trees"))
+                    );
+                }
+                parent[c] = Some(i);
+                children[i].push(c);
+            }
+        }
+        // Tops and cycle detection in linear time: resolve each node's top ancestor with memo.
+        let mut top: Vec<usize> = vec![usize::MAX; n];
+        let mut state = vec![0u8; n]; // 0 new, 1 on the current path, 2 done
+        let mut path = Vec::new();
+        for start in 0..n {
+            let mut cur = start;
+            path.clear();
+            let t = loop {
+                match state[cur] {
+                    2 => break top[cur],
+                    1 => return Err(self.err(format!("/nodes/{cur}"), "the node hierarchy contains a cycle")),
+                    _ => {}
+                }
+                state[cur] = 1;
+                path.push(cur);
+                match parent[cur] {
+                    Some(p) => cur = p,
+                    None => break cur,
+                }
+            };
+            for &p in &path {
+                top[p] = t;
+                state[p] = 2;
+            }
+        }
+        // Names: missing → node<i> (made unique per skeleton when the bones are built).
+        let names: Vec<String> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, node)| match node.name.as_deref() {
+                Some(s) if !s.is_empty() => s.to_owned(),
+                _ => format!("node{i}"),
+            })
+            .collect();
+        let mut local = Vec::with_capacity(n);
+        for (i, node) in nodes.iter().enumerate() {
+            let m = if let Some(m) = node.matrix {
+                DMat4::from_cols_array(&m.map(f64::from))
+            } else {
+                let t = node.translation.map(|t| DVec3::new(t[0] as f64, t[1] as f64, t[2] as f64)).unwrap_or(DVec3::ZERO);
+                let r = node
+                    .rotation
+                    .map(|q| DQuat::from_xyzw(q.0[0] as f64, q.0[1] as f64, q.0[2] as f64, q.0[3] as f64))
+                    .unwrap_or(DQuat::IDENTITY);
+                let s = node.scale.map(|s| DVec3::new(s[0] as f64, s[1] as f64, s[2] as f64)).unwrap_or(DVec3::ONE);
+                let len = r.length();
+                if !(len.is_finite() && (len - 1.0).abs() < 1e-3) {
+                    return Err(self.err(format!("/nodes/{i}/rotation"), format!("rotation is not a unit quaternion (length {len})")));
+                }
+                DMat4::from_scale_rotation_translation(s, r.normalize(), t)
+            };
+            if !m.is_finite() {
+                return Err(self.err(format!("/nodes/{i}"), "transform has non-finite numbers"));
+            }
+            local.push(m);
+        }
+        // World matrices in an order where parents come first (walk from the tops).
+        let mut world = vec![DMat4::IDENTITY; n];
+        let mut stack: Vec<usize> = (0..n).filter(|&i| parent[i].is_none()).collect();
+        while let Some(i) = stack.pop() {
+            world[i] = match parent[i] {
+                Some(p) => world[p] * local[i],
+                None => local[i],
+            };
+            stack.extend(children[i].iter().copied());
+        }
+        Ok(Graph { parent, children, top, names, local, world })
+    }
+
+    /// For each scene, the set of top nodes it lists (checked references).
+    fn scene_tops(&self, g: &Graph) -> Result<Vec<HashSet<usize>>, GltfError> {
+        let mut out = Vec::new();
+        for (s, scene) in self.root.scenes.iter().enumerate() {
+            let mut set = HashSet::new();
+            for (k, n) in scene.nodes.iter().enumerate() {
+                if n.value() >= g.parent.len() {
+                    return Err(self.err(format!("/scenes/{s}/nodes/{k}"), format!("node {} does not exist", n.value())));
+                }
+                if g.parent[n.value()].is_some() {
+                    return Err(self.err(format!("/scenes/{s}/nodes/{k}"), format!("node {} is not a root node", n.value())));
+                }
+                set.insert(n.value());
+            }
+            out.push(set);
+        }
+        Ok(out)
+    }
+
+    fn skin(&mut self, si: usize, g: &Graph, scene_tops: &[HashSet<usize>], doc: &mut Document) -> Result<(), GltfError> {
+        let skin = &self.root.skins[si];
+        let sp = format!("/skins/{si}");
+        let n = g.parent.len();
+        if skin.joints.is_empty() {
+            return Err(self.err(format!("{sp}/joints"), "joints must not be empty"));
+        }
+        let mut joints = Vec::with_capacity(skin.joints.len());
+        let mut seen = HashSet::new();
+        for (k, j) in skin.joints.iter().enumerate() {
+            let j = j.value();
+            if j >= n {
+                return Err(self.err(format!("{sp}/joints/{k}"), format!("node {j} does not exist")));
+            }
+            if !seen.insert(j) {
+                return Err(self.err(format!("{sp}/joints/{k}"), format!("node {j} is listed twice")));
+            }
+            joints.push(j);
+        }
+        // Common root: all joints under one top node, then the lowest common ancestor.
+        let top = g.top[joints[0]];
+        if let Some(k) = joints.iter().position(|&j| g.top[j] != top) {
+            return Err(self.err(format!("{sp}/joints/{k}"), "joints do not have a common root (they live in different node trees)"));
+        }
+        let depth = |mut x: usize| {
+            let mut d = 0usize;
+            while let Some(p) = g.parent[x] {
+                x = p;
+                d += 1;
+            }
+            d
+        };
+        let mut lca = joints[0];
+        let mut lca_depth = depth(lca);
+        for &j in &joints[1..] {
+            let (mut a, mut da) = (j, depth(j));
+            let (mut b, mut db) = (lca, lca_depth);
+            while da > db {
+                a = g.parent[a].unwrap_or(a);
+                da -= 1;
+            }
+            while db > da {
+                b = g.parent[b].unwrap_or(b);
+                db -= 1;
+            }
+            while a != b {
+                match (g.parent[a], g.parent[b]) {
+                    (Some(pa), Some(pb)) => {
+                        a = pa;
+                        b = pb;
+                        da -= 1;
+                    }
+                    _ => return Err(self.err(format!("{sp}/joints"), "joints do not have a common root")),
+                }
+            }
+            lca = a;
+            lca_depth = da;
+        }
+        if let Some(s) = skin.skeleton {
+            let s = s.value();
+            if s >= n {
+                return Err(self.err(format!("{sp}/skeleton"), format!("node {s} does not exist")));
+            }
+            // `skeleton` must be the common root or one of its ancestors.
+            let mut x = Some(lca);
+            let mut ok = false;
+            while let Some(y) = x {
+                if y == s {
+                    ok = true;
+                    break;
+                }
+                x = g.parent[y];
+            }
+            if !ok {
+                return Err(
+                    self.err(format!("{sp}/skeleton"), format!("node {s} is not the common root of the joints nor an ancestor of it"))
+                );
+            }
+        }
+        // Inverse bind matrices.
+        let ibm: Vec<DMat4> = match skin.inverse_bind_matrices {
+            None => vec![DMat4::IDENTITY; joints.len()],
+            Some(a) => {
+                let p = format!("{sp}/inverseBindMatrices");
+                let ai = a.value();
+                let acc = self.root.accessors.get(ai).ok_or_else(|| self.err(&p, format!("accessor {ai} does not exist")))?;
+                let fmt_ok = matches!(acc.type_, Checked::Valid(gltf_json::accessor::Type::Mat4))
+                    && matches!(acc.component_type, Checked::Valid(c) if c.0 == ComponentType::F32);
+                if !fmt_ok {
+                    return Err(self.err(&p, "inverse bind matrices must be a MAT4 accessor of FLOAT"));
+                }
+                if buffers::view_stride(self.root, ai).is_some() {
+                    return Err(self.err(&p, "the inverse bind matrix accessor's buffer view must not have byteStride"));
+                }
+                if (acc.count.0 as usize) < joints.len() {
+                    return Err(self.err(&p, format!("IBM accessor must have at least {} elements; found {}", joints.len(), acc.count.0)));
+                }
+                let data = buffers::read_accessor(self.root, self.buffers, ai, &p, self.file)?;
+                let backed = acc.buffer_view.is_some();
+                if !backed {
+                    self.diag.warn("gltf.ibm-zero", format!("skin {si}: inverse bind matrices have no buffer view, so they are all zero"));
+                }
+                let mut out = Vec::with_capacity(joints.len());
+                for k in 0..joints.len() {
+                    let v = data.get(k);
+                    let arr: [f64; 16] = v.try_into().map_err(|_| self.err(&p, "short matrix data"))?;
+                    let m = DMat4::from_cols_array(&arr);
+                    if backed && !(m.is_finite() && arr[3] == 0.0 && arr[7] == 0.0 && arr[11] == 0.0 && arr[15] == 1.0) {
+                        return Err(self.err(
+                            format!("/accessors/{ai}"),
+                            format!("matrix {k} is not a valid inverse bind matrix (last row must be 0 0 0 1)"),
+                        ));
+                    }
+                    out.push(m);
+                }
+                out
+            }
+        };
+        // Mesh nodes using this skin, and the scene check.
+        let mesh_nodes: Vec<usize> = (0..n).filter(|&i| self.root.nodes[i].skin.map(|s| s.value()) == Some(si)).collect();
+        for &mn in &mesh_nodes {
+            for tops in scene_tops {
+                if tops.contains(&g.top[mn]) && !tops.contains(&top) {
+                    return Err(self.err(
+                        format!("/nodes/{mn}"),
+                        "a node with a skinned mesh is used in a scene that does not contain the skin's joints",
+                    ));
+                }
+            }
+            if g.parent[mn].is_some() || g.local[mn] != DMat4::IDENTITY {
+                self.diag.info(
+                    "gltf.skinned-mesh-transform",
+                    format!("node {} ({}): its transform and its parents' are ignored, as glTF skinning requires", mn, g.names[mn]),
+                );
+            }
+        }
+        // Bones: the joints, the nodes between them, and their lowest common ancestor.
+        let joint_set: HashSet<usize> = joints.iter().copied().collect();
+        let mut in_set: HashSet<usize> = HashSet::new();
+        for &j in &joints {
+            let mut x = j;
+            loop {
+                if !in_set.insert(x) || x == lca {
+                    break;
+                }
+                match g.parent[x] {
+                    Some(p) => x = p,
+                    None => break,
+                }
+            }
+        }
+        in_set.insert(lca);
+        // A synthetic root written by skelport for multi-root skeletons is not a bone.
+        let synthetic =
+            |i: usize| self.extras(&format!("/nodes/{i}")).and_then(|v| v.get("synthetic_root")).and_then(|v| v.as_bool()).unwrap_or(false);
+        let mut roots = vec![lca];
+        if !joint_set.contains(&lca) && synthetic(lca) {
+            in_set.remove(&lca);
+            roots = g.children[lca].iter().copied().filter(|c| in_set.contains(c)).collect();
+        }
+        let mut order: Vec<usize> = Vec::with_capacity(in_set.len());
+        let mut bone_of: HashMap<usize, BoneId> = HashMap::new();
+        let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
+        while let Some(i) = stack.pop() {
+            bone_of.insert(i, BoneId::from(order.len()));
+            order.push(i);
+            stack.extend(g.children[i].iter().rev().copied().filter(|c| in_set.contains(c)));
+        }
+        let skin_extras: SkinExtras = self.extras(&sp).and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default();
+        let skin_name = skin.name.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| format!("skin{si}"));
+        let mut sk = Skeleton::new(skin_extras.skeleton.clone().unwrap_or_else(|| skin_name.clone()));
+        sk.ext = skin_extras.skeleton_ext.clone();
+        let mut mirrors: Vec<(usize, String)> = Vec::new();
+        let mut used: HashSet<String> = HashSet::new();
+        for (bi, &node) in order.iter().enumerate() {
+            let is_root = roots.contains(&node);
+            let m = if is_root { g.world[node] } else { g.local[node] };
+            let rest = Transform::from_matrix(&m).unwrap_or_else(|| {
+                self.diag.warn(
+                    "gltf.shear",
+                    format!("node {node} ({}): transform has shear or a mirror that TRS cannot hold; approximated", g.names[node]),
+                );
+                let (s, r, t) = m.to_scale_rotation_translation();
+                Transform { translation: t, rotation: r.normalize(), scale: s }
+            });
+            if self.root.nodes[node].name.as_deref().is_none_or(str::is_empty) {
+                self.diag.warn("gltf.unnamed-node", format!("node {node} has no name; called it '{}'", g.names[node]));
+            }
+            let parent = if is_root { None } else { g.parent[node].and_then(|p| bone_of.get(&p).copied()) };
+            let base = g.names[node].clone();
+            let mut name = base.clone();
+            let mut k = 1;
+            while used.contains(&name) {
+                name = format!("{base}.{k:03}");
+                k += 1;
+            }
+            if name != base {
+                self.diag.warn("gltf.duplicate-name", format!("node {node}: name '{base}' is used more than once; renamed to '{name}'"));
+            }
+            used.insert(name.clone());
+            let mut bone = Bone::new(name, parent, rest);
+            bone.deform = joint_set.contains(&node);
+            if let Some(x) = self.extras(&format!("/nodes/{node}")).and_then(|v| serde_json::from_value::<BoneExtras>(v.clone()).ok()) {
+                bone.length = x.length;
+                bone.roll = x.roll;
+                bone.anchors = x.anchors;
+                bone.ext = x.ext;
+                if let Some(d) = x.deform {
+                    bone.deform = d;
+                }
+                if let Some(m) = x.mirror {
+                    mirrors.push((bi, m));
+                }
+            }
+            sk.bones.push(bone);
+        }
+        let names = sk.name_map().into_iter().map(|(k, v)| (k.to_owned(), v)).collect::<HashMap<_, _>>();
+        for (bi, m) in mirrors {
+            sk.bones[bi].mirror = names.get(&m).copied();
+        }
+        let skeleton_index = doc.skeletons.len();
+        doc.skeletons.push(sk);
+        // Geometry: every primitive of every mesh used with this skin, merged.
+        let mut mesh_ids: Vec<usize> = Vec::new();
+        for &mn in &mesh_nodes {
+            if let Some(m) = self.root.nodes[mn].mesh {
+                if !mesh_ids.contains(&m.value()) {
+                    mesh_ids.push(m.value());
+                }
+            }
+        }
+        let skin_joint_count = joints.len();
+        let (mesh_index, influences) = if mesh_ids.is_empty() {
+            (None, Influences::default())
+        } else {
+            let (mesh, infl) = self.merge_meshes(&mesh_ids, skin_joint_count, si)?;
+            doc.meshes.push(mesh);
+            (Some(doc.meshes.len() - 1), infl)
+        };
+        let ir_joints: Vec<BoneId> = joints.iter().map(|j| bone_of.get(j).copied().unwrap_or(BoneId(0))).collect();
+        doc.skins.push(Skin {
+            name: skin_name,
+            skeleton: skeleton_index,
+            mesh: mesh_index,
+            joints: ir_joints,
+            inverse_bind: ibm,
+            bind_shape: DMat4::IDENTITY,
+            influences,
+            ext: skin_extras.ext,
+        });
+        Ok(())
+    }
+
+    fn merge_meshes(&mut self, mesh_ids: &[usize], joint_count: usize, si: usize) -> Result<(Mesh, Influences), GltfError> {
+        let mut mesh = Mesh::default();
+        let mut normals: Vec<DVec3> = Vec::new();
+        let mut all_normals = true;
+        let mut lists: Vec<Vec<(u32, f64)>> = Vec::new();
+        let mut renormalized = 0usize;
+        let mut prim_count = 0usize;
+        for (k, &mi) in mesh_ids.iter().enumerate() {
+            let gm = &self.root.meshes[mi];
+            if k == 0 {
+                let x: MeshExtras =
+                    self.extras(&format!("/meshes/{mi}")).and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default();
+                mesh.name = gm.name.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| format!("mesh{mi}"));
+                mesh.ext = x.ext;
+            }
+            for (pi, prim) in gm.primitives.iter().enumerate() {
+                let pp = format!("/meshes/{mi}/primitives/{pi}");
+                prim_count += 1;
+                let mut pos_acc = None;
+                let mut nrm_acc = None;
+                let mut jsets: HashMap<u32, usize> = HashMap::new();
+                let mut wsets: HashMap<u32, usize> = HashMap::new();
+                for (sem, acc) in &prim.attributes {
+                    match sem {
+                        Checked::Valid(Semantic::Positions) => pos_acc = Some(acc.value()),
+                        Checked::Valid(Semantic::Normals) => nrm_acc = Some(acc.value()),
+                        Checked::Valid(Semantic::Joints(s)) => {
+                            jsets.insert(*s, acc.value());
+                        }
+                        Checked::Valid(Semantic::Weights(s)) => {
+                            wsets.insert(*s, acc.value());
+                        }
+                        _ => {}
+                    }
+                }
+                let Some(pa) = pos_acc else {
+                    self.diag.warn("gltf.no-position", format!("{pp}: primitive has no POSITION; skipped"));
+                    continue;
+                };
+                let pos = buffers::read_accessor(self.root, self.buffers, pa, &format!("{pp}/attributes/POSITION"), self.file)?;
+                if pos.components != 3 {
+                    return Err(self.err(format!("{pp}/attributes/POSITION"), "POSITION must be VEC3"));
+                }
+                let base = mesh.positions.len();
+                let vcount = pos.count;
+                mesh.positions.extend((0..vcount).map(|v| {
+                    let p = pos.get(v);
+                    DVec3::new(p[0], p[1], p[2])
+                }));
+                match nrm_acc {
+                    Some(na) if all_normals => {
+                        let nd = buffers::read_accessor(self.root, self.buffers, na, &format!("{pp}/attributes/NORMAL"), self.file)?;
+                        if nd.components != 3 || nd.count != vcount {
+                            return Err(self.err(format!("{pp}/attributes/NORMAL"), "NORMAL must be VEC3 with one entry per vertex"));
+                        }
+                        normals.extend((0..vcount).map(|v| {
+                            let p = nd.get(v);
+                            DVec3::new(p[0], p[1], p[2])
+                        }));
+                    }
+                    _ => all_normals = false,
+                }
+                // Faces.
+                let mode = match prim.mode {
+                    Checked::Valid(m) => m,
+                    Checked::Invalid => return Err(self.err(format!("{pp}/mode"), "unknown primitive mode")),
+                };
+                let idx: Vec<u32> = match prim.indices {
+                    Some(ia) => {
+                        let d = buffers::read_accessor(self.root, self.buffers, ia.value(), &format!("{pp}/indices"), self.file)?;
+                        if d.components != 1 || !matches!(d.component_type, ComponentType::U8 | ComponentType::U16 | ComponentType::U32) {
+                            return Err(self.err(format!("{pp}/indices"), "indices must be SCALAR unsigned byte/short/int"));
+                        }
+                        let mut out = Vec::with_capacity(d.count);
+                        for &v in &d.values {
+                            if v as usize >= vcount {
+                                return Err(self.err(format!("{pp}/indices"), format!("index {v} is out of range ({vcount} vertices)")));
+                            }
+                            out.push(v as u32);
+                        }
+                        out
+                    }
+                    None => (0..vcount as u32).collect(),
+                };
+                let b = base as u32;
+                match mode {
+                    Mode::Triangles => {
+                        for t in idx.chunks_exact(3) {
+                            mesh.faces.counts.push(3);
+                            mesh.faces.indices.extend(t.iter().map(|i| i + b));
+                        }
+                    }
+                    Mode::TriangleStrip => {
+                        for k in 2..idx.len() {
+                            let t = if k % 2 == 0 { [idx[k - 2], idx[k - 1], idx[k]] } else { [idx[k - 1], idx[k - 2], idx[k]] };
+                            mesh.faces.counts.push(3);
+                            mesh.faces.indices.extend(t.iter().map(|i| i + b));
+                        }
+                    }
+                    Mode::TriangleFan => {
+                        for k in 2..idx.len() {
+                            mesh.faces.counts.push(3);
+                            mesh.faces.indices.extend([idx[0] + b, idx[k - 1] + b, idx[k] + b]);
+                        }
+                    }
+                    _ => {
+                        self.diag.loss("gltf.non-triangle-primitive", format!("{pp}: points/lines primitive: vertices kept, no faces"));
+                    }
+                }
+                // Influences.
+                let mut plists: Vec<Vec<(u32, f64)>> = vec![Vec::new(); vcount];
+                let mut sets: Vec<u32> = jsets.keys().chain(wsets.keys()).copied().collect();
+                sets.sort_unstable();
+                sets.dedup();
+                for s in sets {
+                    let (Some(&ja), Some(&wa)) = (jsets.get(&s), wsets.get(&s)) else {
+                        return Err(self.err(format!("{pp}/attributes"), format!("JOINTS_{s} and WEIGHTS_{s} must both be present")));
+                    };
+                    let jd = buffers::read_accessor(self.root, self.buffers, ja, &format!("{pp}/attributes/JOINTS_{s}"), self.file)?;
+                    let wd = buffers::read_accessor(self.root, self.buffers, wa, &format!("{pp}/attributes/WEIGHTS_{s}"), self.file)?;
+                    check_joints_weights(&jd, &wd, vcount).map_err(|m| self.err(format!("{pp}/attributes/JOINTS_{s}"), m))?;
+                    for (v, list) in plists.iter_mut().enumerate() {
+                        let (jj, ww) = (jd.get(v), wd.get(v));
+                        for c in 0..4 {
+                            let (j, w) = (jj[c], ww[c]);
+                            if j as usize >= joint_count {
+                                return Err(self.err(
+                                    format!("/accessors/{ja}"),
+                                    format!("vertex {v}: joint index {j} is out of range (the skin has {joint_count} joints)"),
+                                ));
+                            }
+                            if !(w >= 0.0 && w.is_finite()) {
+                                return Err(
+                                    self.err(format!("/accessors/{wa}"), format!("vertex {v}: weight {w} is negative or not finite"))
+                                );
+                            }
+                            if w > 0.0 {
+                                if list.iter().any(|e| e.0 == j as u32) {
+                                    return Err(self.err(format!("/accessors/{ja}"), format!("vertex {v}: joint {j} is used twice")));
+                                }
+                                list.push((j as u32, w));
+                            }
+                        }
+                    }
+                }
+                for l in &mut plists {
+                    let sum: f64 = l.iter().map(|e| e.1).sum();
+                    if sum > 0.0 && (sum - 1.0).abs() > WEIGHT_SUM_TOLERANCE {
+                        renormalized += 1;
+                        for e in l.iter_mut() {
+                            e.1 /= sum;
+                        }
+                    }
+                }
+                lists.extend(plists);
+            }
+        }
+        if renormalized > 0 {
+            self.diag.warn(
+                "gltf.weights-not-normalized",
+                format!("skin {si}: {renormalized} vertices had weights not summing to 1; renormalized"),
+            );
+        }
+        let unweighted = lists.iter().filter(|l| l.is_empty()).count();
+        if unweighted > 0 {
+            self.diag.warn("gltf.unweighted-vertices", format!("skin {si}: {unweighted} vertices have no influence"));
+        }
+        if prim_count > 1 {
+            self.diag.info("gltf.merged-primitives", format!("skin {si}: {prim_count} primitives merged into one mesh"));
+        }
+        if all_normals && !normals.is_empty() && normals.len() == mesh.positions.len() {
+            mesh.normals = Some(Normals::PerVertex(normals));
+        } else if !normals.is_empty() {
+            self.diag.loss("gltf.partial-normals", format!("skin {si}: only some primitives have normals; normals dropped"));
+        }
+        Ok((mesh, Influences::from_lists(lists)))
+    }
+}
+
+/// JOINTS_n: VEC4 unsigned byte/short; WEIGHTS_n: VEC4 float or normalized unsigned byte/short.
+fn check_joints_weights(jd: &AccessorData, wd: &AccessorData, vcount: usize) -> Result<(), String> {
+    if jd.components != 4 || !matches!(jd.component_type, ComponentType::U8 | ComponentType::U16) || jd.normalized {
+        return Err("JOINTS must be VEC4 of unsigned byte or unsigned short".into());
+    }
+    let w_ok = match wd.component_type {
+        ComponentType::F32 => true,
+        ComponentType::U8 | ComponentType::U16 => wd.normalized,
+        _ => false,
+    };
+    if wd.components != 4 || !w_ok {
+        return Err("WEIGHTS must be VEC4 of float or normalized unsigned byte/short".into());
+    }
+    if jd.count != vcount || wd.count != vcount {
+        return Err(format!("JOINTS has {} and WEIGHTS {} entries but POSITION has {vcount}", jd.count, wd.count));
+    }
+    Ok(())
+}

@@ -1,0 +1,553 @@
+//! IR → glTF.
+//!
+//! The document is converted to glTF's frame first (exactly, no extra root node). Each skeleton
+//! becomes a node hierarchy with TRS; each IR skin a glTF skin whose inverse bind matrices are
+//! the IR's bind pose; the skinned mesh a single triangle primitive with POSITION (min/max),
+//! NORMAL, indices and as many JOINTS_n/WEIGHTS_n sets as the widest vertex needs. Weights are
+//! written sorted largest first and normalized in float32 (the largest weight absorbs the
+//! rounding), so the Khronos validator's sum check passes.
+//!
+//! The JSON is built as `serde_json::Value` rather than `gltf_json::Root` so that numbers can be
+//! written as their shortest float32 text and empty properties omitted without boilerplate.
+
+use crate::error::GltfError;
+use crate::extras::{BoneExtras, DocExtras, MeshExtras, SkinExtras};
+use crate::EXTRAS_KEY;
+use base64::Engine as _;
+use serde_json::{json, Map, Value};
+use skelport_ir::{BoneId, DMat3, DMat4, DQuat, DVec3, Diagnostics, Document, Frame, Mesh, Normals, Output, Skin, WriteOptions};
+
+/// Which file flavour to produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Container {
+    Json,
+    Binary,
+}
+
+const ARRAY_BUFFER: u32 = 34962;
+const ELEMENT_ARRAY_BUFFER: u32 = 34963;
+const FLOAT: u32 = 5126;
+const UNSIGNED_BYTE: u32 = 5121;
+const UNSIGNED_SHORT: u32 = 5123;
+const UNSIGNED_INT: u32 = 5125;
+
+/// A float32 as the shortest JSON number that reads back as the same float32.
+fn num(x: f64) -> Value {
+    let f = x as f32;
+    let text = format!("{f}");
+    text.parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number).unwrap_or(Value::from(0))
+}
+
+/// The exact double value of a float32 (for accessor min/max, compared against the data).
+fn exact(x: f32) -> Value {
+    serde_json::Number::from_f64(x as f64).map(Value::Number).unwrap_or(Value::from(0))
+}
+
+#[derive(Default)]
+struct Builder {
+    bin: Vec<u8>,
+    views: Vec<Value>,
+    accessors: Vec<Value>,
+}
+
+impl Builder {
+    fn view(&mut self, bytes: &[u8], target: Option<u32>) -> usize {
+        while self.bin.len() % 4 != 0 {
+            self.bin.push(0);
+        }
+        let mut v = json!({ "buffer": 0, "byteOffset": self.bin.len(), "byteLength": bytes.len() });
+        if let Some(t) = target {
+            v["target"] = json!(t);
+        }
+        self.bin.extend_from_slice(bytes);
+        self.views.push(v);
+        self.views.len() - 1
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn accessor(
+        &mut self,
+        bytes: &[u8],
+        target: Option<u32>,
+        component: u32,
+        count: usize,
+        ty: &str,
+        normalized: bool,
+        minmax: Option<(Value, Value)>,
+    ) -> usize {
+        let view = self.view(bytes, target);
+        let mut a = json!({ "bufferView": view, "componentType": component, "count": count, "type": ty });
+        if normalized {
+            a["normalized"] = json!(true);
+        }
+        if let Some((min, max)) = minmax {
+            a["min"] = min;
+            a["max"] = max;
+        }
+        self.accessors.push(a);
+        self.accessors.len() - 1
+    }
+}
+
+fn extras_value<T: serde::Serialize>(x: &T) -> Option<Value> {
+    let v = serde_json::to_value(x).ok()?;
+    match &v {
+        Value::Object(m) if m.is_empty() => None,
+        _ => Some(json!({ EXTRAS_KEY: v })),
+    }
+}
+
+pub(crate) fn write(doc: &Document, opts: &WriteOptions, container: Container, diag: &mut Diagnostics) -> Result<Output, GltfError> {
+    let mut doc = doc.clone();
+    if doc.frame != Frame::GLTF {
+        doc.convert_frame(Frame::GLTF);
+    }
+    let mut b = Builder::default();
+    let mut nodes: Vec<Value> = Vec::new();
+    let mut scene_roots: Vec<usize> = Vec::new();
+    let mut skins_json: Vec<Value> = Vec::new();
+    let mut meshes_json: Vec<Value> = Vec::new();
+    let mut mesh_done: Vec<bool> = vec![false; doc.meshes.len()];
+
+    for (si, sk) in doc.skeletons.iter().enumerate() {
+        if sk.bones.is_empty() {
+            diag.loss("gltf.empty-skeleton", format!("skeleton '{}' has no bones; not written", sk.name));
+            continue;
+        }
+        let mut skins: Vec<Skin> = doc.skins.iter().filter(|s| s.skeleton == si).cloned().collect();
+        if skins.is_empty() {
+            // A rig without a skin: glTF only knows joints through skins, so make one (no mesh
+            // uses it; the validator reports an unused object as information only).
+            let deform: Vec<BoneId> = (0..sk.bones.len()).filter(|&i| sk.bones[i].deform).map(BoneId::from).collect();
+            let joints = if deform.is_empty() { (0..sk.bones.len()).map(BoneId::from).collect() } else { deform };
+            let world = sk.world_matrices();
+            let inverse_bind = joints.iter().map(|j| world[j.index()].inverse()).collect();
+            skins.push(Skin {
+                name: sk.name.clone(),
+                skeleton: si,
+                mesh: None,
+                joints,
+                inverse_bind,
+                bind_shape: DMat4::IDENTITY,
+                influences: Default::default(),
+                ext: Default::default(),
+            });
+        }
+        let is_joint: Vec<bool> = {
+            let mut v = vec![false; sk.bones.len()];
+            for s in &skins {
+                for j in &s.joints {
+                    if let Some(x) = v.get_mut(j.index()) {
+                        *x = true;
+                    }
+                }
+            }
+            v
+        };
+        let roots: Vec<usize> = (0..sk.bones.len()).filter(|&i| sk.bones[i].parent.is_none()).collect();
+        let children = sk.children();
+        let synthetic = roots.len() > 1;
+        let top = nodes.len();
+        let base = if synthetic { top + 1 } else { top };
+        if synthetic {
+            // glTF needs one common root above a skin's joints; this identity node is it.
+            let kids: Vec<usize> = roots.iter().map(|r| base + r).collect();
+            let ex = BoneExtras { synthetic_root: true, ..Default::default() };
+            let mut n = json!({ "name": sk.name.clone(), "children": kids });
+            if let Some(e) = extras_value(&ex) {
+                n["extras"] = e;
+            }
+            nodes.push(n);
+            diag.info(
+                "gltf.synthetic-root",
+                format!("skeleton '{}' has {} roots; added an identity node above them", sk.name, roots.len()),
+            );
+        }
+        for (i, bone) in sk.bones.iter().enumerate() {
+            let mut n = Map::new();
+            n.insert("name".into(), json!(bone.name));
+            let t = &bone.rest;
+            if t.translation != DVec3::ZERO {
+                n.insert("translation".into(), json!([num(t.translation.x), num(t.translation.y), num(t.translation.z)]));
+            }
+            let q = t.rotation.normalize();
+            if q != DQuat::IDENTITY {
+                n.insert("rotation".into(), json!([num(q.x), num(q.y), num(q.z), num(q.w)]));
+            }
+            if t.scale != DVec3::ONE {
+                n.insert("scale".into(), json!([num(t.scale.x), num(t.scale.y), num(t.scale.z)]));
+            }
+            if !children[i].is_empty() {
+                n.insert("children".into(), json!(children[i].iter().map(|c| base + c.index()).collect::<Vec<_>>()));
+            }
+            let ex = BoneExtras {
+                length: bone.length,
+                roll: bone.roll,
+                anchors: bone.anchors.clone(),
+                mirror: bone.mirror.and_then(|m| sk.bones.get(m.index())).map(|m| m.name.clone()),
+                deform: (bone.deform != is_joint[i]).then_some(bone.deform),
+                ext: bone.ext.clone(),
+                synthetic_root: false,
+            };
+            if let Some(e) = extras_value(&ex) {
+                n.insert("extras".into(), e);
+            }
+            nodes.push(Value::Object(n));
+        }
+        if synthetic {
+            scene_roots.push(top);
+        } else {
+            scene_roots.extend(roots.iter().map(|r| base + r));
+        }
+        let skeleton_node = if synthetic { top } else { base + roots[0] };
+        for (k, skin) in skins.iter().enumerate() {
+            let skin_index = skins_json.len();
+            let n = skin.joints.len();
+            let mut ibm_bytes = Vec::with_capacity(n * 64);
+            let world = sk.world_matrices();
+            for (slot, j) in skin.joints.iter().enumerate() {
+                let m = skin.inverse_bind.get(slot).copied().unwrap_or_else(|| {
+                    diag.warn(
+                        "gltf.missing-ibm",
+                        format!("skin '{}': joint slot {slot} has no inverse bind matrix; using the rest pose", skin.name),
+                    );
+                    world.get(j.index()).map(|w| w.inverse()).unwrap_or(DMat4::IDENTITY)
+                });
+                let mut arr = m.to_cols_array();
+                // Exactly affine, as the validator requires.
+                arr[3] = 0.0;
+                arr[7] = 0.0;
+                arr[11] = 0.0;
+                arr[15] = 1.0;
+                for x in arr {
+                    ibm_bytes.extend_from_slice(&(x as f32).to_le_bytes());
+                }
+            }
+            let ibm = b.accessor(&ibm_bytes, None, FLOAT, n, "MAT4", false, None);
+            let joints: Vec<usize> = skin.joints.iter().map(|j| base + j.index()).collect();
+            let mut sj = json!({ "name": skin.name.clone(), "inverseBindMatrices": ibm, "joints": joints, "skeleton": skeleton_node });
+            let ex = SkinExtras {
+                skeleton: (k == 0 && sk.name != skin.name).then(|| sk.name.clone()),
+                skeleton_ext: if k == 0 { sk.ext.clone() } else { Default::default() },
+                ext: skin.ext.clone(),
+            };
+            if let Some(e) = extras_value(&ex) {
+                sj["extras"] = e;
+            }
+            skins_json.push(sj);
+            match skin.mesh.and_then(|m| doc.meshes.get(m).map(|mesh| (m, mesh))) {
+                Some((mi, mesh)) => {
+                    if let Some(mj) = write_mesh(&mut b, mesh, Some(skin), opts, diag)? {
+                        mesh_done[mi] = true;
+                        meshes_json.push(mj);
+                        nodes.push(json!({ "name": mesh.name.clone(), "mesh": meshes_json.len() - 1, "skin": skin_index }));
+                        scene_roots.push(nodes.len() - 1);
+                    }
+                }
+                None if skin.influences.weighted_vertices() > 0 => {
+                    diag.loss(
+                        "gltf.skin-without-mesh",
+                        format!("skin '{}' has weights but no mesh geometry; weights not written", skin.name),
+                    );
+                }
+                None => {}
+            }
+        }
+    }
+    for s in &doc.skins {
+        if s.skeleton >= doc.skeletons.len() {
+            diag.loss("gltf.skin-bad-skeleton", format!("skin '{}' points at a missing skeleton; not written", s.name));
+        }
+    }
+    for (mi, mesh) in doc.meshes.iter().enumerate() {
+        if !mesh_done[mi] && !doc.skins.iter().any(|s| s.mesh == Some(mi) && s.skeleton < doc.skeletons.len()) {
+            if let Some(mj) = write_mesh(&mut b, mesh, None, opts, diag)? {
+                meshes_json.push(mj);
+                nodes.push(json!({ "name": mesh.name.clone(), "mesh": meshes_json.len() - 1 }));
+                scene_roots.push(nodes.len() - 1);
+            }
+        }
+    }
+
+    let mut root = Map::new();
+    root.insert("asset".into(), json!({ "version": "2.0", "generator": concat!("skelport ", env!("CARGO_PKG_VERSION")) }));
+    if !nodes.is_empty() {
+        root.insert("scene".into(), json!(0));
+        root.insert("scenes".into(), json!([{ "nodes": scene_roots }]));
+        root.insert("nodes".into(), Value::Array(nodes));
+    }
+    if !meshes_json.is_empty() {
+        root.insert("meshes".into(), Value::Array(meshes_json));
+    }
+    if !skins_json.is_empty() {
+        root.insert("skins".into(), Value::Array(skins_json));
+    }
+    if !b.accessors.is_empty() {
+        root.insert("accessors".into(), Value::Array(std::mem::take(&mut b.accessors)));
+        root.insert("bufferViews".into(), Value::Array(std::mem::take(&mut b.views)));
+    }
+    if let Some(e) = extras_value(&DocExtras { ext: doc.ext.clone() }) {
+        root.insert("extras".into(), e);
+    }
+    let has_bin = !b.bin.is_empty();
+    while b.bin.len() % 4 != 0 {
+        b.bin.push(0);
+    }
+    let stem = if opts.file_stem.is_empty() { "skelport" } else { opts.file_stem.as_str() };
+    match container {
+        Container::Json => {
+            let mut side = Vec::new();
+            if has_bin {
+                let uri = if opts.embed {
+                    format!("data:application/octet-stream;base64,{}", base64::engine::general_purpose::STANDARD.encode(&b.bin))
+                } else {
+                    format!("{stem}.bin")
+                };
+                root.insert("buffers".into(), json!([{ "byteLength": b.bin.len(), "uri": uri }]));
+                if !opts.embed {
+                    side.push((format!("{stem}.bin"), std::mem::take(&mut b.bin)));
+                }
+            }
+            let mut text = serde_json::to_vec_pretty(&Value::Object(root)).map_err(|e| GltfError::Write(e.to_string()))?;
+            text.push(b'\n');
+            Ok(Output { main: text, side_files: side })
+        }
+        Container::Binary => {
+            if has_bin {
+                root.insert("buffers".into(), json!([{ "byteLength": b.bin.len() }]));
+            }
+            let text = serde_json::to_vec(&Value::Object(root)).map_err(|e| GltfError::Write(e.to_string()))?;
+            let glb = gltf::binary::Glb {
+                header: gltf::binary::Header { magic: *b"glTF", version: 2, length: 0 },
+                json: std::borrow::Cow::Owned(text),
+                bin: has_bin.then_some(std::borrow::Cow::Owned(b.bin)),
+            };
+            let bytes = glb.to_vec().map_err(|e| GltfError::Write(e.to_string()))?;
+            Ok(Output::single(bytes))
+        }
+    }
+}
+
+/// Write one mesh as one primitive. Returns the mesh JSON, or `None` when there is nothing to write.
+fn write_mesh(
+    b: &mut Builder,
+    mesh: &Mesh,
+    skin: Option<&Skin>,
+    opts: &WriteOptions,
+    diag: &mut Diagnostics,
+) -> Result<Option<Value>, GltfError> {
+    let nv = mesh.positions.len();
+    if nv == 0 {
+        diag.loss("gltf.empty-mesh", format!("mesh '{}' has no vertices; not written", mesh.name));
+        return Ok(None);
+    }
+    if u32::try_from(nv).is_err() {
+        return Err(GltfError::Write(format!("mesh '{}' has too many vertices", mesh.name)));
+    }
+    // glTF has no bind-shape matrix: bake it into the geometry.
+    let bind = skin.map(|s| s.bind_shape).unwrap_or(DMat4::IDENTITY);
+    let normal_m = DMat3::from_mat4(bind).inverse().transpose();
+    let mut pos_bytes = Vec::with_capacity(nv * 12);
+    let (mut min, mut max) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+    for p in &mesh.positions {
+        let p = bind.transform_point3(*p);
+        let a = [p.x as f32, p.y as f32, p.z as f32];
+        for k in 0..3 {
+            if !a[k].is_finite() {
+                return Err(GltfError::Write(format!("mesh '{}' has a non-finite position", mesh.name)));
+            }
+            min[k] = min[k].min(a[k]);
+            max[k] = max[k].max(a[k]);
+            pos_bytes.extend_from_slice(&a[k].to_le_bytes());
+        }
+    }
+    let mut attrs = Map::new();
+    let pos = b.accessor(&pos_bytes, Some(ARRAY_BUFFER), FLOAT, nv, "VEC3", false, Some((json!(min.map(exact)), json!(max.map(exact)))));
+    attrs.insert("POSITION".into(), json!(pos));
+    match &mesh.normals {
+        Some(Normals::PerVertex(n)) if n.len() == nv => {
+            let mut bytes = Vec::with_capacity(nv * 12);
+            let mut fixed = 0usize;
+            for v in n {
+                let mut d = (normal_m * *v).normalize_or_zero();
+                if d == DVec3::ZERO || !d.is_finite() {
+                    d = DVec3::Y;
+                    fixed += 1;
+                }
+                // Renormalize in f32 so the validator's unit-length check holds.
+                let f = glam::Vec3::new(d.x as f32, d.y as f32, d.z as f32).normalize();
+                for c in [f.x, f.y, f.z] {
+                    bytes.extend_from_slice(&c.to_le_bytes());
+                }
+            }
+            if fixed > 0 {
+                diag.warn("gltf.zero-normal", format!("mesh '{}': {fixed} zero-length normals replaced by +Y", mesh.name));
+            }
+            let a = b.accessor(&bytes, Some(ARRAY_BUFFER), FLOAT, nv, "VEC3", false, None);
+            attrs.insert("NORMAL".into(), json!(a));
+        }
+        Some(Normals::PerVertex(_)) => {
+            diag.loss("gltf.normals", format!("mesh '{}': normal count differs from vertex count; normals dropped", mesh.name))
+        }
+        Some(Normals::PerCorner(_)) => {
+            diag.loss("gltf.per-corner-normals", format!("mesh '{}': per-corner normals cannot be stored per vertex; dropped", mesh.name))
+        }
+        None => {}
+    }
+    if let Some(skin) = skin {
+        write_influences(b, &mut attrs, mesh, skin, opts, diag);
+    }
+    let tris: Vec<u32> = mesh.faces.triangulate();
+    let bad = tris.chunks_exact(3).filter(|t| t.iter().any(|&i| i as usize >= nv)).count();
+    if bad > 0 {
+        diag.loss("gltf.bad-face", format!("mesh '{}': {bad} triangles refer to missing vertices; dropped", mesh.name));
+    }
+    let tris: Vec<u32> = tris.chunks_exact(3).filter(|t| t.iter().all(|&i| (i as usize) < nv)).flatten().copied().collect();
+    let mut prim = Map::new();
+    prim.insert("attributes".into(), Value::Object(attrs));
+    if tris.is_empty() {
+        prim.insert("mode".into(), json!(0));
+        diag.info("gltf.points", format!("mesh '{}' has no faces; written as points", mesh.name));
+    } else {
+        // 65535 is the primitive-restart value, so 16-bit indices need fewer vertices than that.
+        let (bytes, ct) = if nv < 65535 {
+            (tris.iter().flat_map(|&i| (i as u16).to_le_bytes()).collect::<Vec<u8>>(), UNSIGNED_SHORT)
+        } else {
+            (tris.iter().flat_map(|&i| i.to_le_bytes()).collect::<Vec<u8>>(), UNSIGNED_INT)
+        };
+        let a = b.accessor(&bytes, Some(ELEMENT_ARRAY_BUFFER), ct, tris.len(), "SCALAR", false, None);
+        prim.insert("indices".into(), json!(a));
+    }
+    let mut mj = json!({ "name": mesh.name.clone(), "primitives": [Value::Object(prim)] });
+    if let Some(e) = extras_value(&MeshExtras { ext: mesh.ext.clone() }) {
+        mj["extras"] = e;
+    }
+    Ok(Some(mj))
+}
+
+/// Per-vertex (slot, weight) lists ready for writing: positive weights only, largest first,
+/// limited, normalized; vertices without influences bound to slot 0.
+pub(crate) fn prepared_lists(skin: &Skin, nv: usize, max_influences: Option<usize>) -> (Vec<Vec<(u32, f64)>>, usize, usize) {
+    let mut limited = 0usize;
+    let mut unbound = 0usize;
+    let slots = skin.joints.len() as u32;
+    let mut out = Vec::with_capacity(nv);
+    for v in 0..nv {
+        let mut l: Vec<(u32, f64)> = if v < skin.influences.vertex_count() {
+            skin.influences.vertex(v).filter(|&(j, w)| w > 0.0 && w.is_finite() && j < slots).collect()
+        } else {
+            Vec::new()
+        };
+        // Merge duplicate slots (the validator refuses a joint listed twice).
+        l.sort_by_key(|e| e.0);
+        l.dedup_by(|a, b| {
+            if a.0 == b.0 {
+                b.1 += a.1;
+                true
+            } else {
+                false
+            }
+        });
+        l.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        if let Some(n) = max_influences {
+            if l.len() > n.max(1) {
+                l.truncate(n.max(1));
+                limited += 1;
+            }
+        }
+        let s: f64 = l.iter().map(|e| e.1).sum();
+        if l.is_empty() || s <= 0.0 {
+            l = vec![(0, 1.0)];
+            unbound += 1;
+        } else {
+            for e in &mut l {
+                e.1 /= s;
+            }
+        }
+        out.push(l);
+    }
+    (out, limited, unbound)
+}
+
+/// Float32 weights whose sum is as close to 1 as float32 allows: the largest weight (first)
+/// takes up the rounding of the others.
+pub(crate) fn f32_weights(l: &[(u32, f64)]) -> Vec<f32> {
+    let mut w: Vec<f32> = l.iter().map(|e| e.1 as f32).collect();
+    if w.len() > 1 {
+        let rest: f64 = w[1..].iter().map(|&x| x as f64).sum();
+        w[0] = (1.0 - rest) as f32;
+    } else if let Some(x) = w.first_mut() {
+        *x = 1.0;
+    }
+    w
+}
+
+fn write_influences(
+    b: &mut Builder,
+    attrs: &mut Map<String, Value>,
+    mesh: &Mesh,
+    skin: &Skin,
+    opts: &WriteOptions,
+    diag: &mut Diagnostics,
+) {
+    let nv = mesh.positions.len();
+    if skin.influences.vertex_count() != nv {
+        diag.warn(
+            "gltf.influence-count",
+            format!(
+                "skin '{}' has influences for {} vertices but mesh '{}' has {nv}",
+                skin.name,
+                skin.influences.vertex_count(),
+                mesh.name
+            ),
+        );
+    }
+    let (lists, limited, unbound) = prepared_lists(skin, nv, opts.max_influences);
+    if limited > 0 {
+        diag.loss(
+            "gltf.max-influences",
+            format!(
+                "skin '{}': {limited} vertices kept only their {} largest influences (renormalized)",
+                skin.name,
+                opts.max_influences.unwrap_or(0)
+            ),
+        );
+    }
+    if unbound > 0 {
+        let first = skin.joints.first().map(|j| j.0).unwrap_or(0);
+        diag.loss(
+            "gltf.unweighted-vertices",
+            format!(
+                "skin '{}': {unbound} vertices had no influence; bound to the first joint (bone #{first}) with weight 1, as glTF requires",
+                skin.name
+            ),
+        );
+    }
+    let widest = lists.iter().map(Vec::len).max().unwrap_or(1).max(1);
+    let sets = widest.div_ceil(4);
+    let wide = skin.joints.len() > 256;
+    let weights: Vec<Vec<f32>> = lists.iter().map(|l| f32_weights(l)).collect();
+    for s in 0..sets {
+        let mut jb = Vec::with_capacity(nv * if wide { 8 } else { 4 });
+        let mut wb = Vec::with_capacity(nv * 16);
+        for (l, w) in lists.iter().zip(&weights) {
+            for c in 0..4 {
+                let k = s * 4 + c;
+                let (j, wt) = match (l.get(k), w.get(k)) {
+                    (Some(e), Some(&x)) => (e.0, x),
+                    _ => (0, 0.0),
+                };
+                if wide {
+                    jb.extend_from_slice(&(j as u16).to_le_bytes());
+                } else {
+                    jb.push(j as u8);
+                }
+                wb.extend_from_slice(&wt.to_le_bytes());
+            }
+        }
+        let ja = b.accessor(&jb, Some(ARRAY_BUFFER), if wide { UNSIGNED_SHORT } else { UNSIGNED_BYTE }, nv, "VEC4", false, None);
+        let wa = b.accessor(&wb, Some(ARRAY_BUFFER), FLOAT, nv, "VEC4", false, None);
+        attrs.insert(format!("JOINTS_{s}"), json!(ja));
+        attrs.insert(format!("WEIGHTS_{s}"), json!(wa));
+    }
+}
