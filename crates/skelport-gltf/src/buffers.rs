@@ -38,7 +38,11 @@ pub(crate) fn load(root: &Root, bin: Option<&[u8]>, base: Option<&Path>, file: &
         let data: Vec<u8> = match &b.uri {
             None => match (i, bin) {
                 (0, Some(bin)) => bin.to_vec(),
-                _ => return Err(err("buffer has no uri and is not the GLB BIN chunk".into())),
+                // No data: only an error if an accessor actually reads from it.
+                _ => {
+                    out.push(Vec::new());
+                    continue;
+                }
             },
             Some(uri) if uri.starts_with("data:") => {
                 let comma = uri.find(',').ok_or_else(|| err("data URI has no ','".into()))?;
@@ -147,6 +151,13 @@ pub(crate) fn read_accessor(root: &Root, buffers: &[Vec<u8>], index: usize, poin
         .get(view.buffer.value())
         .ok_or_else(|| GltfError::invalid(file, format!("{vp}/buffer"), format!("buffer {} does not exist", view.buffer.value())))?;
     let declared = root.buffers.get(view.buffer.value()).map(|b| b.byte_length.0).unwrap_or(0);
+    if buf.is_empty() && declared > 0 {
+        return Err(GltfError::invalid(
+            file,
+            format!("/buffers/{}", view.buffer.value()),
+            "buffer has no data: it has no uri and is not the GLB BIN chunk",
+        ));
+    }
     let v_off = view.byte_offset.map(|o| o.0).unwrap_or(0);
     let v_len = view.byte_length.0;
     if v_off.checked_add(v_len).is_none_or(|end| end > declared || end > buf.len() as u64) {

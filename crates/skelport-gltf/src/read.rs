@@ -87,6 +87,38 @@ impl Reader<'_> {
             doc.ext = x.ext;
         }
         let scene_tops = self.scene_tops(&g)?;
+        // Whole-file checks that do not depend on use: buffer views inside their buffers, and
+        // JOINTS_n / WEIGHTS_n in pairs on every primitive.
+        for (i, v) in self.root.buffer_views.iter().enumerate() {
+            let declared = self.root.buffers.get(v.buffer.value()).map(|b| b.byte_length.0);
+            let Some(declared) = declared else {
+                return Err(self.err(format!("/bufferViews/{i}/buffer"), format!("buffer {} does not exist", v.buffer.value())));
+            };
+            let (off, len) = (v.byte_offset.map(|o| o.0).unwrap_or(0), v.byte_length.0);
+            if off.checked_add(len).is_none_or(|end| end > declared) {
+                return Err(self.err(
+                    format!("/bufferViews/{i}"),
+                    format!("byteOffset {off} + byteLength {len} exceeds the buffer's {declared} bytes"),
+                ));
+            }
+        }
+        for (mi, m) in self.root.meshes.iter().enumerate() {
+            for (pi, p) in m.primitives.iter().enumerate() {
+                for (sem, _) in &p.attributes {
+                    let (other, s, have) = match sem {
+                        Checked::Valid(Semantic::Joints(s)) => ("WEIGHTS", *s, Semantic::Weights(*s)),
+                        Checked::Valid(Semantic::Weights(s)) => ("JOINTS", *s, Semantic::Joints(*s)),
+                        _ => continue,
+                    };
+                    if !p.attributes.contains_key(&Checked::Valid(have)) {
+                        return Err(self.err(
+                            format!("/meshes/{mi}/primitives/{pi}/attributes"),
+                            format!("{other}_{s} is missing: JOINTS_{s} and WEIGHTS_{s} must both be present"),
+                        ));
+                    }
+                }
+            }
+        }
         let nodes = &self.root.nodes;
         // Nodes that reference a skin / mesh: check the references first.
         for (i, n) in nodes.iter().enumerate() {
@@ -374,22 +406,32 @@ impl Reader<'_> {
                 );
             }
         }
-        // Bones: the joints, the nodes between them, and their lowest common ancestor.
+        // Bones: the subtree of the skin's `skeleton` node (or, without one, of the joints'
+        // lowest common ancestor): the joints, the nodes between them, helper and end nodes.
+        // Nodes carrying a mesh or camera (and what hangs below them) are not bones.
         let joint_set: HashSet<usize> = joints.iter().copied().collect();
+        let skel_root = skin.skeleton.map(|s| s.value()).unwrap_or(lca);
         let mut in_set: HashSet<usize> = HashSet::new();
+        let mut stack = vec![skel_root];
+        while let Some(i) = stack.pop() {
+            let node = &self.root.nodes[i];
+            if i != skel_root && !joint_set.contains(&i) && (node.mesh.is_some() || node.camera.is_some()) {
+                continue;
+            }
+            in_set.insert(i);
+            stack.extend(g.children[i].iter().copied());
+        }
         for &j in &joints {
+            // A joint below a mesh node still belongs, with the nodes leading to it.
             let mut x = j;
-            loop {
-                if !in_set.insert(x) || x == lca {
-                    break;
-                }
+            while in_set.insert(x) {
                 match g.parent[x] {
-                    Some(p) => x = p,
-                    None => break,
+                    Some(p) if x != skel_root => x = p,
+                    _ => break,
                 }
             }
         }
-        in_set.insert(lca);
+        let lca = skel_root;
         // A synthetic root written by skelport for multi-root skeletons is not a bone.
         let synthetic =
             |i: usize| self.extras(&format!("/nodes/{i}")).and_then(|v| v.get("synthetic_root")).and_then(|v| v.as_bool()).unwrap_or(false);
@@ -400,7 +442,7 @@ impl Reader<'_> {
         }
         let mut order: Vec<usize> = Vec::with_capacity(in_set.len());
         let mut bone_of: HashMap<usize, BoneId> = HashMap::new();
-        let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
+        stack = roots.iter().rev().copied().collect();
         while let Some(i) = stack.pop() {
             bone_of.insert(i, BoneId::from(order.len()));
             order.push(i);

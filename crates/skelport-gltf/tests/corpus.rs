@@ -118,3 +118,63 @@ fn simple_skin_round_trip() {
 fn hand_round_trip() {
     corpus_roundtrip("gltf/webxr-generic-hand/left.glb", "hand", 25);
 }
+
+/// The Khronos validator's skin cases: files whose expected report has no error must load; the
+/// others must be refused, with a message naming the rule the report names.
+#[test]
+fn validator_skin_cases() {
+    // (file, expected: Ok(skins) or Err(substring of the error))
+    let cases: &[(&str, Result<usize, &str>)] = &[
+        ("skin/valid.gltf", Ok(1)),
+        ("skin/custom_property.gltf", Ok(1)),
+        ("skin/ignored_animated_transform.gltf", Ok(1)),
+        ("skin/ignored_local_transform.gltf", Ok(1)),
+        ("skin/ignored_parent_transform.gltf", Ok(1)),
+        ("node/node_skinned_mesh_without_skin.gltf", Ok(0)),
+        ("mesh/unequal_joints.gltf", Err("must both be present")),
+        ("mesh_data/joints_no_weights.gltf", Err("exceeds the buffer")),
+        ("mesh_data/joints_weights_complex.gltf", Err("out of range")),
+        ("node/node_skin_without_skinned_mesh.gltf", Err("no JOINTS_0")),
+        ("node/skin_with_no_mesh.gltf", Err("must also have a mesh")),
+        ("node/unresolved_skin.gltf", Err("/nodes/0/skin")),
+        ("skin/buffer_view_bytestride.gltf", Err("byteStride")),
+        ("skin/empty_array.gltf", Err("/skins")),
+        ("skin/empty_joints_array.gltf", Err("joints must not be empty")),
+        ("skin/empty_object.gltf", Err("missing field `joints`")),
+        ("skin/ibm_invalid_count.gltf", Err("at least 3 elements; found 2")),
+        ("skin/ibm_invalid_format.gltf", Err("MAT4 accessor of FLOAT")),
+        ("skin/no_common_root.gltf", Err("common root")),
+        ("skin/no_joints_in_scene.gltf", Err("does not contain the skin's joints")),
+        ("skin/skeleton_invalid.gltf", Err("/skins/0/skeleton")),
+        ("skin/unresolved_ibm.gltf", Err("/skins/0/inverseBindMatrices")),
+        ("skin/unresolved_joint.gltf", Err("/skins/0/joints/")),
+        ("skin/unresolved_skeleton.gltf", Err("/skins/0/skeleton")),
+        ("skin_data/invalid_ibm.gltf", Err("not a valid inverse bind matrix")),
+    ];
+    let Some(root) = corpus_file("gltf/validator-skin-cases") else { return };
+    let mut seen = 0;
+    for (rel, want) in cases {
+        let path = root.join(rel);
+        // The expected report agrees with the table: no error ⇔ must load.
+        let report: serde_json::Value = serde_json::from_slice(&std::fs::read(format!("{}.report.json", path.display())).unwrap()).unwrap();
+        let errors = report["issues"]["numErrors"].as_u64().unwrap();
+        assert_eq!(errors == 0, want.is_ok(), "{rel}: table disagrees with the expected report");
+        match (read_path(&path), want) {
+            (Ok((doc, _)), Ok(n)) => {
+                assert_eq!(doc.skins.len(), *n, "{rel}");
+                assert!(skelport_ir::validate::validate(&doc).is_empty(), "{rel}: {:?}", skelport_ir::validate::validate(&doc));
+            }
+            (Err(e), Err(s)) => assert!(e.contains(s), "{rel}: error '{e}' should mention '{s}'"),
+            (got, want) => panic!("{rel}: expected {want:?}, got {:?}", got.map(|d| d.0.skins.len())),
+        }
+        seen += 1;
+    }
+    // Every case in the folder is in the table.
+    let mut files = 0;
+    for sub in std::fs::read_dir(&root).unwrap().flatten() {
+        if sub.path().is_dir() {
+            files += std::fs::read_dir(sub.path()).unwrap().flatten().filter(|f| f.path().extension().is_some_and(|e| e == "gltf")).count();
+        }
+    }
+    assert_eq!(files, seen);
+}

@@ -1,0 +1,231 @@
+//! A synthetic Blender-frame rig (Z-up, quads, several roots, non-joint helper bones, any bone
+//! names, more than 4 influences, an unweighted vertex, a bind pose that differs from the rest
+//! pose, tails/roll/anchors/mirror/extension data) written as glTF and read back.
+//! Set `SKELPORT_GLTF_OUT=<dir>` to keep the written files for the Khronos validator.
+
+use skelport_gltf::{GlbFormat, GltfFormat};
+use skelport_ir::{
+    Anchor, AnchorStrategy, Bone, BoneAnchors, BoneId, DMat4, DQuat, DVec3, Diagnostics, Document, Faces, Format, Frame, Influences, Input,
+    Mesh, Normals, ReadOptions, Severity, Skeleton, Skin, Transform, WriteOptions,
+};
+
+fn bone(name: &str, parent: Option<u32>, t: [f64; 3], rot: DQuat) -> Bone {
+    Bone::new(name, parent.map(BoneId), Transform::from_rt(rot, DVec3::from_array(t)))
+}
+
+fn rig(extra_joints: usize) -> Document {
+    let mut doc = Document::new(Frame::BLENDER);
+    let mut sk = Skeleton::new("human");
+    sk.push(Bone { deform: false, ..bone("root", None, [0.0, 0.0, 0.0], DQuat::IDENTITY) });
+    sk.push(bone("pelvis", Some(0), [0.0, 0.1, 1.0], DQuat::from_rotation_x(-1.2)));
+    let mut spine = bone("spine 01/ä", Some(1), [0.0, 0.2, 0.0], DQuat::from_rotation_z(0.1));
+    spine.length = Some(0.25);
+    spine.roll = Some(0.3);
+    spine.ext.set_raw("mpfb", serde_json::json!({"layer": 3}));
+    spine.anchors = Some(BoneAnchors {
+        head: Anchor { strategy: AnchorStrategy::Vertex { index: 2 }, offset: DVec3::new(0.0, 0.0, 0.01), default_position: None },
+        tail: Anchor {
+            strategy: AnchorStrategy::Cube { group: "joint-neck".into() },
+            offset: DVec3::ZERO,
+            default_position: Some(DVec3::new(0.0, 0.0, 1.5)),
+        },
+    });
+    sk.push(spine);
+    sk.push(Bone { deform: false, ..bone("spine_helper", Some(2), [0.0, 0.1, 0.0], DQuat::IDENTITY) });
+    sk.push(bone("head", Some(3), [0.0, 0.15, 0.0], DQuat::from_rotation_y(0.2)));
+    sk.push(bone("upperarm.L", Some(2), [0.15, 0.2, 0.0], DQuat::from_rotation_z(-1.4)));
+    sk.push(bone("upperarm.R", Some(2), [-0.15, 0.2, 0.0], DQuat::from_rotation_z(1.4)));
+    sk.bones[5].mirror = Some(BoneId(6));
+    sk.bones[6].mirror = Some(BoneId(5));
+    // A second root that is not a joint (an IK target), so a common root node is needed.
+    sk.push(Bone { deform: false, ..bone("ik_foot.L", None, [0.1, 0.0, 0.0], DQuat::IDENTITY) });
+    for k in 0..extra_joints {
+        sk.push(bone(&format!("extra{k}"), Some(4), [0.0, 0.001 * k as f64, 0.0], DQuat::IDENTITY));
+    }
+    let world = sk.world_matrices();
+    let joints: Vec<BoneId> = (0..sk.bones.len()).filter(|&i| sk.bones[i].deform).map(BoneId::from).collect();
+    // Bind pose ≠ rest pose: the body was bound 2 cm lower.
+    let inverse_bind = joints.iter().map(|j| (DMat4::from_translation(DVec3::new(0.0, 0.0, -0.02)) * world[j.index()]).inverse()).collect();
+    doc.skeletons.push(sk);
+    // A 3×2 grid of quads standing in the XZ plane (Blender: Z up).
+    let mut positions = Vec::new();
+    for z in 0..3 {
+        for x in 0..4 {
+            positions.push(DVec3::new(x as f64 * 0.1 - 0.15, 0.0, 1.0 + z as f64 * 0.3));
+        }
+    }
+    let mut faces = Faces::default();
+    for z in 0..2u32 {
+        for x in 0..3u32 {
+            let a = z * 4 + x;
+            faces.counts.push(4);
+            faces.indices.extend([a, a + 1, a + 5, a + 4]);
+        }
+    }
+    let normals = Normals::PerVertex(vec![DVec3::new(0.0, -1.0, 0.0); positions.len()]);
+    let nv = positions.len();
+    doc.meshes.push(Mesh { name: "body".into(), positions, normals: Some(normals), faces, ..Default::default() });
+    let n = joints.len() as u32;
+    let lists: Vec<Vec<(u32, f64)>> = (0..nv)
+        .map(|v| match v {
+            0 => vec![],                                                                     // unweighted
+            1 => (0..5).map(|k| (k % n, [0.3, 0.25, 0.2, 0.15, 0.1][k as usize])).collect(), // 5 influences
+            2 => vec![(1 % n, 0.1), (0, 0.2), (2 % n, 0.7)],                                 // unsorted
+            _ => vec![((v as u32) % n, 1.0 / 3.0), (((v + 1) as u32) % n, 2.0 / 3.0)],
+        })
+        .collect();
+    doc.skins.push(Skin {
+        name: "body_skin".into(),
+        skeleton: 0,
+        mesh: Some(0),
+        joints,
+        inverse_bind,
+        bind_shape: DMat4::IDENTITY,
+        influences: Influences::from_lists(lists),
+        ext: Default::default(),
+    });
+    // A second skeleton with no skin and no mesh.
+    let mut lone = Skeleton::new("prop");
+    lone.push(bone("prop_root", None, [1.0, 0.0, 0.0], DQuat::IDENTITY));
+    lone.push(bone("prop_tip", Some(0), [0.0, 0.5, 0.0], DQuat::IDENTITY));
+    doc.skeletons.push(lone);
+    doc.ext.set_raw("mpfb", serde_json::json!({"rig": "game_engine"}));
+    assert!(skelport_ir::validate::validate(&doc).is_empty(), "{:?}", skelport_ir::validate::validate(&doc));
+    doc
+}
+
+fn write_read(doc: &Document, format: &dyn Format, name: &str, opts: WriteOptions) -> (Document, Diagnostics, Vec<u8>) {
+    let mut wd = Diagnostics::default();
+    let opts = WriteOptions { file_stem: name.into(), embed: true, ..opts };
+    let out = format.write(doc, &opts, &mut wd).unwrap();
+    assert!(out.side_files.is_empty());
+    if let Some(keep) = std::env::var_os("SKELPORT_GLTF_OUT") {
+        std::fs::create_dir_all(&keep).unwrap();
+        std::fs::write(std::path::Path::new(&keep).join(format!("{name}.{}", format.extensions()[0])), &out.main).unwrap();
+    }
+    let mut rd = Diagnostics::default();
+    let back = format.read(Input { path: None, bytes: &out.main }, &ReadOptions::default(), &mut rd).unwrap();
+    assert!(skelport_ir::validate::validate(&back).is_empty(), "{:?}", skelport_ir::validate::validate(&back));
+    wd.items.extend(rd.items);
+    (back, wd, out.main)
+}
+
+fn max_diff(a: &DMat4, b: &DMat4) -> f64 {
+    a.to_cols_array().iter().zip(b.to_cols_array()).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+}
+
+#[test]
+fn blender_rig_round_trips_through_gltf_and_glb() {
+    let doc = rig(0);
+    for (format, name) in [(&GltfFormat as &dyn Format, "synthetic"), (&GlbFormat, "synthetic")] {
+        let (back, diag, _) = write_read(&doc, format, name, WriteOptions::default());
+        assert_eq!(back.frame, Frame::GLTF);
+        assert!(diag.of(Severity::Loss).any(|d| d.code == "gltf.unweighted-vertices"), "{diag:?}");
+        let mut back = back;
+        back.convert_frame(Frame::BLENDER);
+        // Two skeletons, same bones (the synthetic common root is dropped again), same extras.
+        assert_eq!(back.skeletons.len(), 2);
+        let (a, b) = (&doc.skeletons[0], &back.skeletons[0]);
+        assert_eq!(b.name, "human");
+        let names = |s: &Skeleton| s.bones.iter().map(|b| b.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(a), names(b));
+        let (wa, wb) = (a.world_matrices(), b.world_matrices());
+        for i in 0..a.bones.len() {
+            assert!(max_diff(&wa[i], &wb[i]) < 1e-6, "bone {} moved", a.bones[i].name);
+            let (x, y) = (&a.bones[i], &b.bones[i]);
+            assert_eq!((x.parent, x.deform, x.mirror, x.length, x.roll), (y.parent, y.deform, y.mirror, y.length, y.roll), "{}", x.name);
+            assert_eq!(x.ext, y.ext);
+        }
+        let (ha, hb) = (a.bones[2].anchors.as_ref().unwrap(), b.bones[2].anchors.as_ref().unwrap());
+        assert_eq!(ha.head.strategy, hb.head.strategy);
+        assert!((ha.head.offset - hb.head.offset).length() < 1e-12);
+        assert!((ha.tail.default_position.unwrap() - hb.tail.default_position.unwrap()).length() < 1e-12);
+        assert_eq!(back.ext, doc.ext);
+        // Inverse bind matrices are the bind pose, not rebuilt from the rest pose.
+        let (sa, sb) = (&doc.skins[0], &back.skins[0]);
+        assert_eq!(sa.joints.len(), sb.joints.len());
+        for (ma, mb) in sa.inverse_bind.iter().zip(&sb.inverse_bind) {
+            assert!(max_diff(ma, mb) < 1e-6);
+        }
+        // Quads were triangulated; positions came back.
+        let mb = &back.meshes[sb.mesh.unwrap()];
+        assert_eq!(mb.faces.counts, vec![3; 12]);
+        let d = doc.meshes[0].positions.iter().zip(&mb.positions).map(|(p, q)| (*p - *q).length()).fold(0.0, f64::max);
+        assert!(d < 1e-6);
+        // Influences: sorted largest first, 5 on vertex 1 (two sets), vertex 0 bound to slot 0.
+        let v1: Vec<_> = sb.influences.vertex(1).collect();
+        assert_eq!(v1.len(), 5);
+        assert!(v1.windows(2).all(|w| w[0].1 >= w[1].1));
+        assert_eq!(sb.influences.vertex(0).collect::<Vec<_>>(), vec![(0, 1.0)]);
+        assert_eq!(sb.influences.vertex(2).map(|e| e.0).collect::<Vec<_>>(), vec![2, 0, 1]);
+        // The float32 weights sum to 1 as tightly as float32 allows.
+        for v in 0..sb.influences.vertex_count() {
+            let s: f64 = sb.influences.vertex(v).map(|e| e.1).sum();
+            assert!((s - 1.0).abs() < 2.5e-7, "vertex {v} sums to {s}");
+        }
+        // The rig without a skin comes back as a skeleton with a mesh-less skin.
+        assert_eq!(names(&back.skeletons[1]), vec!["prop_root", "prop_tip"]);
+        assert!(back.skins.iter().any(|s| s.skeleton == 1 && s.mesh.is_none()));
+    }
+}
+
+#[test]
+fn max_influences_limits_sets() {
+    let doc = rig(0);
+    let (back, diag, bytes) =
+        write_read(&doc, &GltfFormat, "synthetic-max4", WriteOptions { max_influences: Some(4), ..Default::default() });
+    let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let attrs = &json["meshes"][0]["primitives"][0]["attributes"];
+    assert!(attrs.get("JOINTS_0").is_some() && attrs.get("JOINTS_1").is_none(), "{attrs}");
+    assert!(diag.of(Severity::Loss).any(|d| d.code == "gltf.max-influences"));
+    let s = &back.skins[0];
+    assert_eq!(s.influences.max_influences(), 4);
+    let v1: Vec<_> = s.influences.vertex(1).collect();
+    // 0.3, 0.25, 0.2, 0.15 kept (of 0.9) and renormalized.
+    assert!((v1[0].1 - 0.3 / 0.9).abs() < 1e-6, "{v1:?}");
+    // Without a limit the five influences need two sets.
+    let (_, _, bytes) = write_read(&doc, &GltfFormat, "synthetic-nolimit", WriteOptions::default());
+    let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert!(json["meshes"][0]["primitives"][0]["attributes"].get("WEIGHTS_1").is_some());
+}
+
+#[test]
+fn many_joints_use_unsigned_short() {
+    let doc = rig(300);
+    let (back, _, bytes) = write_read(&doc, &GltfFormat, "synthetic-300", WriteOptions::default());
+    let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let j = json["meshes"][0]["primitives"][0]["attributes"]["JOINTS_0"].as_u64().unwrap() as usize;
+    assert_eq!(json["accessors"][j]["componentType"], 5123);
+    assert!(back.skins[0].joints.len() > 256);
+    let small = rig(0);
+    let (_, _, bytes) = write_read(&small, &GltfFormat, "synthetic-small", WriteOptions::default());
+    let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let j = json["meshes"][0]["primitives"][0]["attributes"]["JOINTS_0"].as_u64().unwrap() as usize;
+    assert_eq!(json["accessors"][j]["componentType"], 5121);
+}
+
+#[test]
+fn garbage_never_panics() {
+    let doc = rig(0);
+    for format in [&GltfFormat as &dyn Format, &GlbFormat] {
+        let mut d = Diagnostics::default();
+        let bytes = format.write(&doc, &WriteOptions { embed: true, ..Default::default() }, &mut d).unwrap().main;
+        // Truncations and byte flips of a valid file: errors are fine, panics are not.
+        let mut state = 0x2545F4914F6CDD1Du64;
+        for k in 0..400 {
+            let mut b = bytes.clone();
+            if k % 2 == 0 {
+                b.truncate((k * 37) % b.len());
+            } else {
+                for _ in 0..4 {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    let i = (state as usize) % b.len();
+                    b[i] = (state >> 32) as u8;
+                }
+            }
+            let _ = format.read(Input { path: None, bytes: &b }, &ReadOptions::default(), &mut Diagnostics::default());
+        }
+    }
+}
