@@ -104,7 +104,7 @@ impl Reader<'_> {
         }
         for (mi, m) in self.root.meshes.iter().enumerate() {
             for (pi, p) in m.primitives.iter().enumerate() {
-                for (sem, _) in &p.attributes {
+                for sem in p.attributes.keys() {
                     let (other, s, have) = match sem {
                         Checked::Valid(Semantic::Joints(s)) => ("WEIGHTS", *s, Semantic::Weights(*s)),
                         Checked::Valid(Semantic::Weights(s)) => ("JOINTS", *s, Semantic::Joints(*s)),
