@@ -1,0 +1,637 @@
+//! G4MF → IR.
+
+use crate::{accessor, container, quat_from_rotor, G4mfError};
+use base64::Engine;
+use serde_json::Value;
+use skelport_ir::{
+    Bone, BoneId, DMat3, DMat4, DVec3, Diagnostics, Document, Faces, Frame, Influences, Mesh, ReadOptions, Skeleton, Skin, Transform,
+};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// The extension namespace of this format.
+pub const NAMESPACE: &str = "g4mf";
+
+struct Ctx<'a> {
+    file: &'a str,
+    root: &'a Value,
+    buffers: Vec<Option<Vec<u8>>>,
+}
+
+fn err(file: &str, path: impl Into<String>, message: impl Into<String>) -> G4mfError {
+    G4mfError::Json { file: file.into(), path: path.into(), message: message.into() }
+}
+
+fn array<'v>(v: &'v Value, key: &str) -> &'v [Value] {
+    v.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[])
+}
+
+fn index(v: &Value, key: &str, len: usize, path: &str, file: &str) -> Result<Option<usize>, G4mfError> {
+    match v.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(x) => match x.as_u64() {
+            Some(i) if (i as usize) < len => Ok(Some(i as usize)),
+            _ => Err(err(file, format!("{path}.{key}"), format!("{x} is not an index in range (0..{len})"))),
+        },
+    }
+}
+
+fn numbers(v: &Value, path: &str, file: &str) -> Result<Vec<f64>, G4mfError> {
+    let a = v.as_array().ok_or_else(|| err(file, path, "expected an array of numbers"))?;
+    a.iter()
+        .enumerate()
+        .map(|(i, x)| x.as_f64().filter(|f| f.is_finite()).ok_or_else(|| err(file, format!("{path}[{i}]"), "expected a finite number")))
+        .collect()
+}
+
+/// Parse `.g4tf` bytes.
+pub fn read_text(bytes: &[u8], file: &str, base: &Path, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, G4mfError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| G4mfError::Binary {
+        file: file.into(),
+        offset: e.valid_up_to(),
+        message: "not UTF-8; .g4tf files are UTF-8 JSON".into(),
+    })?;
+    if text.starts_with('\u{feff}') {
+        diag.warn("g4mf.bom", format!("{file}: .g4tf files must not start with a byte-order mark"));
+    }
+    let root: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| G4mfError::Syntax {
+        file: file.into(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    read_document(&root, file, base, &[], opts, diag)
+}
+
+/// Parse `.g4b` bytes.
+pub fn read_binary(bytes: &[u8], file: &str, base: &Path, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, G4mfError> {
+    let chunks = container::read(bytes, file)?;
+    let json = chunks.iter().find(|c| c.kind == container::JSON).map(|c| c.data.as_slice()).unwrap_or(&[]);
+    let root: Value = serde_json::from_slice(json).map_err(|e| G4mfError::Syntax {
+        file: format!("{file} (JSON chunk)"),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    read_document(&root, file, base, &chunks, opts, diag)
+}
+
+fn load_buffers(root: &Value, file: &str, base: &Path, chunks: &[container::Chunk]) -> Result<Vec<Option<Vec<u8>>>, G4mfError> {
+    let mut out = Vec::new();
+    for (i, b) in array(root, "buffers").iter().enumerate() {
+        let path = format!("buffers[{i}]");
+        let len = b.get("byteLength").and_then(Value::as_u64).ok_or_else(|| err(file, &path, "byteLength is required"))? as usize;
+        let data = if let Some(c) = b.get("chunk") {
+            let ci =
+                c.as_u64().map(|c| c as usize).filter(|&c| c < chunks.len()).ok_or_else(|| {
+                    err(file, format!("{path}.chunk"), format!("{c} is not a chunk of this file ({} chunks)", chunks.len()))
+                })?;
+            let chunk = &chunks[ci];
+            let enc = b.get("encoding").and_then(Value::as_str).unwrap_or("");
+            let chunk_enc = if chunk.encoding == container::ZSTD { "Zstd" } else { "" };
+            if enc != chunk_enc {
+                return Err(err(
+                    file,
+                    format!("{path}.encoding"),
+                    format!("buffer says encoding \"{enc}\" but its chunk is \"{chunk_enc}\""),
+                ));
+            }
+            chunk.data.clone()
+        } else if let Some(uri) = b.get("uri").and_then(Value::as_str) {
+            if let Some(rest) = uri.strip_prefix("data:") {
+                let b64 = rest.split_once(";base64,").map(|x| x.1).ok_or_else(|| {
+                    err(file, format!("{path}.uri"), "data URIs must be base64 (`data:application/octet-stream;base64,...`)")
+                })?;
+                base64::engine::general_purpose::STANDARD
+                    .decode(b64)
+                    .map_err(|e| err(file, format!("{path}.uri"), format!("bad base64: {e}")))?
+            } else if uri.contains("://") || Path::new(uri).is_absolute() {
+                return Err(err(
+                    file,
+                    format!("{path}.uri"),
+                    format!("\"{uri}\" is not a relative file; skelport reads data URIs and files beside the document"),
+                ));
+            } else {
+                let p = base.join(uri);
+                std::fs::read(&p).map_err(|e| err(file, format!("{path}.uri"), format!("cannot read {}: {e}", p.display())))?
+            }
+        } else {
+            out.push(None);
+            continue;
+        };
+        if data.len() < len {
+            return Err(err(file, format!("{path}.byteLength"), format!("buffer declares {len} bytes but only {} exist", data.len())));
+        }
+        out.push(Some(data));
+    }
+    Ok(out)
+}
+
+impl Ctx<'_> {
+    /// Decode accessor `i` as f64 components, with its vectorSize and component type.
+    fn accessor(&self, i: usize, what: &str) -> Result<(Vec<f64>, usize, String), G4mfError> {
+        let file = self.file;
+        let accs = array(self.root, "accessors");
+        let a = accs.get(i).ok_or_else(|| err(file, what, format!("accessor {i} does not exist ({} accessors)", accs.len())))?;
+        let apath = format!("accessors[{i}]");
+        let t = a.get("componentType").and_then(Value::as_str).ok_or_else(|| err(file, &apath, "componentType is required"))?.to_string();
+        let vs = a.get("vectorSize").and_then(Value::as_u64).unwrap_or(1) as usize;
+        if vs == 0 {
+            return Err(err(file, format!("{apath}.vectorSize"), "must be at least 1"));
+        }
+        let views = array(self.root, "bufferViews");
+        let vi = index(a, "bufferView", views.len(), &apath, file)?.ok_or_else(|| err(file, &apath, "bufferView is required"))?;
+        let v = &views[vi];
+        let vpath = format!("bufferViews[{vi}]");
+        let bi = v.get("buffer").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let off = v.get("byteOffset").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let len = v.get("byteLength").and_then(Value::as_u64).ok_or_else(|| err(file, &vpath, "byteLength is required"))? as usize;
+        let data = self
+            .buffers
+            .get(bi)
+            .and_then(|b| b.as_ref())
+            .ok_or_else(|| err(file, format!("{vpath}.buffer"), format!("buffer {bi} does not exist or has no data")))?;
+        let end = off.checked_add(len).filter(|&e| e <= data.len()).ok_or_else(|| {
+            err(file, &vpath, format!("bytes {off}..{} run past the end of buffer {bi} ({} bytes)", off as u128 + len as u128, data.len()))
+        })?;
+        let cs = accessor::component_size(&t)
+            .ok_or_else(|| err(file, format!("{apath}.componentType"), format!("\"{t}\" is not a component type skelport reads")))?;
+        if len % (cs * vs) != 0 {
+            return Err(err(file, &vpath, format!("byteLength {len} is not a multiple of the element size {} ({t} × {vs})", cs * vs)));
+        }
+        if off % cs != 0 {
+            return Err(err(file, &vpath, format!("byteOffset {off} is not a multiple of the component size {cs}")));
+        }
+        let vals = accessor::decode(&t, &data[off..end], &apath, file)?;
+        Ok((vals, vs, t))
+    }
+}
+
+/// A node's local transform: TRS when written with position/rotor/scale (kept bit-exact), or the
+/// matrix when written with a basis.
+#[derive(Clone, Copy)]
+enum Local {
+    Trs(Transform),
+    Matrix(DMat4),
+}
+
+impl Local {
+    fn matrix(&self) -> DMat4 {
+        match self {
+            Local::Trs(t) => t.matrix(),
+            Local::Matrix(m) => *m,
+        }
+    }
+}
+
+fn local_matrix(n: &Value, path: &str, file: &str) -> Result<Local, G4mfError> {
+    let pos = match n.get("position") {
+        Some(p) => {
+            let v = numbers(p, &format!("{path}.position"), file)?;
+            if v.len() != 3 {
+                return Err(err(file, format!("{path}.position"), format!("has {} numbers; 3 in 3D", v.len())));
+            }
+            DVec3::new(v[0], v[1], v[2])
+        }
+        None => DVec3::ZERO,
+    };
+    if let Some(b) = n.get("basis") {
+        if n.get("rotor").is_some() || n.get("scale").is_some() {
+            return Err(err(file, path, "basis must not appear together with rotor or scale"));
+        }
+        let v = numbers(b, &format!("{path}.basis"), file)?;
+        if v.len() != 9 {
+            return Err(err(file, format!("{path}.basis"), format!("has {} numbers; 9 in 3D (column-major)", v.len())));
+        }
+        let m = DMat3::from_cols(DVec3::new(v[0], v[1], v[2]), DVec3::new(v[3], v[4], v[5]), DVec3::new(v[6], v[7], v[8]));
+        let mut out = DMat4::from_mat3(m);
+        out.w_axis = pos.extend(1.0);
+        return Ok(Local::Matrix(out));
+    }
+    let rot = match n.get("rotor") {
+        Some(r) => {
+            let v = numbers(r, &format!("{path}.rotor"), file)?;
+            if v.len() != 4 {
+                return Err(err(file, format!("{path}.rotor"), format!("has {} numbers; 4 in 3D ([s, xy, xz, yz])", v.len())));
+            }
+            let q = quat_from_rotor([v[0], v[1], v[2], v[3]]);
+            if q.length() < 1e-12 {
+                return Err(err(file, format!("{path}.rotor"), "is zero; a rotor must be normalized"));
+            }
+            // Keep unit rotors bit-exact; normalize the others.
+            if (q.length() - 1.0).abs() > 1e-14 {
+                q.normalize()
+            } else {
+                q
+            }
+        }
+        None => skelport_ir::DQuat::IDENTITY,
+    };
+    let scale = match n.get("scale") {
+        Some(s) => {
+            let v = numbers(s, &format!("{path}.scale"), file)?;
+            let s = match v.len() {
+                1 => DVec3::splat(v[0]),
+                3 => DVec3::new(v[0], v[1], v[2]),
+                k => return Err(err(file, format!("{path}.scale"), format!("has {k} numbers; 1 or 3 in 3D"))),
+            };
+            if s.min_element() <= 0.0 {
+                return Err(err(file, format!("{path}.scale"), "scale must be strictly positive (use basis for flips)"));
+            }
+            s
+        }
+        None => DVec3::ONE,
+    };
+    Ok(Local::Trs(Transform { translation: pos, rotation: rot, scale }))
+}
+
+fn to_transform(m: &DMat4, what: &str, diag: &mut Diagnostics) -> Transform {
+    Transform::from_matrix(m).unwrap_or_else(|| {
+        diag.loss(
+            "g4mf.shear",
+            format!("{what}: its transform has shear or a flip, which the IR's TRS cannot hold; the nearest TRS is used"),
+        );
+        let (s, r, t) = m.to_scale_rotation_translation();
+        Transform { translation: t, rotation: r.normalize(), scale: s.abs() }
+    })
+}
+
+/// Extras written by skelport's G4MF writer so other formats round-trip through G4MF.
+fn skelport_extras(n: &Value) -> Option<&Value> {
+    n.get("extras").and_then(|e| e.get("skelport"))
+}
+
+fn read_document(
+    root: &Value,
+    file: &str,
+    base: &Path,
+    chunks: &[container::Chunk],
+    _opts: &ReadOptions,
+    diag: &mut Diagnostics,
+) -> Result<Document, G4mfError> {
+    if !root.is_object() {
+        return Err(err(file, "$", "a G4MF document is a JSON object"));
+    }
+    let dim = root
+        .get("asset")
+        .and_then(|a| a.get("dimension"))
+        .and_then(Value::as_u64)
+        .ok_or_else(|| err(file, "asset.dimension", "asset.dimension is required and must be an integer"))?;
+    let nodes = array(root, "nodes");
+    let mut doc = Document::new(Frame::GLTF);
+    doc.source_format = Some("g4tf".into());
+    if let Some(x) = root.get("extras").and_then(|e| e.get("skelport")).and_then(|s| s.get("ext")) {
+        if let Ok(ext) = serde_json::from_value(x.clone()) {
+            doc.ext = ext;
+        }
+    }
+    if dim != 3 {
+        let has_rig = nodes.iter().any(|n| n.get("skeleton").is_some() || n.get("bone").is_some()) || !array(root, "meshes").is_empty();
+        if has_rig {
+            return Err(G4mfError::Unsupported {
+                file: file.into(),
+                message: format!(
+                    "this is a {dim}D G4MF file with skeletons or meshes; skelport's IR holds 3D only, so it cannot convert it"
+                ),
+            });
+        }
+        diag.warn(
+            "g4mf.dimension",
+            format!("{file}: a {dim}D file with {} node(s) and no skeleton or mesh: nothing for the IR to hold", nodes.len()),
+        );
+        return Ok(doc);
+    }
+    if nodes
+        .first()
+        .is_some_and(|n| n.get("position").is_some() || n.get("rotor").is_some() || n.get("scale").is_some() || n.get("basis").is_some())
+    {
+        diag.warn("g4mf.root-transform", format!("{file}: node 0 must not have a transform"));
+    }
+    let ctx = Ctx { file, root, buffers: load_buffers(root, file, base, chunks)? };
+
+    // Parents from children lists; world matrices by an explicit stack walk (no recursion).
+    let n = nodes.len();
+    let mut parent: Vec<Option<usize>> = vec![None; n];
+    for (i, node) in nodes.iter().enumerate() {
+        if node.get("children").and_then(Value::as_array).is_some_and(|c| c.is_empty()) {
+            diag.warn("g4mf.empty-children", format!("{file}: nodes[{i}].children is empty; omit it instead"));
+        }
+        for (k, c) in array(node, "children").iter().enumerate() {
+            let ci = c
+                .as_u64()
+                .map(|c| c as usize)
+                .filter(|&c| c < n && c != 0)
+                .ok_or_else(|| err(file, format!("nodes[{i}].children[{k}]"), format!("{c} is not a node index in 1..{n}")))?;
+            if parent[ci].is_some() {
+                return Err(err(
+                    file,
+                    format!("nodes[{i}].children[{k}]"),
+                    format!("node {ci} already has a parent; a node has at most one"),
+                ));
+            }
+            parent[ci] = Some(i);
+        }
+    }
+    let mut local = Vec::with_capacity(n);
+    for (i, node) in nodes.iter().enumerate() {
+        local.push(local_matrix(node, &format!("nodes[{i}]"), file)?);
+    }
+    let mut world = vec![None::<DMat4>; n];
+    let mut order = Vec::with_capacity(n);
+    if n > 0 {
+        let mut stack = vec![0usize];
+        while let Some(i) = stack.pop() {
+            if world[i].is_some() {
+                return Err(err(file, format!("nodes[{i}]"), "the node tree has a cycle"));
+            }
+            world[i] = Some(match parent[i] {
+                Some(p) => world[p].unwrap_or(DMat4::IDENTITY) * local[i].matrix(),
+                None => local[i].matrix(),
+            });
+            order.push(i);
+            for c in array(&nodes[i], "children").iter().rev() {
+                if let Some(c) = c.as_u64() {
+                    stack.push(c as usize);
+                }
+            }
+        }
+    }
+    let world_of = |i: usize| world[i].unwrap_or_else(|| local[i].matrix());
+
+    let meshes = array(root, "meshes");
+    let mut used_names: HashMap<String, usize> = HashMap::new();
+    for (i, node) in nodes.iter().enumerate() {
+        if let Some(name) = node.get("name").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            if !crate::name_is_legal(name) {
+                diag.warn("g4mf.name", format!("{file}: nodes[{i}] name \"{name}\" has characters G4MF forbids"));
+            }
+            if let Some(prev) = used_names.insert(name.to_string(), i) {
+                diag.warn(
+                    "g4mf.duplicate-name",
+                    format!("{file}: nodes[{i}] and nodes[{prev}] are both named \"{name}\"; names must be unique"),
+                );
+            }
+        }
+    }
+
+    for &si in order.iter().filter(|&&i| nodes[i].get("skeleton").is_some()) {
+        let snode = &nodes[si];
+        let spath = format!("nodes[{si}]");
+        let sw = world_of(si);
+        let mut sk = Skeleton::new(snode.get("name").and_then(Value::as_str).unwrap_or("skeleton"));
+        if let Some(x) = skelport_extras(snode).and_then(|s| s.get("ext")) {
+            if let Ok(ext) = serde_json::from_value(x.clone()) {
+                sk.ext = ext;
+            }
+        }
+        if let Some(name) = skelport_extras(snode).and_then(|s| s.get("name")).and_then(Value::as_str) {
+            sk.name = name.to_string();
+        }
+        // Bones: pre-order walk from the skeleton through bone-only chains.
+        let mut bone_of_node: HashMap<usize, BoneId> = HashMap::new();
+        let mut stack: Vec<usize> = array(snode, "children").iter().rev().filter_map(Value::as_u64).map(|c| c as usize).collect();
+        let mut names_seen: HashMap<String, u32> = HashMap::new();
+        let mut explicit_deform = std::collections::HashSet::new();
+        while let Some(ni) = stack.pop() {
+            let node = &nodes[ni];
+            let Some(bone) = node.get("bone") else { continue };
+            let bpath = format!("nodes[{ni}]");
+            let p = parent[ni].and_then(|p| bone_of_node.get(&p).copied());
+            let rest = match (p, local[ni]) {
+                (Some(_), Local::Trs(t)) => t,
+                (None, Local::Trs(t)) if sw == DMat4::IDENTITY => t,
+                (Some(_), Local::Matrix(m)) => to_transform(&m, &bpath, diag),
+                (None, l) => to_transform(&(sw * l.matrix()), &bpath, diag),
+            };
+            let ex = skelport_extras(node);
+            let mut name = ex
+                .and_then(|e| e.get("name"))
+                .and_then(Value::as_str)
+                .or_else(|| node.get("name").and_then(Value::as_str))
+                .unwrap_or("")
+                .to_string();
+            if name.is_empty() {
+                name = format!("bone{ni}");
+            }
+            let count = names_seen.entry(name.clone()).or_insert(0);
+            *count += 1;
+            if *count > 1 {
+                let renamed = format!("{name}_{count}");
+                diag.warn("g4mf.duplicate-name", format!("{file}: {bpath}: bone name \"{name}\" repeats; renamed \"{renamed}\""));
+                name = renamed;
+            }
+            let mut b = Bone::new(name, p, rest);
+            if let Some(l) = bone.get("length") {
+                let l = l
+                    .as_f64()
+                    .filter(|l| l.is_finite() && *l >= 0.0)
+                    .ok_or_else(|| err(file, format!("{bpath}.bone.length"), "must be a number ≥ 0"))?;
+                b.length = Some(l);
+            }
+            let mut own = serde_json::Map::new();
+            for k in ["mass", "shape"] {
+                if let Some(v) = bone.get(k) {
+                    own.insert(k.into(), v.clone());
+                }
+            }
+            if let Some(e) = ex {
+                b.roll = e.get("roll").and_then(Value::as_f64);
+                if let Some(d) = e.get("deform").and_then(Value::as_bool) {
+                    b.deform = d;
+                    explicit_deform.insert(sk.bones.len());
+                }
+                if let Some(a) = e.get("anchors") {
+                    b.anchors = serde_json::from_value(a.clone()).ok();
+                }
+                if let Some(x) = e.get("ext") {
+                    if let Ok(ext) = serde_json::from_value(x.clone()) {
+                        b.ext = ext;
+                    }
+                }
+            }
+            if !own.is_empty() {
+                b.ext.set_raw(NAMESPACE, Value::Object(own));
+            }
+            let id = sk.push(b);
+            bone_of_node.insert(ni, id);
+            stack.extend(array(node, "children").iter().rev().filter_map(Value::as_u64).map(|c| c as usize));
+        }
+        // Joint slots.
+        let joints_v = snode.get("skeleton").map(|s| array(s, "joints")).unwrap_or(&[]);
+        let mut slot_bone: Vec<Option<BoneId>> = Vec::with_capacity(joints_v.len());
+        let mut last: i64 = -1;
+        for (k, j) in joints_v.iter().enumerate() {
+            let ji = j.as_i64().unwrap_or(-2);
+            if ji == -1 {
+                slot_bone.push(None);
+                continue;
+            }
+            match usize::try_from(ji).ok().and_then(|u| bone_of_node.get(&u)) {
+                Some(&b) => slot_bone.push(Some(b)),
+                None => {
+                    diag.warn(
+                        "g4mf.joint",
+                        format!("{file}: {spath}.skeleton.joints[{k}] = {j} is not a bone of this skeleton; its influences are ignored"),
+                    );
+                    slot_bone.push(None);
+                }
+            }
+            if ji <= last {
+                diag.warn("g4mf.joint-order", format!("{file}: {spath}.skeleton.joints is not strictly increasing at [{k}]"));
+            }
+            last = ji;
+        }
+        let sk_index = doc.skeletons.len();
+        // Deform defaults: joints deform, other bones do not, when the skeleton skins something;
+        // the writer records exceptions in extras.
+        let has_skin = array(snode, "children").iter().filter_map(Value::as_u64).any(|c| {
+            nodes
+                .get(c as usize)
+                .and_then(|n| n.get("meshInstance"))
+                .and_then(|m| m.get("mesh"))
+                .and_then(Value::as_u64)
+                .and_then(|m| meshes.get(m as usize))
+                .is_some_and(|m| m.get("skin").is_some())
+        });
+        if has_skin {
+            let joint_set: std::collections::HashSet<usize> = slot_bone.iter().flatten().map(|b| b.index()).collect();
+            for (i, b) in sk.bones.iter_mut().enumerate() {
+                if !explicit_deform.contains(&i) {
+                    b.deform = joint_set.contains(&i);
+                }
+            }
+        }
+        let worlds = sk.world_matrices();
+        // Skinned meshes: mesh instances that are direct children of the skeleton node.
+        for c in array(snode, "children").iter().filter_map(Value::as_u64).map(|c| c as usize) {
+            let Some(mi) = nodes[c].get("meshInstance") else { continue };
+            let mpath = format!("nodes[{c}].meshInstance");
+            let Some(mesh_i) = index(mi, "mesh", meshes.len(), &mpath, file)? else { continue };
+            let mesh = &meshes[mesh_i];
+            let Some(skin) = mesh.get("skin") else { continue };
+            let to_doc = sw * local[c].matrix();
+            let (im, sk_) = read_skinned_mesh(&ctx, mesh, mesh_i, skin, &to_doc, &slot_bone, &worlds, sk_index, diag)?;
+            doc.meshes.push(im);
+            let mut sk_ = sk_;
+            sk_.mesh = Some(doc.meshes.len() - 1);
+            doc.skins.push(sk_);
+        }
+        doc.skeletons.push(sk);
+    }
+    Ok(doc)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_skinned_mesh(
+    ctx: &Ctx<'_>,
+    mesh: &Value,
+    mesh_i: usize,
+    skin: &Value,
+    to_doc: &DMat4,
+    slot_bone: &[Option<BoneId>],
+    worlds: &[DMat4],
+    skeleton: usize,
+    diag: &mut Diagnostics,
+) -> Result<(Mesh, Skin), G4mfError> {
+    let file = ctx.file;
+    let mpath = format!("meshes[{mesh_i}]");
+    let vi = mesh.get("vertices").and_then(Value::as_u64).ok_or_else(|| err(file, &mpath, "vertices is required"))? as usize;
+    let (pos, vs, _) = ctx.accessor(vi, &format!("{mpath}.vertices"))?;
+    if vs != 3 {
+        return Err(err(file, format!("{mpath}.vertices"), format!("vectorSize {vs}; 3D positions need 3")));
+    }
+    let positions: Vec<DVec3> = pos.chunks_exact(3).map(|c| to_doc.transform_point3(DVec3::new(c[0], c[1], c[2]))).collect();
+    let nv = positions.len();
+    let mut faces = Faces::default();
+    for (k, s) in array(mesh, "surfaces").iter().enumerate() {
+        let Some(si) = s.get("simplexes").and_then(Value::as_u64) else { continue };
+        let spath = format!("{mpath}.surfaces[{k}].simplexes");
+        let (idx, vs, t) = ctx.accessor(si as usize, &spath)?;
+        if vs != 3 || accessor::is_float(&t) {
+            return Err(err(file, &spath, format!("simplexes must be an integer accessor with vectorSize 3 in 3D (found {t} × {vs})")));
+        }
+        for (j, &v) in idx.iter().enumerate() {
+            if v < 0.0 || v as usize >= nv {
+                return Err(err(file, &spath, format!("element {} refers to vertex {v}, but the mesh has {nv}", j / 3)));
+            }
+        }
+        faces.counts.extend(std::iter::repeat_n(3u32, idx.len() / 3));
+        faces.indices.extend(idx.iter().map(|&v| v as u32));
+    }
+    let kpath = format!("{mpath}.skin");
+    let get =
+        |k: &str| skin.get(k).and_then(Value::as_u64).map(|v| v as usize).ok_or_else(|| err(file, &kpath, format!("{k} is required")));
+    let (vv, vvs, vt) = ctx.accessor(get("vertices")?, &format!("{kpath}.vertices"))?;
+    let (gv, gvs, gt) = ctx.accessor(get("groups")?, &format!("{kpath}.groups"))?;
+    let (wv, wvs, wt) = ctx.accessor(get("weights")?, &format!("{kpath}.weights"))?;
+    if vvs != 1 || gvs != 1 || wvs != 1 || !accessor::is_unsigned(&vt) || !accessor::is_unsigned(&gt) || !accessor::is_float(&wt) {
+        return Err(err(
+            file,
+            &kpath,
+            "skin vertices and groups must be unsigned integer accessors and weights a float accessor, all with vectorSize 1",
+        ));
+    }
+    if vv.len() != gv.len() || vv.len() != wv.len() {
+        return Err(err(
+            file,
+            &kpath,
+            format!("vertices, groups and weights have {}, {} and {} elements; they must be equal", vv.len(), gv.len(), wv.len()),
+        ));
+    }
+    let names = array(skin, "groupNames");
+    let mut seen = std::collections::HashSet::new();
+    for (k, nm) in names.iter().enumerate() {
+        let s = nm.as_str().unwrap_or("");
+        if s.is_empty() || !seen.insert(s) {
+            diag.warn("g4mf.group-names", format!("{file}: {kpath}.groupNames[{k}] is empty or repeated"));
+        }
+    }
+    // IR joint slots: the valid skeleton slots, in order.
+    let mut slot_of_group: Vec<Option<u32>> = Vec::with_capacity(slot_bone.len());
+    let mut joints = Vec::new();
+    for b in slot_bone {
+        match b {
+            Some(b) => {
+                slot_of_group.push(Some(joints.len() as u32));
+                joints.push(*b);
+            }
+            None => slot_of_group.push(None),
+        }
+    }
+    let mut triples = Vec::with_capacity(vv.len());
+    let mut prev_v = 0usize;
+    let mut prev_w = f64::INFINITY;
+    let mut order_warned = false;
+    for k in 0..vv.len() {
+        let v = vv[k] as usize;
+        if v >= nv {
+            return Err(err(file, format!("{kpath}.vertices"), format!("element {k} refers to vertex {v}, but the mesh has {nv}")));
+        }
+        if v < prev_v && !order_warned {
+            diag.warn("g4mf.skin-order", format!("{file}: {kpath}.vertices is not ascending at element {k}"));
+            order_warned = true;
+        }
+        if v != prev_v {
+            prev_w = f64::INFINITY;
+        }
+        if wv[k] > prev_w + 1e-12 && !order_warned {
+            diag.warn("g4mf.skin-order", format!("{file}: {kpath}: weights of vertex {v} do not descend"));
+            order_warned = true;
+        }
+        prev_v = v;
+        prev_w = wv[k];
+        let g = gv[k] as usize;
+        if let Some(Some(slot)) = slot_of_group.get(g) {
+            if !wv[k].is_finite() || wv[k] < 0.0 {
+                return Err(err(file, format!("{kpath}.weights"), format!("element {k} is {}; weights must be finite and ≥ 0", wv[k])));
+            }
+            triples.push((v as u32, *slot, wv[k]));
+        }
+    }
+    let influences = Influences::from_triples(nv, triples);
+    let inverse_bind = joints.iter().map(|j| worlds[j.index()].inverse()).collect();
+    let name = mesh.get("name").and_then(Value::as_str).unwrap_or("mesh").to_string();
+    let m = Mesh { name: name.clone(), positions, normals: None, faces, groups: Vec::new(), ext: Default::default() };
+    let s = Skin { name, skeleton, mesh: None, joints, inverse_bind, bind_shape: DMat4::IDENTITY, influences, ext: Default::default() };
+    Ok((m, s))
+}

@@ -1,0 +1,405 @@
+//! IR → G4MF.
+
+use crate::{accessor, container, rotor_from_quat, G4mfError, FORBIDDEN_NAME_CHARS};
+use base64::Engine;
+use serde_json::{json, Map, Value};
+use skelport_ir::{BoneId, DMat4, DVec3, Diagnostics, Document, Frame, Output, Transform, WriteOptions};
+use std::collections::{HashMap, HashSet};
+
+/// Unique, legal names across the whole file.
+#[derive(Default)]
+struct Names {
+    used: HashSet<String>,
+}
+
+impl Names {
+    /// A legal unique name for `want`; `Some(original)` when it had to change.
+    fn take(&mut self, want: &str, fallback: &str) -> (String, bool) {
+        let mut s: String = want.chars().map(|c| if FORBIDDEN_NAME_CHARS.contains(&c) || c.is_control() { '_' } else { c }).collect();
+        if s.is_empty() {
+            s = fallback.to_string();
+        }
+        let base = s.clone();
+        let mut k = 2;
+        while self.used.contains(&s) {
+            s = format!("{base}_{k}");
+            k += 1;
+        }
+        self.used.insert(s.clone());
+        let changed = s != want;
+        (s, changed)
+    }
+}
+
+/// Buffer builder: every view 16-byte aligned, one view per accessor.
+#[derive(Default)]
+struct Buf {
+    data: Vec<u8>,
+    views: Vec<Value>,
+    accessors: Vec<Value>,
+}
+
+impl Buf {
+    fn push(&mut self, bytes: &[u8], component: &str, vector: usize) -> usize {
+        while self.data.len() % 16 != 0 {
+            self.data.push(0);
+        }
+        let off = self.data.len();
+        self.data.extend_from_slice(bytes);
+        let mut view = Map::new();
+        if off > 0 {
+            view.insert("byteOffset".into(), off.into());
+        }
+        view.insert("byteLength".into(), bytes.len().into());
+        self.views.push(Value::Object(view));
+        let mut acc = Map::new();
+        acc.insert("bufferView".into(), (self.views.len() - 1).into());
+        acc.insert("componentType".into(), component.into());
+        if vector != 1 {
+            acc.insert("vectorSize".into(), vector.into());
+        }
+        self.accessors.push(Value::Object(acc));
+        self.accessors.len() - 1
+    }
+}
+
+fn transform_keys(node: &mut Map<String, Value>, m: &DMat4) {
+    match Transform::from_matrix(m) {
+        Some(t) => trs_keys(node, &t),
+        None => {
+            let c = m.to_cols_array();
+            node.insert("basis".into(), json!([c[0], c[1], c[2], c[4], c[5], c[6], c[8], c[9], c[10]]));
+            if m.w_axis.truncate() != DVec3::ZERO {
+                node.insert("position".into(), json!(m.w_axis.truncate().to_array()));
+            }
+        }
+    }
+}
+
+/// position / rotor / scale keys of a TRS, identity parts omitted.
+fn trs_keys(node: &mut Map<String, Value>, t: &Transform) {
+    {
+        {
+            if t.translation != DVec3::ZERO {
+                node.insert("position".into(), json!(t.translation.to_array()));
+            }
+            let q = t.rotation;
+            if q != skelport_ir::DQuat::IDENTITY {
+                node.insert("rotor".into(), json!(rotor_from_quat(q)));
+            }
+            if t.scale != DVec3::ONE {
+                if (t.scale.x - t.scale.y).abs() < 1e-12 && (t.scale.x - t.scale.z).abs() < 1e-12 {
+                    node.insert("scale".into(), json!([t.scale.x]));
+                } else {
+                    node.insert("scale".into(), json!(t.scale.to_array()));
+                }
+            }
+        }
+    }
+}
+
+fn close(a: &DMat4, b: &DMat4) -> bool {
+    let scale = a.to_cols_array().iter().chain(b.to_cols_array().iter()).fold(1.0f64, |m, x| m.max(x.abs()));
+    (*a - *b).to_cols_array().iter().all(|d| d.abs() <= 1e-6 * scale)
+}
+
+/// Write `doc` as G4MF; `binary` picks `.g4b`.
+pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagnostics) -> Result<Output, G4mfError> {
+    let mut d = doc.clone();
+    d.convert_frame(Frame::GLTF);
+    let mut names = Names::default();
+    let mut buf = Buf::default();
+    let mut nodes: Vec<Value> = vec![Value::Null];
+    let mut root_children: Vec<usize> = Vec::new();
+    let mut meshes: Vec<Value> = Vec::new();
+    let (root_name, _) = names.take("Root", "Root");
+
+    for (si, sk) in d.skeletons.iter().enumerate() {
+        let skins: Vec<usize> = (0..d.skins.len()).filter(|&k| d.skins[k].skeleton == si).collect();
+        let rest_world = sk.world_matrices();
+        // Bind pose: G4MF stores one pose. If every joint's rest·IBM is one common matrix C, the
+        // rest pose is the bind pose (C is baked into the vertices); otherwise write the bind pose.
+        let mut c_common: Option<DMat4> = None;
+        let mut consistent = true;
+        let mut bind_of: HashMap<usize, DMat4> = HashMap::new();
+        for &k in &skins {
+            let s = &d.skins[k];
+            for (slot, j) in s.joints.iter().enumerate() {
+                let Some(ibm) = s.inverse_bind.get(slot) else { continue };
+                let c = rest_world[j.index()] * *ibm;
+                match &c_common {
+                    None => c_common = Some(c),
+                    Some(c0) if !close(c0, &c) => consistent = false,
+                    _ => {}
+                }
+                let bind = ibm.inverse();
+                if let Some(prev) = bind_of.insert(j.index(), bind) {
+                    if !close(&prev, &bind) {
+                        diag.loss(
+                            "g4mf.bind-conflict",
+                            format!(
+                                "bone \"{}\" has different bind poses in two skins; G4MF keeps one (the last)",
+                                sk.bones[j.index()].name
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        let (world, bake) = if consistent {
+            (rest_world.clone(), c_common.unwrap_or(DMat4::IDENTITY))
+        } else {
+            let mut w: Vec<DMat4> = Vec::with_capacity(sk.bones.len());
+            let mut moved = 0;
+            for (i, b) in sk.bones.iter().enumerate() {
+                let m = match bind_of.get(&i) {
+                    Some(bm) => *bm,
+                    None => match b.parent {
+                        Some(p) => w[p.index()] * b.rest.matrix(),
+                        None => b.rest.matrix(),
+                    },
+                };
+                if !close(&m, &rest_world[i]) {
+                    moved += 1;
+                }
+                w.push(m);
+            }
+            diag.loss(
+                "g4mf.rest-pose",
+                format!("skeleton \"{}\": the rest pose differs from the bind pose for {moved} bone(s); G4MF stores only one pose, so the bind pose was written and the rest pose is lost", sk.name),
+            );
+            (w, DMat4::IDENTITY)
+        };
+
+        // Skeleton node (no transform: skeleton space = document space).
+        let skel_node = nodes.len();
+        nodes.push(Value::Null);
+        let (sname, schanged) = names.take(&sk.name, "Skeleton");
+        // Bones in depth-first pre-order so parents get lower indices and joints increase.
+        let children = sk.children();
+        let roots: Vec<usize> = (0..sk.bones.len()).filter(|&i| sk.bones[i].parent.is_none()).collect();
+        let mut node_of_bone = vec![0usize; sk.bones.len()];
+        let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
+        let mut pre = Vec::with_capacity(sk.bones.len());
+        while let Some(i) = stack.pop() {
+            node_of_bone[i] = skel_node + 1 + pre.len();
+            pre.push(i);
+            stack.extend(children[i].iter().rev().map(|c| c.index()));
+        }
+        let joint_bones: HashSet<usize> = skins.iter().flat_map(|&k| d.skins[k].joints.iter().map(|j| j.index())).collect();
+        for &i in &pre {
+            let b = &sk.bones[i];
+            let mut node = Map::new();
+            let (name, changed) = names.take(&b.name, &format!("Bone{i}"));
+            node.insert("name".into(), name.into());
+            if consistent {
+                // The rest pose is the bind pose: write each bone's own TRS, untouched.
+                trs_keys(&mut node, &b.rest);
+            } else {
+                let local = match b.parent {
+                    Some(p) => world[p.index()].inverse() * world[i],
+                    None => world[i],
+                };
+                transform_keys(&mut node, &local);
+            }
+            let kids: Vec<usize> = children[i].iter().map(|c| node_of_bone[c.index()]).collect();
+            if !kids.is_empty() {
+                node.insert("children".into(), json!(kids));
+            }
+            let mut bone = Map::new();
+            if let Some(l) = b.length {
+                bone.insert("length".into(), json!(l));
+            }
+            if let Some(Value::Object(own)) = b.ext.raw(crate::read::NAMESPACE) {
+                for (k, v) in own {
+                    bone.insert(k.clone(), v.clone());
+                }
+            }
+            node.insert("bone".into(), Value::Object(bone));
+            let mut ex = Map::new();
+            if changed {
+                ex.insert("name".into(), b.name.clone().into());
+            }
+            if let Some(r) = b.roll {
+                ex.insert("roll".into(), json!(r));
+            }
+            // Readers take joints as deforming and other bones as not (when the skeleton has a
+            // skin); say so only where the bone disagrees.
+            let default_deform = skins.is_empty() || joint_bones.contains(&i);
+            if b.deform != default_deform {
+                ex.insert("deform".into(), b.deform.into());
+            }
+            if let Some(a) = &b.anchors {
+                ex.insert("anchors".into(), serde_json::to_value(a).unwrap_or(Value::Null));
+            }
+            let mut other = b.ext.clone();
+            other.remove(crate::read::NAMESPACE);
+            if !other.is_empty() {
+                ex.insert("ext".into(), serde_json::to_value(&other).unwrap_or(Value::Null));
+            }
+            if !ex.is_empty() {
+                node.insert("extras".into(), json!({ "skelport": ex }));
+            }
+            nodes.push(Value::Object(node));
+        }
+        // Joints: every skin joint of this skeleton, by node index (strictly increasing).
+        let mut joint_list: Vec<usize> = joint_bones.iter().copied().collect();
+        joint_list.sort_by_key(|&i| node_of_bone[i]);
+        let group_of_bone: HashMap<usize, usize> = joint_list.iter().enumerate().map(|(g, &b)| (b, g)).collect();
+        let group_names: Vec<String> =
+            joint_list.iter().map(|&b| nodes[node_of_bone[b]]["name"].as_str().unwrap_or("").to_string()).collect();
+
+        let mut skel_children: Vec<usize> = roots.iter().map(|&r| node_of_bone[r]).collect();
+        for &k in &skins {
+            let s = &d.skins[k];
+            let Some(mesh) = s.mesh.and_then(|m| d.meshes.get(m)) else {
+                diag.loss("g4mf.skin-without-mesh", format!("skin \"{}\" has no mesh; G4MF keeps skins on meshes only", s.name));
+                continue;
+            };
+            let mut pos = Vec::with_capacity(mesh.positions.len() * 12);
+            for p in &mesh.positions {
+                let q = bake.transform_point3(s.bind_shape.transform_point3(*p));
+                for c in q.to_array() {
+                    pos.extend_from_slice(&(c as f32).to_le_bytes());
+                }
+            }
+            let vacc = buf.push(&pos, "float32", 3);
+            let tris = mesh.faces.triangulate();
+            let mut surface = Map::new();
+            if !tris.is_empty() {
+                let t = accessor::uint_type_for(mesh.positions.len().saturating_sub(1) as u64);
+                let mut b = Vec::new();
+                accessor::encode_uint(t, tris.iter().map(|&v| v as u64), &mut b);
+                surface.insert("simplexes".into(), buf.push(&b, t, 3).into());
+            }
+            // Triplets: vertices ascending, weights descending within a vertex; zero weights dropped.
+            let mut tv = Vec::new();
+            let mut tg = Vec::new();
+            let mut tw: Vec<f32> = Vec::new();
+            for v in 0..s.influences.vertex_count() {
+                let mut e: Vec<(usize, f64)> = s
+                    .influences
+                    .vertex(v)
+                    .filter(|&(_, w)| w > 0.0)
+                    .filter_map(|(slot, w)| {
+                        s.joints.get(slot as usize).and_then(|b: &BoneId| group_of_bone.get(&b.index())).map(|&g| (g, w))
+                    })
+                    .collect();
+                e.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                for (g, w) in e {
+                    tv.push(v as u64);
+                    tg.push(g as u64);
+                    tw.push(w as f32);
+                }
+            }
+            let vt = accessor::uint_type_for(tv.last().copied().unwrap_or(0));
+            let gt = accessor::uint_type_for(joint_list.len().saturating_sub(1) as u64);
+            let mut bv = Vec::new();
+            accessor::encode_uint(vt, tv.iter().copied(), &mut bv);
+            let mut bg = Vec::new();
+            accessor::encode_uint(gt, tg.iter().copied(), &mut bg);
+            let bw: Vec<u8> = tw.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let skin = json!({
+                "vertices": buf.push(&bv, vt, 1),
+                "groups": buf.push(&bg, gt, 1),
+                "weights": buf.push(&bw, "float32", 1),
+                "groupNames": group_names,
+            });
+            let (mname, _) = names.take(&mesh.name, "Mesh");
+            let mut m = Map::new();
+            m.insert("name".into(), mname.into());
+            m.insert("vertices".into(), vacc.into());
+            m.insert("surfaces".into(), json!([surface]));
+            m.insert("skin".into(), skin);
+            meshes.push(Value::Object(m));
+            let (iname, _) = names.take(&format!("{}Instance", mesh.name), "MeshInstance");
+            skel_children.push(nodes.len());
+            nodes.push(json!({ "name": iname, "meshInstance": { "mesh": meshes.len() - 1 } }));
+            if mesh.normals.is_some() {
+                diag.loss(
+                    "g4mf.normals",
+                    format!("mesh \"{}\": normals are not written (G4MF normal bindings are not produced yet)", mesh.name),
+                );
+            }
+        }
+        let mut snode = Map::new();
+        snode.insert("name".into(), sname.into());
+        if !skel_children.is_empty() {
+            snode.insert("children".into(), json!(skel_children));
+        }
+        snode.insert("skeleton".into(), json!({ "joints": joint_list.iter().map(|&b| node_of_bone[b]).collect::<Vec<_>>() }));
+        let mut ex = Map::new();
+        if schanged {
+            ex.insert("name".into(), sk.name.clone().into());
+        }
+        if !sk.ext.is_empty() {
+            ex.insert("ext".into(), serde_json::to_value(&sk.ext).unwrap_or(Value::Null));
+        }
+        if !ex.is_empty() {
+            snode.insert("extras".into(), json!({ "skelport": ex }));
+        }
+        nodes[skel_node] = Value::Object(snode);
+        root_children.push(skel_node);
+    }
+    for (k, s) in d.skins.iter().enumerate() {
+        if s.skeleton >= d.skeletons.len() {
+            diag.loss("g4mf.skin", format!("skin {k} refers to a missing skeleton and is not written"));
+        }
+    }
+    let mut root = Map::new();
+    root.insert("name".into(), root_name.into());
+    if !root_children.is_empty() {
+        root.insert("children".into(), json!(root_children));
+    }
+    nodes[0] = Value::Object(root);
+
+    let mut top = Map::new();
+    top.insert("asset".into(), json!({ "dimension": 3, "generator": concat!("skelport ", env!("CARGO_PKG_VERSION")), "specification": "https://github.com/godot-dimensions/g4mf" }));
+    if !buf.accessors.is_empty() {
+        top.insert("accessors".into(), Value::Array(std::mem::take(&mut buf.accessors)));
+        top.insert("bufferViews".into(), Value::Array(std::mem::take(&mut buf.views)));
+    }
+    if !meshes.is_empty() {
+        top.insert("meshes".into(), Value::Array(meshes));
+    }
+    top.insert("nodes".into(), Value::Array(nodes));
+    if !d.ext.is_empty() {
+        top.insert("extras".into(), json!({ "skelport": { "ext": d.ext } }));
+    }
+    let has_data = !buf.data.is_empty();
+    let mut side_files = Vec::new();
+    if has_data {
+        let mut b = Map::new();
+        b.insert("byteLength".into(), buf.data.len().into());
+        if binary {
+            b.insert("chunk".into(), 1.into());
+            if opts.compress {
+                b.insert("encoding".into(), "Zstd".into());
+            }
+        } else if opts.embed || opts.file_stem.is_empty() {
+            b.insert(
+                "uri".into(),
+                format!("data:application/octet-stream;base64,{}", base64::engine::general_purpose::STANDARD.encode(&buf.data)).into(),
+            );
+        } else {
+            let name = format!("{}.bin", opts.file_stem);
+            b.insert("uri".into(), name.clone().into());
+            side_files.push((name, buf.data.clone()));
+        }
+        top.insert("buffers".into(), json!([b]));
+    }
+    let json_bytes = if binary { serde_json::to_vec(&Value::Object(top)) } else { serde_json::to_vec_pretty(&Value::Object(top)) }
+        .map_err(|e| G4mfError::Write(e.to_string()))?;
+    if binary {
+        let enc = if opts.compress { container::ZSTD } else { container::PLAIN };
+        let mut chunks = vec![container::Chunk { kind: container::JSON, encoding: enc, data: json_bytes }];
+        if has_data {
+            chunks.push(container::Chunk { kind: container::BLOB, encoding: enc, data: buf.data });
+        }
+        let bytes = container::write(&chunks).map_err(|e| G4mfError::Write(e.to_string()))?;
+        return Ok(Output::single(bytes));
+    }
+    let mut main = json_bytes;
+    main.push(b'\n');
+    Ok(Output { main, side_files })
+}
