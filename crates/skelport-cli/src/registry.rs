@@ -5,8 +5,11 @@ use skelport_ir::Format;
 /// Every format skelport knows, in the order `--help` lists them.
 pub fn formats() -> &'static [&'static dyn Format] {
     static FORMATS: &[&dyn Format] = &[
+        &skelport_gltf::GltfFormat,
+        &skelport_gltf::GlbFormat,
+        &skelport_g4mf::G4tfFormat,
+        &skelport_g4mf::G4bFormat,
         &skelport_ir::irjson::IrJsonFormat,
-        // FORMAT-REGISTRY (one line per format crate)
     ];
     FORMATS
 }

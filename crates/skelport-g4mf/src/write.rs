@@ -367,7 +367,6 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
         top.insert("extras".into(), json!({ "skelport": { "ext": d.ext } }));
     }
     let has_data = !buf.data.is_empty();
-    let mut side_files = Vec::new();
     if has_data {
         let mut b = Map::new();
         b.insert("byteLength".into(), buf.data.len().into());
@@ -376,15 +375,11 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
             if opts.compress {
                 b.insert("encoding".into(), "Zstd".into());
             }
-        } else if opts.embed || opts.file_stem.is_empty() {
-            b.insert(
-                "uri".into(),
-                format!("data:application/octet-stream;base64,{}", base64::engine::general_purpose::STANDARD.encode(&buf.data)).into(),
-            );
         } else {
-            let name = format!("{}.bin", opts.file_stem);
-            b.insert("uri".into(), name.clone().into());
-            side_files.push((name, buf.data.clone()));
+            // .g4tf is always self-contained (a data URI): .g4b is the compact binary form, and
+            // no side file can collide with a glTF `<stem>.bin` written beside it.
+            let uri = format!("data:application/octet-stream;base64,{}", base64::engine::general_purpose::STANDARD.encode(&buf.data));
+            b.insert("uri".into(), uri.into());
         }
         top.insert("buffers".into(), json!([b]));
     }
@@ -401,5 +396,5 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
     }
     let mut main = json_bytes;
     main.push(b'\n');
-    Ok(Output { main, side_files })
+    Ok(Output::single(main))
 }
