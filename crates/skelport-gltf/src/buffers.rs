@@ -131,7 +131,7 @@ pub(crate) fn read_accessor(root: &Root, buffers: &[Vec<u8>], index: usize, poin
     let count = usize::try_from(acc.count.0).map_err(|_| GltfError::invalid(file, format!("{ap}/count"), "count too large"))?;
     let Some(view_idx) = acc.buffer_view else {
         // Zeros, but never allocate more than a sane bound for a count nothing backs.
-        if count > 1 << 24 {
+        if count.saturating_mul(comps) > 1 << 24 {
             return Err(GltfError::invalid(file, format!("{ap}/count"), "count too large for an accessor without bufferView"));
         }
         return Ok(AccessorData {

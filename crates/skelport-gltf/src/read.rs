@@ -68,6 +68,9 @@ struct Graph {
     names: Vec<String>,
     local: Vec<DMat4>,
     world: Vec<DMat4>,
+    depth: Vec<usize>,
+    /// Every node, parents before children.
+    preorder: Vec<usize>,
 }
 
 impl Reader<'_> {
@@ -240,15 +243,18 @@ impl Reader<'_> {
         }
         // World matrices in an order where parents come first (walk from the tops).
         let mut world = vec![DMat4::IDENTITY; n];
+        let mut depth = vec![0usize; n];
+        let mut preorder = Vec::with_capacity(n);
         let mut stack: Vec<usize> = (0..n).filter(|&i| parent[i].is_none()).collect();
         while let Some(i) = stack.pop() {
-            world[i] = match parent[i] {
-                Some(p) => world[p] * local[i],
-                None => local[i],
+            preorder.push(i);
+            (world[i], depth[i]) = match parent[i] {
+                Some(p) => (world[p] * local[i], depth[p] + 1),
+                None => (local[i], 0),
             };
             stack.extend(children[i].iter().copied());
         }
-        Ok(Graph { parent, children, top, names, local, world })
+        Ok(Graph { parent, children, top, names, local, world, depth, preorder })
     }
 
     /// For each scene, the set of top nodes it lists (checked references).
@@ -294,39 +300,20 @@ impl Reader<'_> {
         if let Some(k) = joints.iter().position(|&j| g.top[j] != top) {
             return Err(self.err(format!("{sp}/joints/{k}"), "joints do not have a common root (they live in different node trees)"));
         }
-        let depth = |mut x: usize| {
-            let mut d = 0usize;
-            while let Some(p) = g.parent[x] {
-                x = p;
-                d += 1;
+        // Lowest common ancestor in linear time: count joints per subtree (children before
+        // parents); the deepest node whose subtree holds every joint.
+        let mut below = vec![0usize; n];
+        for &j in &joints {
+            below[j] += 1;
+        }
+        let mut lca = top;
+        for &i in g.preorder.iter().rev() {
+            if below[i] == joints.len() && g.depth[i] >= g.depth[lca] && g.top[i] == top {
+                lca = i;
             }
-            d
-        };
-        let mut lca = joints[0];
-        let mut lca_depth = depth(lca);
-        for &j in &joints[1..] {
-            let (mut a, mut da) = (j, depth(j));
-            let (mut b, mut db) = (lca, lca_depth);
-            while da > db {
-                a = g.parent[a].unwrap_or(a);
-                da -= 1;
+            if let Some(p) = g.parent[i] {
+                below[p] += below[i];
             }
-            while db > da {
-                b = g.parent[b].unwrap_or(b);
-                db -= 1;
-            }
-            while a != b {
-                match (g.parent[a], g.parent[b]) {
-                    (Some(pa), Some(pb)) => {
-                        a = pa;
-                        b = pb;
-                        da -= 1;
-                    }
-                    _ => return Err(self.err(format!("{sp}/joints"), "joints do not have a common root")),
-                }
-            }
-            lca = a;
-            lca_depth = da;
         }
         if let Some(s) = skin.skeleton {
             let s = s.value();
