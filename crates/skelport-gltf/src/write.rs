@@ -364,7 +364,11 @@ fn write_mesh(
     let mut attrs = Map::new();
     let pos = b.accessor(&pos_bytes, Some(ARRAY_BUFFER), FLOAT, nv, "VEC3", false, Some((json!(min.map(exact)), json!(max.map(exact)))));
     attrs.insert("POSITION".into(), json!(pos));
-    match &mesh.normals {
+    let per_vertex = match &mesh.normals {
+        Some(Normals::PerCorner(c)) => per_corner_to_vertex(mesh, c, diag).map(Normals::PerVertex),
+        other => other.clone(),
+    };
+    match &per_vertex {
         Some(Normals::PerVertex(n)) if n.len() == nv => {
             let mut bytes = Vec::with_capacity(nv * 12);
             let mut fixed = 0usize;
@@ -389,10 +393,7 @@ fn write_mesh(
         Some(Normals::PerVertex(_)) => {
             diag.loss("gltf.normals", format!("mesh '{}': normal count differs from vertex count; normals dropped", mesh.name))
         }
-        Some(Normals::PerCorner(_)) => {
-            diag.loss("gltf.per-corner-normals", format!("mesh '{}': per-corner normals cannot be stored per vertex; dropped", mesh.name))
-        }
-        None => {}
+        Some(Normals::PerCorner(_)) | None => {}
     }
     if let Some(skin) = skin {
         write_influences(b, &mut attrs, mesh, skin, opts, diag);
@@ -423,6 +424,41 @@ fn write_mesh(
         mj["extras"] = e;
     }
     Ok(Some(mj))
+}
+
+/// glTF stores normals per vertex. Per-corner normals that agree at every vertex (smooth
+/// shading) convert exactly; where corners of one vertex disagree (hard edges) they are averaged,
+/// reported as a loss. Splitting vertices instead would change the vertex numbering that rigs
+/// and weight files refer to.
+fn per_corner_to_vertex(mesh: &Mesh, corners: &[DVec3], diag: &mut Diagnostics) -> Option<Vec<DVec3>> {
+    if corners.len() != mesh.faces.indices.len() {
+        diag.loss("gltf.per-corner-normals", format!("mesh '{}': per-corner normal count differs from corner count; dropped", mesh.name));
+        return None;
+    }
+    let nv = mesh.positions.len();
+    let mut sum = vec![DVec3::ZERO; nv];
+    let mut first: Vec<Option<DVec3>> = vec![None; nv];
+    let mut split = 0usize;
+    for (&v, &n) in mesh.faces.indices.iter().zip(corners) {
+        let Some(f) = first.get_mut(v as usize) else { continue };
+        match f {
+            None => *f = Some(n),
+            Some(p) if (*p - n).length() > 1e-6 => {
+                split += 1;
+                *p = DVec3::splat(f64::NAN); // count each vertex once
+            }
+            _ => {}
+        }
+        sum[v as usize] += n;
+    }
+    let disagree = first.iter().filter(|f| f.is_some_and(|p| p.x.is_nan())).count();
+    if split > 0 {
+        diag.loss(
+            "gltf.per-corner-normals",
+            format!("mesh '{}': {disagree} vertices had different normals per corner (hard edges); averaged per vertex", mesh.name),
+        );
+    }
+    Some(sum.into_iter().map(|s| s.normalize_or_zero()).collect())
 }
 
 /// Per-vertex (slot, weight) lists ready for writing: positive weights only, largest first,

@@ -229,3 +229,24 @@ fn garbage_never_panics() {
         }
     }
 }
+
+#[test]
+fn per_corner_normals_become_per_vertex() {
+    let mut doc = rig(0);
+    let m = &mut doc.meshes[0];
+    let corners = vec![DVec3::new(0.0, -1.0, 0.0); m.faces.indices.len()];
+    m.normals = Some(Normals::PerCorner(corners.clone()));
+    let (back, diag, _) = write_read(&doc, &GltfFormat, "synthetic-corners", WriteOptions::default());
+    assert!(!diag.items.iter().any(|d| d.code == "gltf.per-corner-normals"), "{diag:?}");
+    match &back.meshes[0].normals {
+        // Blender −Y is glTF +Z.
+        Some(Normals::PerVertex(n)) => assert!(n.iter().all(|v| (*v - DVec3::Z).length() < 1e-6), "{n:?}"),
+        other => panic!("{other:?}"),
+    }
+    // A hard edge: corners of one vertex disagree → averaged, reported.
+    let mut hard = corners;
+    hard[2] = DVec3::new(1.0, 0.0, 0.0); // vertex 5, shared by four quads
+    doc.meshes[0].normals = Some(Normals::PerCorner(hard));
+    let (_, diag, _) = write_read(&doc, &GltfFormat, "synthetic-hard", WriteOptions::default());
+    assert!(diag.of(Severity::Loss).any(|d| d.code == "gltf.per-corner-normals"), "{diag:?}");
+}
