@@ -250,3 +250,44 @@ fn per_corner_normals_become_per_vertex() {
     let (_, diag, _) = write_read(&doc, &GltfFormat, "synthetic-hard", WriteOptions::default());
     assert!(diag.of(Severity::Loss).any(|d| d.code == "gltf.per-corner-normals"), "{diag:?}");
 }
+
+/// The Khronos validator gate over the synthetic rigs (see `corpus.rs`); runs when
+/// `GLTF_VALIDATOR` points at the npm package.
+#[test]
+fn khronos_validator_gate_synthetic() {
+    let Some(validator) = std::env::var_os("GLTF_VALIDATOR") else {
+        eprintln!("note: GLTF_VALIDATOR not set; skipping the Khronos validator gate");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    let mut corners = rig(0);
+    corners.meshes[0].normals = Some(Normals::PerCorner(vec![DVec3::new(0.0, -1.0, 0.0); corners.meshes[0].faces.indices.len()]));
+    let mut bare = rig(0);
+    bare.skins.clear();
+    bare.meshes.clear();
+    let cases = [
+        ("rig", rig(0), WriteOptions::default()),
+        ("rig300", rig(300), WriteOptions::default()),
+        ("rig-max4", rig(0), WriteOptions { max_influences: Some(4), ..Default::default() }),
+        ("rig-corners", corners, WriteOptions::default()),
+        ("skeleton-only", bare, WriteOptions::default()),
+    ];
+    for (name, doc, opts) in cases {
+        for format in [&GltfFormat as &dyn Format, &GlbFormat] {
+            let out = format.write(&doc, &WriteOptions { file_stem: name.into(), ..opts.clone() }, &mut Diagnostics::default()).unwrap();
+            let p = dir.path().join(format!("{name}.{}", format.extensions()[0]));
+            std::fs::write(&p, &out.main).unwrap();
+            for (n, b) in &out.side_files {
+                std::fs::write(dir.path().join(n), b).unwrap();
+            }
+            files.push(p);
+        }
+    }
+    let script = skelport_ir::testing::workspace_root().join(".ci/tools/gltf-validate.mjs");
+    let out = std::process::Command::new("node").arg(script).args(&files).env("GLTF_VALIDATOR", validator).output().expect("run node");
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}");
+    assert!(out.status.success(), "validator found errors or warnings:\n{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(text.lines().filter(|l| l.contains(": 0 errors, 0 warnings")).count(), files.len());
+}
