@@ -201,6 +201,11 @@ pub(crate) fn write(doc: &Document, opts: &WriteOptions, container: Container, d
         }
         let skeleton_node = if synthetic { top } else { base + roots[0] };
         for (k, skin) in skins.iter().enumerate() {
+            if skin.joints.is_empty() {
+                // glTF skins need at least one joint; the mesh is then written unskinned below.
+                diag.loss("gltf.skin-without-joints", format!("skin '{}' has no joints; written without a skin", skin.name));
+                continue;
+            }
             let skin_index = skins_json.len();
             let n = skin.joints.len();
             let mut ibm_bytes = Vec::with_capacity(n * 64);
@@ -260,7 +265,11 @@ pub(crate) fn write(doc: &Document, opts: &WriteOptions, container: Container, d
         }
     }
     for (mi, mesh) in doc.meshes.iter().enumerate() {
-        if !mesh_done[mi] && !doc.skins.iter().any(|s| s.mesh == Some(mi) && s.skeleton < doc.skeletons.len()) {
+        let skinned = doc
+            .skins
+            .iter()
+            .any(|s| s.mesh == Some(mi) && !s.joints.is_empty() && doc.skeletons.get(s.skeleton).is_some_and(|k| !k.bones.is_empty()));
+        if !mesh_done[mi] && !skinned {
             if let Some(mj) = write_mesh(&mut b, mesh, None, opts, diag)? {
                 meshes_json.push(mj);
                 nodes.push(json!({ "name": mesh.name.clone(), "mesh": meshes_json.len() - 1 }));
