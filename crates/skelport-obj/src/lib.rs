@@ -1,1 +1,167 @@
-//! skelport-obj (work in progress).
+//! # skelport-obj — Wavefront OBJ meshes
+//!
+//! MakeHuman rigs and weights refer to the base mesh's vertices by index, and its joint cubes and
+//! helper geometry by face group (`g`). This reader keeps the file's vertex numbering exactly and
+//! turns `g` groups into vertex groups (a vertex belongs to the groups of the faces that use it).
+//!
+//! Hand-written on purpose: OBJ is line-based and we need only `v`, `f` and `g`, with exact
+//! numbering; general crates (tobj) re-index vertices per material or group.
+
+use skelport_ir::{DVec3, Faces, Mesh, VertexGroup};
+use std::collections::BTreeMap;
+
+/// Errors reading OBJ, with the line.
+#[derive(Debug, thiserror::Error)]
+pub enum ObjError {
+    #[error("{file}:{line}: {message}")]
+    Line { file: String, line: usize, message: String },
+    #[error("{file}: not UTF-8 text at byte {offset}; OBJ files are text")]
+    Encoding { file: String, offset: usize },
+}
+
+/// A parsed OBJ: positions in file order, polygons, and face groups as vertex sets.
+#[derive(Debug, Clone, Default)]
+pub struct ObjMesh {
+    pub positions: Vec<DVec3>,
+    pub faces: Faces,
+    /// The `g` group of each face (index into `group_names`), or `None` before any `g`.
+    pub face_groups: Vec<Option<u32>>,
+    pub group_names: Vec<String>,
+}
+
+impl ObjMesh {
+    /// Vertices of each named group (sorted, unique), in first-seen group order.
+    pub fn vertex_groups(&self) -> Vec<VertexGroup> {
+        let mut sets: Vec<Vec<u32>> = vec![Vec::new(); self.group_names.len()];
+        for (f, g) in self.faces.iter().zip(&self.face_groups) {
+            if let Some(g) = g {
+                sets[*g as usize].extend_from_slice(f);
+            }
+        }
+        self.group_names
+            .iter()
+            .zip(sets)
+            .map(|(n, mut v)| {
+                v.sort_unstable();
+                v.dedup();
+                VertexGroup { name: n.clone(), vertices: v, weights: None }
+            })
+            .collect()
+    }
+
+    /// The mesh as an IR mesh (positions as in the file, groups from `g`).
+    pub fn to_mesh(&self, name: &str) -> Mesh {
+        Mesh {
+            name: name.into(),
+            positions: self.positions.clone(),
+            normals: None,
+            faces: self.faces.clone(),
+            groups: self.vertex_groups(),
+            ext: Default::default(),
+        }
+    }
+}
+
+fn num(tok: Option<&str>, file: &str, line: usize, what: &str) -> Result<f64, ObjError> {
+    tok.and_then(|t| t.parse::<f64>().ok()).filter(|v| v.is_finite()).ok_or_else(|| ObjError::Line {
+        file: file.into(),
+        line,
+        message: format!("{what} needs three finite numbers"),
+    })
+}
+
+/// Parse OBJ text. `file` names the source in errors.
+pub fn parse(bytes: &[u8], file: &str) -> Result<ObjMesh, ObjError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| ObjError::Encoding { file: file.into(), offset: e.valid_up_to() })?;
+    let mut m = ObjMesh::default();
+    let mut group_index: BTreeMap<String, u32> = BTreeMap::new();
+    let mut current: Option<u32> = None;
+    for (ln, raw) in text.lines().enumerate() {
+        let line = ln + 1;
+        let l = raw.trim();
+        let mut it = l.split_ascii_whitespace();
+        match it.next() {
+            Some("v") => {
+                let x = num(it.next(), file, line, "v")?;
+                let y = num(it.next(), file, line, "v")?;
+                let z = num(it.next(), file, line, "v")?;
+                m.positions.push(DVec3::new(x, y, z));
+            }
+            Some("f") => {
+                let mut count = 0u32;
+                for tok in it {
+                    let idx = tok.split('/').next().unwrap_or("");
+                    let i: i64 = idx.parse().map_err(|_| ObjError::Line {
+                        file: file.into(),
+                        line,
+                        message: format!("face corner \"{tok}\" is not a vertex index"),
+                    })?;
+                    let n = m.positions.len() as i64;
+                    // 1-based; negative indices count back from the last vertex read so far.
+                    let abs = if i > 0 { i - 1 } else { n + i };
+                    if abs < 0 || abs >= n {
+                        return Err(ObjError::Line {
+                            file: file.into(),
+                            line,
+                            message: format!("face refers to vertex {i}, but only {n} vertices precede it"),
+                        });
+                    }
+                    m.faces.indices.push(abs as u32);
+                    count += 1;
+                }
+                if count < 3 {
+                    return Err(ObjError::Line {
+                        file: file.into(),
+                        line,
+                        message: format!("a face needs at least 3 corners, found {count}"),
+                    });
+                }
+                m.faces.counts.push(count);
+                m.face_groups.push(current);
+            }
+            Some("g") => {
+                let name = l[1..].trim().to_string();
+                let next = group_index.len() as u32;
+                let id = *group_index.entry(name.clone()).or_insert_with(|| {
+                    m.group_names.push(name);
+                    next
+                });
+                current = Some(id);
+            }
+            _ => {}
+        }
+    }
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_numbering_and_errors() {
+        let src = b"v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\ng body\nf 1/1 2/2 3/3 4/4\ng joint-a\nf -4 -3 -2\ng body\nf 2 3 4\n";
+        let m = parse(src, "t.obj").unwrap();
+        assert_eq!(m.positions.len(), 4);
+        assert_eq!(m.faces.counts, vec![4, 3, 3]);
+        let g = m.vertex_groups();
+        assert_eq!(g[0].name, "body");
+        assert_eq!(g[0].vertices, vec![0, 1, 2, 3]);
+        assert_eq!(g[1].vertices, vec![0, 1, 2]);
+        let e = parse(b"v 0 0 0\nf 1 2 3\n", "bad.obj").unwrap_err().to_string();
+        assert!(e.starts_with("bad.obj:2:") && e.contains("vertex 2"), "{e}");
+        let e = parse(b"v 0 nan 0\n", "bad.obj").unwrap_err().to_string();
+        assert!(e.contains("bad.obj:1"), "{e}");
+    }
+
+    #[test]
+    fn base_mesh_reads_with_its_numbering() {
+        let Some(p) = skelport_ir::testing::corpus_file("mpfb/3dobjs/base.obj") else { return };
+        let m = parse(&std::fs::read(p).unwrap(), "base.obj").unwrap();
+        assert_eq!(m.positions.len(), 19158);
+        let groups = m.vertex_groups();
+        let body = groups.iter().find(|g| g.name == "body").unwrap();
+        assert_eq!(body.vertices.len(), 13380);
+        assert!(groups.iter().filter(|g| g.name.starts_with("joint-")).count() > 100);
+    }
+}
