@@ -5,6 +5,7 @@ use skelport_ir::Format;
 /// Every format skelport knows, in the order `--help` lists them.
 pub fn formats() -> &'static [&'static dyn Format] {
     static FORMATS: &[&dyn Format] = &[
+        &skelport_mpfb::MpfbFormat,
         &skelport_gltf::GltfFormat,
         &skelport_gltf::GlbFormat,
         &skelport_g4mf::G4tfFormat,

@@ -1,1 +1,71 @@
-//! skelport-mpfb (work in progress).
+//! # skelport-mpfb — MakeHuman (MPFB) rigs and weights
+//!
+//! MPFB stores a skeleton as `rig.*.json` — each bone's head and tail placed by a *strategy* over
+//! the MakeHuman base mesh (a joint cube's centre, a vertex, a mean of vertices, or x/y/z from
+//! three vertices), plus roll, parent and Blender bone settings — and its skin weights as
+//! `weights.*.json`. This crate reads all three shapes real rig files come in (headerless v100,
+//! v100 with a header, v110), places the bones on a base mesh exactly as MPFB does in Blender,
+//! joins weights, and writes v110 rigs and weights as MPFB writes them.
+//!
+//! Frame: Blender's (+Z up, characters face −Y, right-handed), metres after the rig's
+//! `scale_factor` (0.1 for MakeHuman's decimetre base mesh).
+
+pub mod read;
+pub mod write;
+
+use skelport_ir::{Diagnostics, Document, Format, FormatError, Input, Output, ReadOptions, WriteOptions};
+
+/// The extension namespace of this format.
+pub const NAMESPACE: &str = "mpfb";
+
+/// Errors reading or writing MPFB files, with the place.
+#[derive(Debug, thiserror::Error)]
+pub enum MpfbError {
+    #[error("{file}:{line}:{column}: not valid JSON: {message}")]
+    Syntax { file: String, line: usize, column: usize, message: String },
+    #[error("{file}: at {path}: {message}")]
+    Json { file: String, path: String, message: String },
+    #[error("{file}: {message}")]
+    File { file: String, message: String },
+    #[error("{0}")]
+    Obj(#[from] skelport_obj::ObjError),
+    #[error("cannot write MPFB: {0}")]
+    Write(String),
+}
+
+/// MPFB rig JSON (`rig.*.json`), with `--weights` and `--mesh`.
+pub struct MpfbFormat;
+
+/// Is this JSON an MPFB rig? Looks for bone objects with head/tail strategy objects.
+fn sniff_rig(head: &[u8]) -> u8 {
+    let s = String::from_utf8_lossy(&head[..head.len().min(8192)]);
+    if !s.trim_start().starts_with('{') || s.contains("\"skelport_ir\"") || s.contains("\"asset\"") || s.contains("\"weights\"") {
+        return 0;
+    }
+    if s.contains("\"strategy\"") && s.contains("\"head\"") && s.contains("\"tail\"") {
+        90
+    } else {
+        0
+    }
+}
+
+impl Format for MpfbFormat {
+    fn name(&self) -> &'static str {
+        "mpfb"
+    }
+    fn description(&self) -> &'static str {
+        "MPFB rig JSON (rig.*.json, v100/v110); --weights joins weights.*.json, --mesh places bones on base.obj"
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["json"]
+    }
+    fn sniff(&self, head: &[u8]) -> u8 {
+        sniff_rig(head)
+    }
+    fn read(&self, input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
+        Ok(read::read(input.bytes, &input.display_name(), opts, diag)?)
+    }
+    fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
+        Ok(write::write(doc, opts, diag)?)
+    }
+}

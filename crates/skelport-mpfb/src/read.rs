@@ -1,0 +1,548 @@
+//! MPFB rig (+ weights, + base mesh) → IR.
+
+use crate::{MpfbError, NAMESPACE};
+use serde_json::{Map, Value};
+use skelport_ir::proc::{bone_from_head_tail, vec_roll_to_mat3};
+use skelport_ir::{
+    Anchor, AnchorStrategy, Bone, BoneAnchors, BoneId, DMat4, DQuat, DVec3, Diagnostics, Document, Faces, Frame, Influences, Mesh,
+    ReadOptions, Skeleton, Skin, Transform, VertexGroup,
+};
+use std::collections::HashMap;
+
+/// The rig's bone map in file order, and the header (every top-level key but `bones`).
+pub struct RawRig {
+    pub version: u64,
+    /// "headerless", "v100" or "v110": the shape the file came in.
+    pub shape: &'static str,
+    pub header: Map<String, Value>,
+    /// Bones, upgraded to v110 form, in file order.
+    pub bones: Vec<(String, Map<String, Value>)>,
+}
+
+fn jerr(file: &str, path: impl Into<String>, message: impl Into<String>) -> MpfbError {
+    MpfbError::Json { file: file.into(), path: path.into(), message: message.into() }
+}
+
+/// Parse and upgrade a rig file without placing anything.
+pub fn parse_rig(bytes: &[u8], file: &str) -> Result<RawRig, MpfbError> {
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| MpfbError::Syntax {
+        file: file.into(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    let Value::Object(top) = v else { return Err(jerr(file, "$", "an MPFB rig is a JSON object")) };
+    let (mut header, bones_v, shape) = match top.get("bones") {
+        Some(Value::Object(_)) => {
+            let mut h = top.clone();
+            let Some(Value::Object(b)) = h.remove("bones") else { unreachable!("checked above") };
+            let version = h.get("version").and_then(Value::as_u64).unwrap_or(100);
+            (h, b, if version >= 110 { "v110" } else { "v100" })
+        }
+        Some(_) => return Err(jerr(file, "$.bones", "must be an object mapping bone names to bones")),
+        None => (Map::new(), top, "headerless"),
+    };
+    let version = header.get("version").and_then(Value::as_u64).unwrap_or(100);
+    if version > 110 {
+        return Err(jerr(
+            file,
+            "$.version",
+            format!("rig version {version} is newer than this skelport reads (100 and 110); upgrade skelport"),
+        ));
+    }
+    if bones_v.is_empty() {
+        return Err(jerr(file, "$", "no bones: not an MPFB rig"));
+    }
+    let has_rigify_ui = header.contains_key("rigify_ui");
+    let mut bones = Vec::with_capacity(bones_v.len());
+    let mut collections: Vec<String> = header
+        .get("collections")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+        .unwrap_or_default();
+    for (name, b) in bones_v {
+        let path = format!("$.bones.{name}");
+        let Value::Object(mut b) = b else { return Err(jerr(file, &path, "a bone must be an object")) };
+        for end in ["head", "tail"] {
+            match b.get(end) {
+                Some(Value::Object(_)) => {}
+                Some(Value::String(_)) => {
+                    return Err(jerr(
+                        file,
+                        format!("{path}.{end}"),
+                        "a joint name instead of a strategy object: this looks like a MakeHuman 1.x .mhskel skeleton, not an MPFB rig",
+                    ))
+                }
+                _ => {
+                    return Err(jerr(file, format!("{path}.{end}"), "missing or not an object; every bone needs head and tail strategies"))
+                }
+            }
+        }
+        // v100 → v110: `layers` (32 booleans) become collections, as MPFB upgrades them.
+        if let Some(Value::Array(layers)) = b.remove("layers") {
+            let mut colls = Vec::new();
+            for (i, on) in layers.iter().enumerate() {
+                if on.as_bool() == Some(true) {
+                    let cname = if i == 0 && !has_rigify_ui { "Bones".to_string() } else { format!("Layer {}", i + 1) };
+                    if !collections.contains(&cname) {
+                        collections.push(cname.clone());
+                    }
+                    colls.push(Value::String(cname));
+                }
+            }
+            b.insert("collections".into(), Value::Array(colls));
+        }
+        if let Some(Value::Object(rig)) = b.get_mut("rigify") {
+            if let Some(Value::Object(params)) = rig.get_mut("rigify_parameters") {
+                let keys: Vec<String> = params.keys().filter(|k| k.ends_with("_layers")).cloned().collect();
+                for k in keys {
+                    if let Some(Value::Array(layers)) = params.remove(&k) {
+                        let refs: Vec<Value> = layers
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, on)| on.as_bool() == Some(true))
+                            .map(|(i, _)| Value::String(format!("Layer {}", i + 1)))
+                            .collect();
+                        params.insert(k.replace("_layers", "_coll_refs"), Value::Array(refs));
+                    }
+                }
+            }
+        }
+        bones.push((name, b));
+    }
+    if shape != "v110" {
+        header.insert("version".into(), 110.into());
+        header.entry("is_subrig").or_insert(Value::Bool(false));
+        if !collections.is_empty() {
+            header.insert("collections".into(), Value::Array(collections.into_iter().map(Value::String).collect()));
+        }
+    }
+    Ok(RawRig { version, shape, header, bones })
+}
+
+fn vec3(v: Option<&Value>) -> Option<DVec3> {
+    let a = v?.as_array()?;
+    if a.len() != 3 {
+        return None;
+    }
+    Some(DVec3::new(a[0].as_f64()?, a[1].as_f64()?, a[2].as_f64()?))
+}
+
+fn indices(v: Option<&Value>) -> Vec<u32> {
+    v.and_then(Value::as_array).map(|a| a.iter().filter_map(|x| x.as_u64()).map(|x| x as u32).collect()).unwrap_or_default()
+}
+
+/// The base mesh in Blender axes and metres, with its face groups.
+pub struct BaseMesh {
+    pub obj: skelport_obj::ObjMesh,
+    /// Positions in Blender axes × scale.
+    pub positions: Vec<DVec3>,
+    pub groups: HashMap<String, Vec<u32>>,
+}
+
+/// Load an OBJ as MPFB sees it: OBJ (X, Y, Z) → Blender (X, −Z, Y) × `scale`.
+pub fn load_base_mesh(path: &std::path::Path, scale: f64) -> Result<BaseMesh, MpfbError> {
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| MpfbError::File { file: file.clone(), message: format!("cannot read the mesh: {e}") })?;
+    let obj = skelport_obj::parse(&bytes, &file)?;
+    let positions = obj.positions.iter().map(|p| DVec3::new(p.x, -p.z, p.y) * scale).collect();
+    let groups = obj.vertex_groups().into_iter().map(|g| (g.name, g.vertices)).collect();
+    Ok(BaseMesh { obj, positions, groups })
+}
+
+fn mean(mesh: &BaseMesh, idx: &[u32]) -> Option<DVec3> {
+    if idx.is_empty() {
+        return None;
+    }
+    let mut s = DVec3::ZERO;
+    for &i in idx {
+        s += *mesh.positions.get(i as usize)?;
+    }
+    Some(s / idx.len() as f64)
+}
+
+/// Evaluate one strategy; `None` when it cannot be evaluated (MPFB then uses default_position).
+fn evaluate(st: &Map<String, Value>, mesh: &BaseMesh) -> Option<DVec3> {
+    match st.get("strategy")?.as_str()? {
+        // Only groups whose name contains "joint" are cubes, as MPFB looks them up.
+        "CUBE" => {
+            let g = st.get("cube_name")?.as_str()?;
+            if !g.contains("joint") {
+                return None;
+            }
+            mean(mesh, mesh.groups.get(g)?)
+        }
+        "VERTEX" => mesh.positions.get(st.get("vertex_index")?.as_u64()? as usize).copied(),
+        "MEAN" => mean(mesh, &indices(st.get("vertex_indices"))),
+        "XYZ" => {
+            let i = indices(st.get("vertex_indices"));
+            if i.len() < 3 {
+                return None;
+            }
+            let p = |k: usize| mesh.positions.get(i[k] as usize).copied();
+            Some(DVec3::new(p(0)?.x, p(1)?.y, p(2)?.z))
+        }
+        _ => None,
+    }
+}
+
+fn anchor_of(st: &Map<String, Value>) -> Anchor {
+    let strategy = match st.get("strategy").and_then(Value::as_str) {
+        Some("CUBE") => AnchorStrategy::Cube { group: st.get("cube_name").and_then(Value::as_str).unwrap_or("").into() },
+        Some("VERTEX") => AnchorStrategy::Vertex { index: st.get("vertex_index").and_then(Value::as_u64).unwrap_or(0) as u32 },
+        Some("MEAN") => AnchorStrategy::Mean { indices: indices(st.get("vertex_indices")) },
+        Some("XYZ") => AnchorStrategy::Xyz { indices: indices(st.get("vertex_indices")) },
+        _ => AnchorStrategy::Default,
+    };
+    Anchor { strategy, offset: vec3(st.get("offset")).unwrap_or(DVec3::ZERO), default_position: vec3(st.get("default_position")) }
+}
+
+/// Roll that aligns the bone's local Z (or X) with a world axis, as MPFB's roll strategies do.
+fn roll_for_strategy(strategy: &str, dir: DVec3) -> Option<f64> {
+    let base = vec_roll_to_mat3(dir, 0.0);
+    let (x0, z0) = (base.x_axis, base.z_axis);
+    match strategy {
+        "ALIGN_Z_WORLD_Z" | "ALIGN_Z_REFERENCE_Z" => Some((x0.dot(DVec3::Z)).atan2(z0.dot(DVec3::Z))),
+        "ALIGN_X_WORLD_X" => Some((-z0.dot(DVec3::X)).atan2(x0.dot(DVec3::X))),
+        _ => None,
+    }
+}
+
+/// Order bone indices parents first, keeping file order otherwise.
+fn parents_first(bones: &[(String, Map<String, Value>)], file: &str) -> Result<Vec<usize>, MpfbError> {
+    let index: HashMap<&str, usize> = bones.iter().enumerate().map(|(i, (n, _))| (n.as_str(), i)).collect();
+    let parent: Vec<Option<usize>> = bones
+        .iter()
+        .map(|(_, b)| b.get("parent").and_then(Value::as_str).filter(|p| !p.is_empty()).and_then(|p| index.get(p).copied()))
+        .collect();
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); bones.len()];
+    let mut order = Vec::with_capacity(bones.len());
+    let mut stack = Vec::new();
+    for (i, p) in parent.iter().enumerate() {
+        match p {
+            Some(p) => children[*p].push(i),
+            None => stack.push(i),
+        }
+    }
+    stack.reverse();
+    while let Some(i) = stack.pop() {
+        order.push(i);
+        stack.extend(children[i].iter().rev());
+    }
+    if order.len() != bones.len() {
+        let mut seen = vec![false; bones.len()];
+        order.iter().for_each(|&i| seen[i] = true);
+        let bad = (0..bones.len()).find(|&i| !seen[i]).unwrap_or(0);
+        return Err(jerr(file, format!("$.bones.{}.parent", bones[bad].0), "parent links form a cycle; point one bone at another parent"));
+    }
+    Ok(order)
+}
+
+/// Read a rig (with `opts.mesh` and `opts.weights`) into the IR.
+pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, MpfbError> {
+    let rig = parse_rig(bytes, file)?;
+    let scale = rig.header.get("scale_factor").and_then(Value::as_f64).filter(|s| *s > 0.0).unwrap_or(0.1);
+    let mesh = match &opts.mesh {
+        Some(p) => Some(load_base_mesh(p, scale)?),
+        None => {
+            diag.info("mpfb.no-mesh", format!("{file}: no --mesh given: every bone is placed at its default_position"));
+            None
+        }
+    };
+    // MPFB scales offsets by the current mesh scale over the rig's own scale factor; skelport
+    // places the mesh at the rig's scale factor, so that ratio is 1.
+    let offset_scale = 1.0;
+    let order = parents_first(&rig.bones, file)?;
+    let index: HashMap<&str, usize> = rig.bones.iter().enumerate().map(|(i, (n, _))| (n.as_str(), i)).collect();
+    let n = rig.bones.len();
+    let mut heads = vec![DVec3::ZERO; n];
+    let mut tails = vec![DVec3::ZERO; n];
+    for &i in &order {
+        let (name, b) = &rig.bones[i];
+        for (end, out) in [("head", &mut heads[i]), ("tail", &mut tails[i])] {
+            let st = b.get(end).and_then(Value::as_object).ok_or_else(|| jerr(file, format!("$.bones.{name}.{end}"), "missing"))?;
+            let placed = mesh.as_ref().and_then(|m| evaluate(st, m));
+            *out = match placed {
+                Some(p) => p + vec3(st.get("offset")).unwrap_or(DVec3::ZERO) * offset_scale,
+                None => {
+                    if mesh.is_some() {
+                        diag.warn(
+                            "mpfb.default-position",
+                            format!(
+                                "{file}: bone \"{name}\" {end}: strategy {} cannot be evaluated on this mesh; using default_position",
+                                st.get("strategy").unwrap_or(&Value::Null)
+                            ),
+                        );
+                    }
+                    vec3(st.get("default_position"))
+                        .ok_or_else(|| jerr(file, format!("$.bones.{name}.{end}.default_position"), "needs three numbers"))?
+                }
+            };
+        }
+    }
+    // use_connect snaps a child's head to its parent's tail.
+    for &i in &order {
+        let b = &rig.bones[i].1;
+        if b.get("use_connect").and_then(Value::as_bool) == Some(true) {
+            if let Some(&p) = b.get("parent").and_then(Value::as_str).and_then(|p| index.get(p)) {
+                heads[i] = tails[p];
+            }
+        }
+    }
+    // Feet on the ground, as MPFB does: lowest vertex of the `body` group at z = 0.
+    let lift = match (&mesh, opts.keep_origin) {
+        (Some(m), false) => m
+            .groups
+            .get("body")
+            .and_then(|g| g.iter().filter_map(|&v| m.positions.get(v as usize)).map(|p| p.z).reduce(f64::min))
+            .map(|z| -z)
+            .unwrap_or(0.0),
+        _ => 0.0,
+    };
+    let lift_v = DVec3::new(0.0, 0.0, lift);
+
+    let mut sk = Skeleton::new(rig.header.get("name").and_then(Value::as_str).unwrap_or("rig"));
+    let mut id_of = vec![BoneId(0); n];
+    let mut world_rot = vec![DQuat::IDENTITY; n];
+    for &i in &order {
+        let (name, b) = &rig.bones[i];
+        let (h, t) = (heads[i] + lift_v, tails[i] + lift_v);
+        let dir = (t - h).normalize_or_zero();
+        let mut roll = b.get("roll").and_then(Value::as_f64).unwrap_or(0.0);
+        if let Some(rs) = b.get("roll_strategy").and_then(Value::as_str) {
+            match roll_for_strategy(rs, dir) {
+                Some(r) => roll = r,
+                None => diag.warn(
+                    "mpfb.roll-strategy",
+                    format!("{file}: bone \"{name}\": unknown roll_strategy \"{rs}\"; the file's roll is used"),
+                ),
+            }
+        }
+        let (q, len) = bone_from_head_tail(h, t, roll);
+        let parent = b.get("parent").and_then(Value::as_str).filter(|p| !p.is_empty()).and_then(|p| index.get(p).copied());
+        if parent.is_none() && b.get("parent").and_then(Value::as_str).is_some_and(|p| !p.is_empty()) {
+            diag.warn("mpfb.parent", format!("{file}: bone \"{name}\": parent \"{}\" does not exist; made a root", b["parent"]));
+        }
+        let rest = match parent {
+            Some(p) => {
+                let pq = world_rot[p];
+                let ph = heads[p] + lift_v;
+                Transform::from_rt((pq.inverse() * q).normalize(), pq.inverse() * (h - ph))
+            }
+            None => Transform::from_rt(q, h),
+        };
+        let mut bone = Bone::new(name.clone(), parent.map(|p| id_of[p]), rest);
+        bone.length = Some(len);
+        bone.roll = Some(roll);
+        bone.anchors = Some(BoneAnchors {
+            head: anchor_of(b["head"].as_object().unwrap_or(&Map::new())),
+            tail: anchor_of(b["tail"].as_object().unwrap_or(&Map::new())),
+        });
+        bone.ext.set_raw(NAMESPACE, Value::Object(b.clone()));
+        world_rot[i] = q;
+        id_of[i] = sk.push(bone);
+    }
+    // Mirror links by MPFB's .L/.R (and _l/_r) naming.
+    let names = sk.name_map().into_iter().map(|(k, v)| (k.to_string(), v)).collect::<HashMap<String, BoneId>>();
+    for i in 0..sk.bones.len() {
+        let nm = &sk.bones[i].name;
+        let other = [(".L", ".R"), (".R", ".L"), ("_l", "_r"), ("_r", "_l"), ("Left", "Right"), ("Right", "Left")]
+            .iter()
+            .find_map(|(a, b)| nm.strip_suffix(a).map(|s| format!("{s}{b}")).or_else(|| nm.contains(a).then(|| nm.replacen(a, b, 1))));
+        sk.bones[i].mirror = other.and_then(|o| names.get(&o).copied()).filter(|m| m.index() != i);
+    }
+    let mut header = rig.header.clone();
+    header.insert("skelport_source_shape".into(), rig.shape.into());
+    sk.ext.set_raw(NAMESPACE, Value::Object(header));
+
+    let mut doc = Document::new(Frame::BLENDER);
+    doc.source_format = Some("mpfb".into());
+    // The mesh, with helper geometry trimmed unless asked to keep it.
+    let mut remap: Option<Vec<Option<u32>>> = None;
+    if let Some(m) = &mesh {
+        let (ir, map) = build_mesh(m, lift_v, opts.keep_helpers);
+        remap = map;
+        doc.meshes.push(ir);
+    }
+    if let Some(wp) = &opts.weights {
+        let skin = read_weights_into(wp, &sk, mesh.as_ref().map(|m| m.positions.len()), remap.as_deref(), &mut doc, diag)?;
+        if let Some(mut s) = skin {
+            s.mesh = (!doc.meshes.is_empty()).then_some(0);
+            doc.skins.push(s);
+        }
+    }
+    doc.skeletons.push(sk);
+    Ok(doc)
+}
+
+/// The IR mesh: Blender axes, lifted, helper faces dropped (with the old → new vertex map).
+fn build_mesh(m: &BaseMesh, lift: DVec3, keep_helpers: bool) -> (Mesh, Option<Vec<Option<u32>>>) {
+    let is_helper = |g: &str| g.starts_with("helper-") || g.starts_with("joint-");
+    let positions: Vec<DVec3> = m.positions.iter().map(|p| *p + lift).collect();
+    let groups = m.obj.vertex_groups();
+    if keep_helpers {
+        let mesh = Mesh { name: "base".into(), positions, normals: None, faces: m.obj.faces.clone(), groups, ext: Default::default() };
+        return (mesh, None);
+    }
+    let mut keep = vec![false; positions.len()];
+    let mut faces = Faces::default();
+    for (f, g) in m.obj.faces.iter().zip(&m.obj.face_groups) {
+        let helper = g.map(|g| is_helper(&m.obj.group_names[g as usize])).unwrap_or(false);
+        if !helper {
+            for &v in f {
+                keep[v as usize] = true;
+            }
+        }
+    }
+    let mut map = vec![None; positions.len()];
+    let mut kept = Vec::new();
+    let mut runs: Vec<[u32; 2]> = Vec::new();
+    for (i, k) in keep.iter().enumerate() {
+        if *k {
+            map[i] = Some(kept.len() as u32);
+            kept.push(positions[i]);
+            match runs.last_mut() {
+                Some(r) if r[0] + r[1] == i as u32 => r[1] += 1,
+                _ => runs.push([i as u32, 1]),
+            }
+        }
+    }
+    for (f, g) in m.obj.faces.iter().zip(&m.obj.face_groups) {
+        let helper = g.map(|g| is_helper(&m.obj.group_names[g as usize])).unwrap_or(false);
+        if !helper {
+            faces.counts.push(f.len() as u32);
+            faces.indices.extend(f.iter().filter_map(|&v| map[v as usize]));
+        }
+    }
+    let groups = groups
+        .into_iter()
+        .filter(|g| !is_helper(&g.name))
+        .map(|g| VertexGroup { name: g.name, vertices: g.vertices.iter().filter_map(|&v| map[v as usize]).collect(), weights: None })
+        .collect();
+    let mut mesh = Mesh { name: "base".into(), positions: kept, normals: None, faces, groups, ext: Default::default() };
+    // Kept base-mesh vertices as runs [first, count], so weights can be written in base numbering.
+    mesh.ext.set_raw(NAMESPACE, serde_json::json!({ "base_vertex_count": m.positions.len(), "kept_runs": runs }));
+    (mesh, Some(map))
+}
+
+/// Join a weights file to the skeleton: a skin (and `mhmask-*` groups on the mesh).
+fn read_weights_into(
+    path: &std::path::Path,
+    sk: &Skeleton,
+    mesh_vertices: Option<usize>,
+    remap: Option<&[Option<u32>]>,
+    doc: &mut Document,
+    diag: &mut Diagnostics,
+) -> Result<Option<Skin>, MpfbError> {
+    let file = path.display().to_string();
+    let bytes =
+        std::fs::read(path).map_err(|e| MpfbError::File { file: file.clone(), message: format!("cannot read the weights: {e}") })?;
+    let v: Value = serde_json::from_slice(&bytes).map_err(|e| MpfbError::Syntax {
+        file: file.clone(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    let groups = v
+        .get("weights")
+        .and_then(Value::as_object)
+        .ok_or_else(|| jerr(&file, "$.weights", "a weights file needs a \"weights\" object of group name → [[vertex, weight], ...]"))?;
+    let names = sk.name_map();
+    let mut joints: Vec<BoneId> = Vec::new();
+    let mut slot_of: HashMap<BoneId, u32> = HashMap::new();
+    let mut triples = Vec::new();
+    let mut max_v = 0usize;
+    let mut unmatched = Vec::new();
+    let mut masks = Vec::new();
+    for (g, entries) in groups {
+        let list = entries.as_array().ok_or_else(|| jerr(&file, format!("$.weights.{g}"), "must be an array of [vertex, weight] pairs"))?;
+        let mut pairs = Vec::with_capacity(list.len());
+        for (k, e) in list.iter().enumerate() {
+            let pair = e.as_array().filter(|a| a.len() == 2);
+            let (vi, w) = match pair.and_then(|a| Some((a[0].as_u64()?, a[1].as_f64()?))) {
+                Some(x) => x,
+                None => return Err(jerr(&file, format!("$.weights.{g}[{k}]"), "must be [vertex index, weight]")),
+            };
+            if !w.is_finite() {
+                return Err(jerr(&file, format!("$.weights.{g}[{k}]"), "weight must be a finite number"));
+            }
+            max_v = max_v.max(vi as usize + 1);
+            pairs.push((vi as usize, w));
+        }
+        if g.starts_with("mhmask-") {
+            masks.push((g.clone(), pairs));
+            continue;
+        }
+        let bone = names.get(g.as_str()).or_else(|| match g.strip_prefix("DEF-") {
+            Some(s) => names.get(s),
+            None => names.get(format!("DEF-{g}").as_str()),
+        });
+        let Some(&bone) = bone else {
+            if !pairs.is_empty() {
+                unmatched.push(g.clone());
+            }
+            continue;
+        };
+        let slot = *slot_of.entry(bone).or_insert_with(|| {
+            joints.push(bone);
+            (joints.len() - 1) as u32
+        });
+        triples.extend(pairs.into_iter().map(|(vi, w)| (vi, slot, w)));
+    }
+    if !unmatched.is_empty() {
+        diag.warn(
+            "mpfb.unmatched-weights",
+            format!("{file}: {} weight group(s) match no bone and are ignored: {}", unmatched.len(), unmatched.join(", ")),
+        );
+    }
+    if let Some(nv) = mesh_vertices {
+        if max_v > nv {
+            return Err(MpfbError::File {
+                file,
+                message: format!("the weights refer to vertex {} but the mesh has {nv} vertices; use the base mesh (or a body with its topology) the weights were made for", max_v - 1),
+            });
+        }
+    }
+    let count = match (remap, &doc.meshes.first()) {
+        (_, Some(m)) => m.positions.len(),
+        _ => max_v,
+    };
+    let map = |vi: usize| -> Option<u32> {
+        match remap {
+            Some(r) => r.get(vi).copied().flatten(),
+            None => Some(vi as u32),
+        }
+    };
+    // Duplicate entries add up, as MPFB's vertex-group ADD does; zero weights carry nothing.
+    let influences =
+        Influences::from_triples(count, triples.into_iter().filter(|t| t.2 != 0.0).filter_map(|(vi, s, w)| map(vi).map(|v| (v, s, w))));
+    if let Some(m) = doc.meshes.first_mut() {
+        for (g, pairs) in masks {
+            let mut verts = Vec::new();
+            let mut ws = Vec::new();
+            for (vi, w) in pairs {
+                if let Some(v) = map(vi) {
+                    verts.push(v);
+                    ws.push(w);
+                }
+            }
+            m.groups.push(VertexGroup { name: g, vertices: verts, weights: Some(ws) });
+        }
+    }
+    let world = sk.world_matrices();
+    let inverse_bind: Vec<DMat4> = joints.iter().map(|j| world[j.index()].inverse()).collect();
+    let mut header = v.as_object().cloned().unwrap_or_default();
+    header.remove("weights");
+    let mut skin = Skin {
+        name: "weights".into(),
+        skeleton: 0,
+        mesh: None,
+        joints,
+        inverse_bind,
+        bind_shape: DMat4::IDENTITY,
+        influences,
+        ext: Default::default(),
+    };
+    skin.ext.set_raw(NAMESPACE, Value::Object(header));
+    Ok(Some(skin))
+}

@@ -1,0 +1,175 @@
+//! IR → MPFB rig JSON v110 (and weights JSON), as MPFB writes them: indent 4, sorted keys,
+//! floats rounded to 5 decimals.
+
+use crate::{MpfbError, NAMESPACE};
+use serde_json::{json, Map, Value};
+use skelport_ir::proc::mat3_to_roll;
+use skelport_ir::{AnchorStrategy, DMat3, DVec3, Diagnostics, Document, Frame, Output, WriteOptions};
+use std::collections::BTreeMap;
+
+/// Round every float to 5 decimals and sort every object's keys (Python's `json.dump(...,
+/// sort_keys=True)` after MPFB's rounding).
+pub fn canonical(v: &Value) -> Value {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or(0.0);
+            let r = (f * 1e5).round() / 1e5;
+            serde_json::Number::from_f64(if r == 0.0 && f.is_sign_negative() { -0.0 } else { r }).map(Value::Number).unwrap_or(Value::Null)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(canonical).collect()),
+        Value::Object(o) => {
+            let sorted: BTreeMap<&String, Value> = o.iter().map(|(k, v)| (k, canonical(v))).collect();
+            Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), v)).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// Serialize with a 4-space indent and a trailing newline.
+pub fn to_bytes(v: &Value) -> Result<Vec<u8>, MpfbError> {
+    let mut out = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
+    serde::Serialize::serialize(v, &mut ser).map_err(|e| MpfbError::Write(e.to_string()))?;
+    out.push(b'\n');
+    Ok(out)
+}
+
+fn end_json(strategy: Option<&skelport_ir::Anchor>, pos: DVec3) -> Value {
+    let mut m = Map::new();
+    let a =
+        strategy.cloned().unwrap_or(skelport_ir::Anchor { strategy: AnchorStrategy::Default, offset: DVec3::ZERO, default_position: None });
+    match &a.strategy {
+        AnchorStrategy::Cube { group } => {
+            m.insert("strategy".into(), "CUBE".into());
+            m.insert("cube_name".into(), group.clone().into());
+        }
+        AnchorStrategy::Vertex { index } => {
+            m.insert("strategy".into(), "VERTEX".into());
+            m.insert("vertex_index".into(), (*index).into());
+        }
+        AnchorStrategy::Mean { indices } => {
+            m.insert("strategy".into(), "MEAN".into());
+            m.insert("vertex_indices".into(), json!(indices));
+        }
+        AnchorStrategy::Xyz { indices } => {
+            m.insert("strategy".into(), "XYZ".into());
+            m.insert("vertex_indices".into(), json!(indices));
+        }
+        // No mesh rule: MPFB falls back to default_position for strategies it cannot evaluate.
+        AnchorStrategy::Default => {
+            m.insert("strategy".into(), "DEFAULT".into());
+        }
+    }
+    if a.offset != DVec3::ZERO {
+        m.insert("offset".into(), json!(a.offset.to_array()));
+    }
+    m.insert("default_position".into(), json!(a.default_position.unwrap_or(pos).to_array()));
+    Value::Object(m)
+}
+
+/// Write the document's first skeleton as a v110 rig (plus a weights file when it has a skin).
+pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, MpfbError> {
+    let mut d = doc.clone();
+    d.convert_frame(Frame::BLENDER);
+    let Some(sk) = d.skeletons.first() else { return Err(MpfbError::Write("the document has no skeleton".into())) };
+    if d.skeletons.len() > 1 {
+        diag.loss("mpfb.skeletons", format!("an MPFB rig holds one skeleton; only \"{}\" is written", sk.name));
+    }
+    let mut header = match sk.ext.raw(NAMESPACE) {
+        Some(Value::Object(h)) => h.clone(),
+        _ => {
+            let mut h = Map::new();
+            h.insert("is_subrig".into(), false.into());
+            h.insert("scale_factor".into(), json!(0.1));
+            h
+        }
+    };
+    header.remove("skelport_source_shape");
+    header.insert("version".into(), 110.into());
+    let world = sk.world_transforms();
+    let tails = skelport_ir::proc::tails(sk, &world, 1.0);
+    let mut bones = Map::new();
+    let mut lost_strategies = 0;
+    for (i, b) in sk.bones.iter().enumerate() {
+        let head = world[i].translation;
+        let tail = tails[i];
+        let parent = b.parent.map(|p| sk.bones[p.index()].name.clone()).unwrap_or_default();
+        let mut m = match b.ext.raw(NAMESPACE) {
+            // A bone read from MPFB: its own JSON, so nothing is lost.
+            Some(Value::Object(orig)) => orig.clone(),
+            _ => {
+                if b.anchors.is_none() {
+                    lost_strategies += 1;
+                }
+                let dir = (tail - head).normalize_or_zero();
+                let roll = if dir == DVec3::ZERO { 0.0 } else { mat3_to_roll(&DMat3::from_quat(world[i].rotation), dir) };
+                let mut m = Map::new();
+                m.insert("head".into(), end_json(b.anchors.as_ref().map(|a| &a.head), head));
+                m.insert("tail".into(), end_json(b.anchors.as_ref().map(|a| &a.tail), tail));
+                m.insert("roll".into(), json!(roll));
+                m.insert("use_connect".into(), false.into());
+                m.insert("use_inherit_rotation".into(), true.into());
+                m.insert("use_local_location".into(), true.into());
+                m.insert("inherit_scale".into(), "FULL".into());
+                m.insert("rigify".into(), json!({}));
+                m
+            }
+        };
+        m.insert("parent".into(), parent.into());
+        bones.insert(b.name.clone(), Value::Object(m));
+    }
+    if lost_strategies > 0 {
+        diag.loss("mpfb.strategies", format!("{lost_strategies} bone(s) have no placement strategy (they came from another format): written with default_position only, so they will not refit to other bodies"));
+    }
+    header.insert("bones".into(), Value::Object(bones));
+    let main = to_bytes(&canonical(&Value::Object(header)))?;
+    let mut out = Output::single(main);
+    if let Some(skin) = d.skins.iter().find(|s| s.skeleton == 0) {
+        let mut wh = match skin.ext.raw(NAMESPACE) {
+            Some(Value::Object(h)) => h.clone(),
+            _ => {
+                let mut h = Map::new();
+                h.insert("copyright".into(), "".into());
+                h.insert("description".into(), "Weights written by skelport".into());
+                h.insert("license".into(), "CC0".into());
+                h.insert("name".into(), sk.name.clone().into());
+                h
+            }
+        };
+        wh.insert("version".into(), 110.into());
+        // Vertex numbering: back to the base mesh's when the mesh was trimmed on read.
+        let base_index: Option<Vec<u32>> = skin
+            .mesh
+            .and_then(|m| d.meshes.get(m))
+            .and_then(|m| m.ext.raw(NAMESPACE))
+            .and_then(|e| e.get("kept_runs"))
+            .and_then(Value::as_array)
+            .map(|runs| {
+                runs.iter()
+                    .filter_map(|r| Some((r.get(0)?.as_u64()? as u32, r.get(1)?.as_u64()? as u32)))
+                    .flat_map(|(s, n)| s..s + n)
+                    .collect()
+            });
+        let mut groups: BTreeMap<String, Vec<(u32, f64)>> = BTreeMap::new();
+        for v in 0..skin.influences.vertex_count() {
+            let bv = base_index.as_ref().and_then(|b| b.get(v).copied()).unwrap_or(v as u32);
+            for (j, w) in skin.influences.vertex(v) {
+                let w = w.clamp(0.0, 1.0);
+                if w < 0.0001 {
+                    continue;
+                }
+                if let Some(b) = skin.joints.get(j as usize).and_then(|b| sk.bones.get(b.index())) {
+                    groups.entry(b.name.clone()).or_default().push((bv, w));
+                }
+            }
+        }
+        let weights: Map<String, Value> =
+            groups.into_iter().map(|(g, e)| (g, Value::Array(e.into_iter().map(|(v, w)| json!([v, w])).collect()))).collect();
+        wh.insert("weights".into(), Value::Object(weights));
+        let stem = opts.file_stem.strip_prefix("rig.").unwrap_or(&opts.file_stem);
+        let name = format!("weights.{}.json", if stem.is_empty() { "skelport" } else { stem });
+        out.side_files.push((name, to_bytes(&canonical(&Value::Object(wh)))?));
+    }
+    Ok(out)
+}
