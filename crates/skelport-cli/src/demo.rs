@@ -139,6 +139,10 @@ pub fn sample() -> Document {
 /// File name for the sample in a format: `sample.<ext>`, or `sample.<name>.<ext>` when several
 /// writers share the extension (`sample.ir.json` for ir-json).
 pub fn file_name(f: &dyn skelport_ir::Format) -> String {
+    if f.name() == "mpfb" {
+        // MPFB's own naming: rig.<name>.json beside weights.<name>.json.
+        return "rig.sample.json".into();
+    }
     let ext = f.extensions().first().copied().unwrap_or("out");
     let shared = crate::registry::formats().iter().filter(|g| g.can_write() && g.extensions().contains(&ext)).count() > 1;
     if shared {

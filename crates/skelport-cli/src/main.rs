@@ -220,6 +220,13 @@ struct DemoArgs {
 }
 
 fn main() -> ExitCode {
+    // Like other Unix tools, end quietly when stdout is a closed pipe (`skelport ... | head`)
+    // instead of panicking in println!.
+    #[cfg(unix)]
+    // SAFETY: resetting a signal disposition to its default at start-up, before any threads.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Convert(a) => convert(a),
@@ -600,7 +607,9 @@ fn demo(a: DemoArgs) -> Result<ExitCode> {
             let (out, d) = render(&doc, *f, &WriteOptions { file_stem: stem_of(&path), ..Default::default() })?;
             io::write_output(&path, &out)?;
             let size = out.main.len() + out.side_files.iter().map(|s| s.1.len()).sum::<usize>();
-            let back = load(&path, Some(f.name()), &ReadOptions::default())?;
+            // Side files a reader needs back (MPFB's weights.<name>.json).
+            let weights = out.side_files.iter().find(|s| s.0.starts_with("weights.")).map(|s| a.dir.join(&s.0));
+            let back = load(&path, Some(f.name()), &ReadOptions { weights, ..Default::default() })?;
             let r = diff::diff(&doc, &back.doc, diff::Tolerance::default());
             let bones: usize = back.doc.skeletons.iter().map(|s| s.bones.len()).sum();
             let verts: usize = back.doc.skins.iter().map(|s| s.vertex_count()).sum();
