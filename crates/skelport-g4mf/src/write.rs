@@ -98,9 +98,9 @@ fn trs_keys(node: &mut Map<String, Value>, t: &Transform) {
     }
 }
 
-fn close(a: &DMat4, b: &DMat4) -> bool {
-    let scale = a.to_cols_array().iter().chain(b.to_cols_array().iter()).fold(1.0f64, |m, x| m.max(x.abs()));
-    (*a - *b).to_cols_array().iter().all(|d| d.abs() <= 1e-6 * scale)
+/// Whether two matrices agree within `tol` in every entry.
+fn close(a: &DMat4, b: &DMat4, tol: f64) -> bool {
+    (*a - *b).to_cols_array().iter().all(|d| d.abs() <= tol)
 }
 
 /// Write `doc` as G4MF; `binary` picks `.g4b`.
@@ -117,6 +117,10 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
     for (si, sk) in d.skeletons.iter().enumerate() {
         let skins: Vec<usize> = (0..d.skins.len()).filter(|&k| d.skins[k].skeleton == si).collect();
         let rest_world = sk.world_matrices();
+        // Inverse binds usually come from float32 files: compare poses relative to the
+        // skeleton's size (1e-6 of its extent, at least 1e-6), not absolutely.
+        let extent = rest_world.iter().map(|m| m.w_axis.truncate().abs().max_element()).fold(1.0f64, f64::max);
+        let tol = 1e-6 * extent;
         // Bind pose: G4MF stores one pose. If every joint's rest·IBM is one common matrix C, the
         // rest pose is the bind pose (C is baked into the vertices); otherwise write the bind pose.
         let mut c_common: Option<DMat4> = None;
@@ -129,12 +133,12 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
                 let c = rest_world[j.index()] * *ibm;
                 match &c_common {
                     None => c_common = Some(c),
-                    Some(c0) if !close(c0, &c) => consistent = false,
+                    Some(c0) if !close(c0, &c, tol) => consistent = false,
                     _ => {}
                 }
                 let bind = ibm.inverse();
                 if let Some(prev) = bind_of.insert(j.index(), bind) {
-                    if !close(&prev, &bind) {
+                    if !close(&prev, &bind, tol) {
                         diag.loss(
                             "g4mf.bind-conflict",
                             format!(
@@ -159,7 +163,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
                         None => b.rest.matrix(),
                     },
                 };
-                if !close(&m, &rest_world[i]) {
+                if !close(&m, &rest_world[i], tol) {
                     moved += 1;
                 }
                 w.push(m);
