@@ -309,11 +309,27 @@ fn collect_bones(doc: &Document) -> Vec<DrawBone> {
     out
 }
 
-/// Mesh positions in the report frame (only finite ones) and triangles as index triples.
+/// Mesh positions in the report frame and triangles as index triples. A skinned mesh is drawn
+/// where its skin puts it at the rest pose (`Σ w · rest · IBM · v`), which is not its stored
+/// positions when the rest pose differs from the bind pose or joints carry a parent transform.
 fn collect_meshes(doc: &Document) -> Vec<(Vec<DVec3>, Vec<u32>)> {
     let mut d = Document { frame: doc.frame, meshes: doc.meshes.clone(), ..Default::default() };
     d.convert_frame(Frame::REPORT);
-    d.meshes.into_iter().map(|m| (m.positions, m.faces.triangulate())).collect()
+    let rest = skelport_ir::pose::Pose::new();
+    d.meshes
+        .into_iter()
+        .enumerate()
+        .map(|(mi, m)| {
+            let tris = m.faces.triangulate();
+            let skinned = doc
+                .skins
+                .iter()
+                .position(|s| s.mesh == Some(mi))
+                .map(|k| skelport_ir::pose::deform(doc, k, &rest))
+                .filter(|p| p.len() == m.positions.len());
+            (skinned.unwrap_or(m.positions), tris)
+        })
+        .collect()
 }
 
 /// One panel of the picture: a view and where its picture-plane box lands in pixels.
