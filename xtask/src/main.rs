@@ -110,11 +110,25 @@ fn fuzz(name: &str, seconds: u64) -> Result<()> {
     Ok(())
 }
 
+/// Regenerate `crates/skelport-sl/src/sl_table.rs` from the corpus's viewer files.
+fn gen_sl_table(check: bool) -> Result<()> {
+    let corpus = std::env::var_os("SKELPORT_CORPUS").map(PathBuf::from).unwrap_or_else(|| root().join("../shared/corpus"));
+    let dir = corpus.join("sl/viewer");
+    let sk = std::fs::read_to_string(dir.join("avatar_skeleton.xml"))
+        .with_context(|| format!("reading {}/avatar_skeleton.xml", dir.display()))?;
+    let lad = std::fs::read_to_string(dir.join("avatar_lad.xml")).with_context(|| format!("reading {}/avatar_lad.xml", dir.display()))?;
+    let table = skelport_sl::generate_table(&sk, &lad)?;
+    let files = [(root().join("crates/skelport-sl/src/sl_table.rs"), table.into_bytes())];
+    let stale = sync(&files, check)?;
+    report("SL tables", &stale, check, files.len())
+}
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let check = args.iter().any(|a| a == "--check");
     match args.first().map(String::as_str) {
         Some("regen-fixtures") => regen_fixtures(check),
+        Some("gen-sl-table") => gen_sl_table(check),
         Some("matrix") => matrix(),
         Some("bench-compare") => bench::compare(&root()),
         Some("floor") => {
@@ -125,6 +139,6 @@ fn main() -> Result<()> {
             let secs = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(60);
             fuzz(name, secs)
         }
-        _ => bail!("usage: cargo xtask regen-fixtures [--check] | matrix | bench-compare | fuzz [read_any|roundtrip] [SECONDS]"),
+        _ => bail!("usage: cargo xtask regen-fixtures [--check] | gen-sl-table [--check] | matrix | bench-compare | fuzz [read_any|roundtrip] [SECONDS]"),
     }
 }

@@ -289,6 +289,7 @@ fn write_options(a: &ConvertArgs, out: &Path) -> WriteOptions {
         fix: a.fix,
         bone_limit: a.limit,
         keep_helpers: a.read.keep_helpers,
+        sl_skeleton: a.read.sl_skeleton.clone(),
     }
 }
 
@@ -512,10 +513,17 @@ fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
     let l = load(&a.file, a.read.from.as_deref(), &a.read.options())?;
     let name = a.file.display().to_string();
     let mut problems = skelport_ir::validate::validate(&l.doc);
+    let mut warnings: Vec<String> =
+        l.diagnostics.items.iter().filter(|d| d.severity != Severity::Info).map(|d| d.message.clone()).collect();
     if let Some(t) = &a.target {
-        problems.extend(target_problems(&a.file, &l, t)?);
+        if t.eq_ignore_ascii_case("sl") {
+            let (p, w) = sl_problems(&a.file, &l, a.read.sl_skeleton.as_deref())?;
+            problems.extend(p);
+            warnings.extend(w);
+        } else {
+            problems.extend(target_problems(&a.file, &l, t)?);
+        }
     }
-    let warnings: Vec<String> = l.diagnostics.items.iter().filter(|d| d.severity != Severity::Info).map(|d| d.message.clone()).collect();
     let valid = problems.is_empty();
     if a.json {
         let r = ValidateReport { file: name, format: l.format.name().into(), target: a.target.clone(), valid, problems, warnings };
@@ -536,8 +544,44 @@ fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
     Ok(if valid { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-/// The target format's rules: the SL importer's for `sl`, otherwise whatever the target's writer
-/// refuses or cannot hold.
+/// The SL importer's rules: a `.dae` is checked as it is; anything else is first written as the
+/// `.dae` skelport would upload (writer errors are problems, its losses warnings).
+fn sl_problems(file: &Path, l: &Loaded, sl_skeleton: Option<&Path>) -> Result<(Vec<skelport_ir::validate::Problem>, Vec<String>)> {
+    use skelport_ir::validate::Problem;
+    let sl = match sl_skeleton {
+        Some(p) => std::borrow::Cow::Owned(skelport_sl::SlSkeleton::from_file(p)?),
+        None => std::borrow::Cow::Borrowed(skelport_sl::SlSkeleton::builtin()),
+    };
+    let name = file.display().to_string();
+    let mut problems = Vec::new();
+    let mut warnings = Vec::new();
+    let bytes = if l.format.name() == "dae" {
+        skelport_cli::io::read_input(file)?
+    } else {
+        let opts = WriteOptions { file_stem: stem_of(file), sl_skeleton: sl_skeleton.map(Path::to_path_buf), ..Default::default() };
+        match render(&l.doc, &skelport_sl::DaeFormat, &opts) {
+            Err(e) => {
+                problems.push(Problem { location: "target sl".into(), message: format!("{e:#}") });
+                return Ok((problems, warnings));
+            }
+            Ok((out, d)) => {
+                warnings.extend(d.of(Severity::Loss).map(|d| format!("as .dae: {}", d.message)));
+                out.main
+            }
+        }
+    };
+    for v in skelport_sl::validate_sl(&bytes, &name, &sl) {
+        match v.level {
+            skelport_sl::Level::Error => {
+                problems.push(Problem { location: v.location.clone(), message: format!("[{}] {}", v.rule, v.message) })
+            }
+            skelport_sl::Level::Warning => warnings.push(format!("{} [{}] {}", v.location, v.rule, v.message)),
+        }
+    }
+    Ok((problems, warnings))
+}
+
+/// The target format's rules: whatever the target's writer refuses or cannot hold.
 fn target_problems(file: &Path, l: &Loaded, target: &str) -> Result<Vec<skelport_ir::validate::Problem>> {
     use skelport_ir::validate::Problem;
     let fmt = skelport_cli::format_named(target, false)?;

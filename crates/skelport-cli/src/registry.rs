@@ -10,7 +10,9 @@ pub fn formats() -> &'static [&'static dyn Format] {
         &skelport_gltf::GlbFormat,
         &skelport_g4mf::G4tfFormat,
         &skelport_g4mf::G4bFormat,
+        &skelport_sl::DaeFormat,
         &skelport_ir::irjson::IrJsonFormat,
+        &skelport_sl::SlSkeletonFormat,
     ];
     FORMATS
 }

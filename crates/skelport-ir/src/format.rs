@@ -120,6 +120,8 @@ pub struct WriteOptions {
     pub bone_limit: Option<usize>,
     /// Keep helper geometry (`--keep-helpers`).
     pub keep_helpers: bool,
+    /// Another avatar_skeleton.xml instead of the built-in SL table (`--sl-skeleton`).
+    pub sl_skeleton: Option<PathBuf>,
 }
 
 /// What a writer produces.

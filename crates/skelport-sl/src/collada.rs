@@ -1,0 +1,670 @@
+//! A lenient, raw model of a rigged Collada 1.4.1 document: what the SL importer (and skelport's
+//! reader and validator) look at, with the line and column of every element that can be wrong.
+//!
+//! Parsed with roxmltree (a maintained, non-validating XML parser that refuses external entities
+//! and bounds entity expansion). The Collada layer is hand-written because the one Rust Collada
+//! crate (dae-parser) rejects real Linden Lab files and drops `sid`s; it keeps no more than skinning
+//! needs: geometry positions, normals and polygons, skin controllers and the visual scene's node
+//! tree. Nothing here applies SL rules; [`crate::read`] and [`crate::validate`] do.
+
+use crate::error::SlError;
+use skelport_ir::{DMat4, DVec3};
+use std::collections::HashMap;
+
+/// A place in the file (1-based line and column; 0 when unknown).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pos {
+    pub line: usize,
+    pub column: usize,
+}
+
+impl std::fmt::Display for Pos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
+    }
+}
+
+/// `<up_axis>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpAxis {
+    X,
+    Y,
+    Z,
+}
+
+/// One polygon primitive (`<polylist>`, `<triangles>`, `<polygons>`) with its corners resolved.
+#[derive(Debug, Clone, Default)]
+pub struct Primitive {
+    pub material: Option<String>,
+    /// Corners per polygon.
+    pub counts: Vec<u32>,
+    /// Position index of every corner.
+    pub vertex: Vec<u32>,
+    /// Normal index of every corner (empty when the primitive has no NORMAL input).
+    pub normal: Vec<u32>,
+    /// The `count` attribute when it disagrees with the polygons found (Avastar writes such files).
+    pub count_mismatch: Option<(usize, usize)>,
+    pub pos: Pos,
+}
+
+/// A `<geometry>` with a `<mesh>`.
+#[derive(Debug, Clone, Default)]
+pub struct Geometry {
+    pub id: String,
+    pub name: String,
+    pub positions: Vec<DVec3>,
+    pub normals: Vec<DVec3>,
+    pub primitives: Vec<Primitive>,
+    pub pos: Pos,
+}
+
+/// A `<controller>` holding a `<skin>`.
+#[derive(Debug, Clone, Default)]
+pub struct Controller {
+    pub id: String,
+    pub name: String,
+    /// The `source` URL of `<skin>` without `#`.
+    pub skin_source: String,
+    pub bind_shape: DMat4,
+    /// Joint names, as written (Name_array) or resolved from IDREF_array.
+    pub joints: Vec<String>,
+    pub inverse_binds: Vec<DMat4>,
+    /// (joints, inverse bind matrices) when the counts differ.
+    pub bind_count_mismatch: Option<(usize, usize)>,
+    /// `<vertex_weights count>`.
+    pub weight_count: usize,
+    /// Number of `<vcount>` entries.
+    pub vcount_len: usize,
+    /// Per vertex-weights entry: (joint index, weight) with -1 = the bind shape.
+    pub influences: Vec<Vec<(i64, f64)>>,
+    /// `len(<v>)` and what vcount and the inputs require, when they differ.
+    pub v_mismatch: Option<(usize, usize)>,
+    /// Location of `<vertex_weights>`.
+    pub weights_pos: Pos,
+    pub joints_pos: Pos,
+    pub pos: Pos,
+}
+
+/// One instance of a controller in the scene.
+#[derive(Debug, Clone, Default)]
+pub struct ControllerInstance {
+    pub url: String,
+    /// `<skeleton>` targets without `#`.
+    pub skeletons: Vec<String>,
+}
+
+/// One scene node.
+#[derive(Debug, Clone, Default)]
+pub struct Node {
+    pub id: Option<String>,
+    pub name: Option<String>,
+    pub sid: Option<String>,
+    /// `type="JOINT"`.
+    pub joint: bool,
+    pub parent: Option<usize>,
+    /// The node's transform elements composed in order.
+    pub local: DMat4,
+    /// The translation the SL importer takes (child sid `translate`, sid `location`, a
+    /// `<translate>`, else the matrix's), and the sid of the matrix it came from, if any.
+    pub importer_translation: Option<DVec3>,
+    pub matrix_sid: Option<String>,
+    pub controllers: Vec<ControllerInstance>,
+    pub geometries: Vec<String>,
+    pub pos: Pos,
+}
+
+impl Node {
+    /// `name`, else `id`, else `sid`.
+    pub fn label(&self) -> Option<&str> {
+        self.name.as_deref().or(self.id.as_deref()).or(self.sid.as_deref())
+    }
+}
+
+/// The parts of a Collada document skelport uses.
+#[derive(Debug, Clone, Default)]
+pub struct Dae {
+    pub up_axis: Option<UpAxis>,
+    /// `<unit meter>`.
+    pub meter: Option<f64>,
+    pub authoring_tool: Option<String>,
+    pub geometries: Vec<Geometry>,
+    pub controllers: Vec<Controller>,
+    /// Nodes of the instanced visual scene, parents before children (document order).
+    pub nodes: Vec<Node>,
+    pub has_visual_scene: bool,
+    /// Number of `<material>`s.
+    pub materials: usize,
+}
+
+impl Dae {
+    pub fn geometry(&self, id: &str) -> Option<usize> {
+        self.geometries.iter().position(|g| g.id == id)
+    }
+    pub fn controller(&self, id: &str) -> Option<usize> {
+        self.controllers.iter().position(|c| c.id == id)
+    }
+}
+
+/// Fail with the place of `node`.
+struct Ctx<'a> {
+    file: &'a str,
+    /// Byte offset of each line's start: positions are found by binary search, because
+    /// roxmltree's `text_pos_at` scans from the file's start on every call.
+    lines: Vec<usize>,
+}
+
+impl Ctx<'_> {
+    fn pos(&self, n: roxmltree::Node) -> Pos {
+        let at = n.range().start;
+        let line = self.lines.partition_point(|&s| s <= at);
+        Pos { line, column: at - self.lines[line - 1] + 1 }
+    }
+    fn err(&self, n: roxmltree::Node, msg: impl Into<String>) -> SlError {
+        let p = self.pos(n);
+        SlError::invalid(self.file, p.line, p.column, msg)
+    }
+    fn floats(&self, n: roxmltree::Node) -> Result<Vec<f64>, SlError> {
+        let text = n.text().unwrap_or("");
+        let mut out = Vec::with_capacity(text.len() / 8);
+        for (i, t) in text.split_ascii_whitespace().enumerate() {
+            out.push(parse_f64(t).ok_or_else(|| self.err(n, format!("value {} \"{t}\" is not a number", i + 1)))?);
+        }
+        Ok(out)
+    }
+    fn ints(&self, n: roxmltree::Node) -> Result<Vec<i64>, SlError> {
+        let text = n.text().unwrap_or("");
+        let mut out = Vec::with_capacity(text.len() / 3);
+        for (i, t) in text.split_ascii_whitespace().enumerate() {
+            out.push(t.parse::<i64>().map_err(|_| self.err(n, format!("value {} \"{t}\" is not an integer", i + 1)))?);
+        }
+        Ok(out)
+    }
+}
+
+/// Collada numbers: decimal floats, plus the spellings some exporters write for non-finite values
+/// (which are parsed so the validator can name them).
+fn parse_f64(t: &str) -> Option<f64> {
+    match t.parse::<f64>() {
+        Ok(v) => Some(v),
+        Err(_) => match t.to_ascii_lowercase().as_str() {
+            "nan" | "-nan" | "1.#qnan" | "-1.#ind" => Some(f64::NAN),
+            "inf" | "1.#inf" => Some(f64::INFINITY),
+            "-inf" | "-1.#inf" => Some(f64::NEG_INFINITY),
+            _ => None,
+        },
+    }
+}
+
+fn child<'a, 'i>(n: roxmltree::Node<'a, 'i>, name: &str) -> Option<roxmltree::Node<'a, 'i>> {
+    n.children().find(|c| c.is_element() && c.tag_name().name() == name)
+}
+
+fn children<'a, 'i: 'a>(n: roxmltree::Node<'a, 'i>, name: &'a str) -> impl Iterator<Item = roxmltree::Node<'a, 'i>> + 'a {
+    n.children().filter(move |c| c.is_element() && c.tag_name().name() == name)
+}
+
+fn url(s: &str) -> &str {
+    s.strip_prefix('#').unwrap_or(s)
+}
+
+/// A `<source>`: its numbers or names and the accessor stride.
+enum SourceData {
+    Floats(Vec<f64>, usize),
+    Names(Vec<String>),
+}
+
+/// Row-major Collada matrix → glam.
+pub fn matrix_from_row_major(v: &[f64]) -> DMat4 {
+    let mut a = [0.0; 16];
+    a.copy_from_slice(&v[..16]);
+    DMat4::from_cols_array(&a).transpose()
+}
+
+/// Largest document skelport parses as XML (the CLI caps files at 1 GiB; Collada is text).
+const MAX_NODES: u32 = 50_000_000;
+
+/// Parse a Collada document. `file` names it in errors.
+pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
+    // No DTD: Collada needs none, and refusing it refuses entity-expansion bombs and external entities.
+    let opts = roxmltree::ParsingOptions { allow_dtd: false, nodes_limit: MAX_NODES, ..Default::default() };
+    let doc = roxmltree::Document::parse_with_options(text, opts).map_err(|e| SlError::xml(file, &e))?;
+    let mut lines = vec![0usize];
+    lines.extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1));
+    let cx = Ctx { file, lines };
+    let root = doc.root_element();
+    if root.tag_name().name() != "COLLADA" {
+        return Err(cx.err(root, format!("the root element is <{}>, not <COLLADA>: this is not a Collada file", root.tag_name().name())));
+    }
+    let mut dae = Dae::default();
+    if let Some(asset) = child(root, "asset") {
+        if let Some(u) = child(asset, "unit") {
+            if let Some(m) = u.attribute("meter") {
+                let v = parse_f64(m.trim()).filter(|v| v.is_finite() && *v > 0.0);
+                dae.meter = Some(v.ok_or_else(|| cx.err(u, format!("<unit meter=\"{m}\"> must be a positive number")))?);
+            }
+        }
+        if let Some(u) = child(asset, "up_axis") {
+            dae.up_axis = Some(match u.text().unwrap_or("").trim() {
+                "X_UP" => UpAxis::X,
+                "Y_UP" => UpAxis::Y,
+                "Z_UP" => UpAxis::Z,
+                other => return Err(cx.err(u, format!("<up_axis> is \"{other}\"; Collada allows X_UP, Y_UP or Z_UP"))),
+            });
+        }
+        dae.authoring_tool =
+            asset.descendants().find(|n| n.has_tag_name("authoring_tool")).and_then(|n| n.text()).map(|s| s.trim().to_string());
+    }
+    // Every element with an id, for URL lookups.
+    let mut ids: HashMap<&str, roxmltree::Node> = HashMap::new();
+    for n in root.descendants().filter(|n| n.is_element()) {
+        if let Some(id) = n.attribute("id") {
+            ids.entry(id).or_insert(n);
+        }
+    }
+    dae.materials = root
+        .descendants()
+        .filter(|n| n.has_tag_name("material") && n.parent().is_some_and(|p| p.has_tag_name("library_materials")))
+        .count();
+    let source = |s: roxmltree::Node| -> Result<SourceData, SlError> {
+        let stride = child(s, "technique_common")
+            .and_then(|t| child(t, "accessor"))
+            .and_then(|a| a.attribute("stride"))
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(1)
+            .max(1);
+        if let Some(fa) = child(s, "float_array") {
+            return Ok(SourceData::Floats(cx.floats(fa)?, stride));
+        }
+        if let Some(na) = child(s, "Name_array") {
+            return Ok(SourceData::Names(na.text().unwrap_or("").split_ascii_whitespace().map(str::to_string).collect()));
+        }
+        if let Some(ia) = child(s, "IDREF_array") {
+            let names = ia
+                .text()
+                .unwrap_or("")
+                .split_ascii_whitespace()
+                .map(|id| {
+                    // An IDREF names a node by id; the importer uses that node's name.
+                    ids.get(id).and_then(|n| n.attribute("name")).unwrap_or(id).to_string()
+                })
+                .collect();
+            return Ok(SourceData::Names(names));
+        }
+        Err(cx.err(s, "a <source> without float_array, Name_array or IDREF_array"))
+    };
+    let source_at = |u: &str, from: roxmltree::Node| -> Result<SourceData, SlError> {
+        let s = ids.get(url(u)).copied().ok_or_else(|| cx.err(from, format!("source \"{u}\" is not in the file")))?;
+        source(s)
+    };
+
+    // Geometries.
+    for g in root.descendants().filter(|n| n.has_tag_name("geometry")) {
+        let Some(mesh) = child(g, "mesh") else { continue };
+        let mut geo = Geometry {
+            id: g.attribute("id").unwrap_or("").to_string(),
+            name: g.attribute("name").or(g.attribute("id")).unwrap_or("mesh").to_string(),
+            pos: cx.pos(g),
+            ..Default::default()
+        };
+        let vertices = child(mesh, "vertices").ok_or_else(|| cx.err(mesh, "a <mesh> without <vertices>"))?;
+        let vid = vertices.attribute("id").unwrap_or("");
+        let pos_in = children(vertices, "input")
+            .find(|i| i.attribute("semantic") == Some("POSITION"))
+            .ok_or_else(|| cx.err(vertices, "<vertices> has no POSITION input"))?;
+        geo.positions = vec3s(&cx, pos_in, source_at(pos_in.attribute("source").unwrap_or(""), pos_in)?)?;
+        let mut vertex_normals = false;
+        if let Some(n_in) = children(vertices, "input").find(|i| i.attribute("semantic") == Some("NORMAL")) {
+            geo.normals = vec3s(&cx, n_in, source_at(n_in.attribute("source").unwrap_or(""), n_in)?)?;
+            vertex_normals = true;
+        }
+        let mut normal_source: Option<String> = vertex_normals.then(|| String::from("<vertices>"));
+        for p in mesh.children().filter(|c| c.is_element()) {
+            let kind = p.tag_name().name();
+            if !matches!(kind, "polylist" | "triangles" | "polygons") {
+                continue;
+            }
+            let mut prim = Primitive { material: p.attribute("material").map(str::to_string), pos: cx.pos(p), ..Default::default() };
+            let inputs: Vec<roxmltree::Node> = children(p, "input").collect();
+            let mut stride = 0usize;
+            let mut v_off = None;
+            let mut n_off = None;
+            for i in &inputs {
+                let off: usize = i
+                    .attribute("offset")
+                    .and_then(|o| o.trim().parse().ok())
+                    .ok_or_else(|| cx.err(*i, "an <input> without a valid offset"))?;
+                stride = stride.max(off + 1);
+                match i.attribute("semantic") {
+                    Some("VERTEX") => {
+                        if url(i.attribute("source").unwrap_or("")) != vid {
+                            return Err(cx.err(
+                                *i,
+                                format!(
+                                    "VERTEX input points to \"{}\", not to <vertices id=\"{vid}\">",
+                                    i.attribute("source").unwrap_or("")
+                                ),
+                            ));
+                        }
+                        v_off = Some(off)
+                    }
+                    Some("NORMAL") if !vertex_normals => {
+                        let src = i.attribute("source").unwrap_or("");
+                        match &normal_source {
+                            None => {
+                                geo.normals = vec3s(&cx, *i, source_at(src, *i)?)?;
+                                normal_source = Some(src.to_string());
+                            }
+                            Some(s) if s == src => {}
+                            Some(_) => {
+                                // Different normal sources per primitive: append, indices shift.
+                                let base = geo.normals.len() as i64;
+                                geo.normals.extend(vec3s(&cx, *i, source_at(src, *i)?)?);
+                                n_off = Some((off, base));
+                                continue;
+                            }
+                        }
+                        n_off = Some((off, 0));
+                    }
+                    _ => {}
+                }
+            }
+            let v_off = v_off.ok_or_else(|| cx.err(p, format!("<{kind}> has no VERTEX input")))?;
+            let declared: Option<usize> = p.attribute("count").and_then(|c| c.trim().parse().ok());
+            let mut polys: Vec<(Vec<i64>, roxmltree::Node)> = Vec::new();
+            match kind {
+                "polylist" => {
+                    let vc = child(p, "vcount").map(|n| cx.ints(n)).transpose()?.unwrap_or_default();
+                    let pn = child(p, "p").ok_or_else(|| cx.err(p, "<polylist> without <p>"))?;
+                    let idx = cx.ints(pn)?;
+                    let need: usize = vc.iter().map(|&c| c.max(0) as usize).sum::<usize>() * stride;
+                    if idx.len() < need {
+                        return Err(cx.err(pn, format!("<p> has {} indices but <vcount> and {stride} input(s) need {need}", idx.len())));
+                    }
+                    let mut at = 0;
+                    for &c in &vc {
+                        if c < 0 {
+                            return Err(cx.err(p, format!("negative <vcount> entry {c}")));
+                        }
+                        let n = c as usize * stride;
+                        polys.push((idx[at..at + n].to_vec(), pn));
+                        at += n;
+                    }
+                    if let Some(d) = declared {
+                        if d != vc.len() {
+                            prim.count_mismatch = Some((d, vc.len()));
+                        }
+                    }
+                }
+                "triangles" => {
+                    let mut all = Vec::new();
+                    for pn in children(p, "p") {
+                        all.extend(cx.ints(pn)?);
+                    }
+                    let per = 3 * stride;
+                    if all.len() % per != 0 {
+                        return Err(cx.err(p, format!("<triangles> has {} indices, not a multiple of 3 × {stride} inputs", all.len())));
+                    }
+                    for c in all.chunks(per) {
+                        polys.push((c.to_vec(), p));
+                    }
+                    if let Some(d) = declared {
+                        if d != polys.len() {
+                            prim.count_mismatch = Some((d, polys.len()));
+                        }
+                    }
+                }
+                _ => {
+                    for pn in children(p, "p").chain(children(p, "ph").filter_map(|ph| child(ph, "p"))) {
+                        let idx = cx.ints(pn)?;
+                        if idx.len() % stride != 0 {
+                            return Err(cx.err(pn, format!("<p> has {} indices, not a multiple of {stride} inputs", idx.len())));
+                        }
+                        polys.push((idx, pn));
+                    }
+                }
+            }
+            for (idx, at) in polys {
+                let corners = idx.len() / stride;
+                prim.counts.push(corners as u32);
+                for c in 0..corners {
+                    let v = idx[c * stride + v_off];
+                    if v < 0 || v as usize >= geo.positions.len() {
+                        return Err(cx.err(
+                            at,
+                            format!("vertex index {v} is outside the {} positions of geometry \"{}\"", geo.positions.len(), geo.id),
+                        ));
+                    }
+                    prim.vertex.push(v as u32);
+                    if vertex_normals {
+                        prim.normal.push(v as u32);
+                    } else if let Some((o, base)) = n_off {
+                        let n = idx[c * stride + o] + base;
+                        if n < 0 || n as usize >= geo.normals.len() {
+                            return Err(cx.err(at, format!("normal index {n} is outside the {} normals", geo.normals.len())));
+                        }
+                        prim.normal.push(n as u32);
+                    }
+                }
+            }
+            geo.primitives.push(prim);
+        }
+        dae.geometries.push(geo);
+    }
+
+    // Controllers with skins.
+    for c in root.descendants().filter(|n| n.has_tag_name("controller")) {
+        let Some(skin) = child(c, "skin") else { continue };
+        let mut ctl = Controller {
+            id: c.attribute("id").unwrap_or("").to_string(),
+            name: c.attribute("name").unwrap_or("").to_string(),
+            skin_source: url(skin.attribute("source").unwrap_or("")).to_string(),
+            bind_shape: DMat4::IDENTITY,
+            pos: cx.pos(c),
+            ..Default::default()
+        };
+        if let Some(b) = child(skin, "bind_shape_matrix") {
+            let v = cx.floats(b)?;
+            if v.len() != 16 {
+                return Err(cx.err(b, format!("<bind_shape_matrix> has {} numbers, not 16", v.len())));
+            }
+            ctl.bind_shape = matrix_from_row_major(&v);
+        }
+        let joints = child(skin, "joints").ok_or_else(|| cx.err(skin, "<skin> without <joints>"))?;
+        ctl.joints_pos = cx.pos(joints);
+        let mut joint_src = None;
+        for i in children(joints, "input") {
+            let src = i.attribute("source").unwrap_or("");
+            match i.attribute("semantic") {
+                Some("JOINT") => match source_at(src, i)? {
+                    SourceData::Names(n) => {
+                        ctl.joints = n;
+                        joint_src = Some(url(src).to_string());
+                    }
+                    SourceData::Floats(..) => return Err(cx.err(i, "the JOINT source holds numbers, not names")),
+                },
+                Some("INV_BIND_MATRIX") => match source_at(src, i)? {
+                    SourceData::Floats(v, _) => {
+                        if v.len() % 16 != 0 {
+                            return Err(cx.err(i, format!("INV_BIND_MATRIX source has {} numbers, not a multiple of 16", v.len())));
+                        }
+                        ctl.inverse_binds = v.chunks(16).map(matrix_from_row_major).collect();
+                    }
+                    SourceData::Names(_) => return Err(cx.err(i, "the INV_BIND_MATRIX source holds names, not numbers")),
+                },
+                _ => {}
+            }
+        }
+        if joint_src.is_none() {
+            return Err(cx.err(joints, "<joints> has no JOINT input"));
+        }
+        if ctl.inverse_binds.is_empty() {
+            ctl.inverse_binds = vec![DMat4::IDENTITY; ctl.joints.len()];
+        }
+        if ctl.inverse_binds.len() != ctl.joints.len() {
+            ctl.bind_count_mismatch = Some((ctl.joints.len(), ctl.inverse_binds.len()));
+        }
+        let vw = child(skin, "vertex_weights").ok_or_else(|| cx.err(skin, "<skin> without <vertex_weights>"))?;
+        ctl.weights_pos = cx.pos(vw);
+        ctl.weight_count = vw
+            .attribute("count")
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| cx.err(vw, "<vertex_weights> without a valid count"))?;
+        let mut stride = 0usize;
+        let mut j_off = None;
+        let mut w = None;
+        for i in children(vw, "input") {
+            let off: usize =
+                i.attribute("offset").and_then(|o| o.trim().parse().ok()).ok_or_else(|| cx.err(i, "an <input> without a valid offset"))?;
+            stride = stride.max(off + 1);
+            match i.attribute("semantic") {
+                Some("JOINT") => j_off = Some(off),
+                Some("WEIGHT") => match source_at(i.attribute("source").unwrap_or(""), i)? {
+                    SourceData::Floats(v, _) => w = Some((off, v)),
+                    SourceData::Names(_) => return Err(cx.err(i, "the WEIGHT source holds names, not numbers")),
+                },
+                _ => {}
+            }
+        }
+        let j_off = j_off.ok_or_else(|| cx.err(vw, "<vertex_weights> has no JOINT input"))?;
+        let (w_off, weights) = w.ok_or_else(|| cx.err(vw, "<vertex_weights> has no WEIGHT input"))?;
+        let vcount = child(vw, "vcount").map(|n| cx.ints(n)).transpose()?.unwrap_or_default();
+        let v = child(vw, "v").map(|n| cx.ints(n)).transpose()?.unwrap_or_default();
+        ctl.vcount_len = vcount.len();
+        if vcount.iter().any(|&c| c < 0) {
+            return Err(cx.err(vw, "a negative <vcount> entry"));
+        }
+        let need: usize = vcount.iter().map(|&c| c as usize).sum::<usize>().saturating_mul(stride);
+        if v.len() != need {
+            ctl.v_mismatch = Some((v.len(), need));
+        }
+        let mut at = 0usize;
+        for (vi, &n) in vcount.iter().enumerate() {
+            let mut list = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                if at + stride > v.len() {
+                    break;
+                }
+                let j = v[at + j_off];
+                let wi = v[at + w_off];
+                let wv = usize::try_from(wi)
+                    .ok()
+                    .and_then(|i| weights.get(i).copied())
+                    .ok_or_else(|| cx.err(vw, format!("vertex {vi}: weight index {wi} is outside the {} weights", weights.len())))?;
+                if j < -1 || j >= ctl.joints.len() as i64 {
+                    return Err(cx.err(vw, format!("vertex {vi}: joint index {j} is outside the {} joints", ctl.joints.len())));
+                }
+                list.push((j, wv));
+                at += stride;
+            }
+            ctl.influences.push(list);
+        }
+        dae.controllers.push(ctl);
+    }
+
+    // The visual scene: the instanced one, else the first.
+    let scenes: Vec<roxmltree::Node> = root.descendants().filter(|n| n.has_tag_name("visual_scene")).collect();
+    let instanced = child(root, "scene")
+        .and_then(|s| child(s, "instance_visual_scene"))
+        .and_then(|i| i.attribute("url"))
+        .and_then(|u| scenes.iter().find(|s| s.attribute("id") == Some(url(u))).copied());
+    if let Some(scene) = instanced.or(scenes.first().copied()) {
+        dae.has_visual_scene = true;
+        // Iterative walk so a deeply nested file cannot overflow the stack.
+        let mut stack: Vec<(roxmltree::Node, Option<usize>)> = children(scene, "node").map(|n| (n, None)).collect();
+        stack.reverse();
+        while let Some((n, parent)) = stack.pop() {
+            let idx = dae.nodes.len();
+            dae.nodes.push(node(&cx, n, parent)?);
+            let mut kids: Vec<(roxmltree::Node, Option<usize>)> = children(n, "node").map(|c| (c, Some(idx))).collect();
+            kids.reverse();
+            stack.extend(kids);
+        }
+    }
+    Ok(dae)
+}
+
+fn vec3s(cx: &Ctx<'_>, at: roxmltree::Node, s: SourceData) -> Result<Vec<DVec3>, SlError> {
+    match s {
+        SourceData::Floats(v, stride) => {
+            let stride = stride.max(3);
+            Ok(v.chunks_exact(stride).map(|c| DVec3::new(c[0], c[1], c[2])).collect())
+        }
+        SourceData::Names(_) => Err(cx.err(at, "expected a float source for 3D vectors, found names")),
+    }
+}
+
+fn node(cx: &Ctx<'_>, n: roxmltree::Node, parent: Option<usize>) -> Result<Node, SlError> {
+    let mut out = Node {
+        id: n.attribute("id").map(str::to_string),
+        name: n.attribute("name").map(str::to_string),
+        sid: n.attribute("sid").map(str::to_string),
+        joint: n.attribute("type") == Some("JOINT"),
+        parent,
+        local: DMat4::IDENTITY,
+        pos: cx.pos(n),
+        ..Default::default()
+    };
+    let mut by_sid: [Option<DVec3>; 2] = [None, None];
+    let mut first_translate = None;
+    let mut matrix_t = None;
+    for t in n.children().filter(|c| c.is_element()) {
+        let kind = t.tag_name().name();
+        let need = match kind {
+            "matrix" => 16,
+            "translate" | "scale" => 3,
+            "rotate" => 4,
+            "lookat" => 9,
+            "skew" => 7,
+            "instance_controller" => {
+                out.controllers.push(ControllerInstance {
+                    url: url(t.attribute("url").unwrap_or("")).to_string(),
+                    skeletons: children(t, "skeleton").filter_map(|s| s.text()).map(|s| url(s.trim()).to_string()).collect(),
+                });
+                continue;
+            }
+            "instance_geometry" => {
+                out.geometries.push(url(t.attribute("url").unwrap_or("")).to_string());
+                continue;
+            }
+            _ => continue,
+        };
+        let v = cx.floats(t)?;
+        if v.len() != need {
+            return Err(cx.err(t, format!("<{kind}> has {} numbers, not {need}", v.len())));
+        }
+        let m = match kind {
+            "matrix" => {
+                let m = matrix_from_row_major(&v);
+                if matrix_t.is_none() {
+                    matrix_t = Some(m.w_axis.truncate());
+                    out.matrix_sid = t.attribute("sid").map(str::to_string);
+                }
+                m
+            }
+            "translate" => {
+                let d = DVec3::new(v[0], v[1], v[2]);
+                match t.attribute("sid") {
+                    Some("translate") => by_sid[0] = by_sid[0].or(Some(d)),
+                    Some("location") => by_sid[1] = by_sid[1].or(Some(d)),
+                    _ => {}
+                }
+                first_translate = first_translate.or(Some(d));
+                DMat4::from_translation(d)
+            }
+            "scale" => DMat4::from_scale(DVec3::new(v[0], v[1], v[2])),
+            "rotate" => {
+                let axis = DVec3::new(v[0], v[1], v[2]);
+                if axis.length_squared() == 0.0 {
+                    DMat4::IDENTITY
+                } else {
+                    DMat4::from_axis_angle(axis.normalize(), v[3].to_radians())
+                }
+            }
+            // lookat and skew: rare in rigs; they are composed as identity (the importer ignores them too).
+            _ => DMat4::IDENTITY,
+        };
+        out.local *= m;
+    }
+    out.importer_translation = by_sid[0].or(by_sid[1]).or(first_translate).or(matrix_t);
+    Ok(out)
+}

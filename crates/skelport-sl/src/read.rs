@@ -1,0 +1,531 @@
+//! `.dae` → IR.
+//!
+//! Two readings, chosen by the joint names:
+//!
+//! * **SL rig** — every skin joint (or, without skins, every `JOINT` node) has a legal SL name.
+//!   The file is read the way the viewer's importer reads it: aliases become canonical names, the
+//!   hierarchy is the SL skeleton's (the file's own node tree is not used: partial, flattened joint
+//!   sets are normal), each joint's rest translation is its scene node's parent-relative
+//!   translation (or the SL default `pos` when the file has no node for it), rotation identity
+//!   (SL joints are axis-aligned at rest). Inverse bind and bind-shape matrices are kept as given.
+//!   The document frame is Second Life's; Y_UP/X_UP geometry is turned Z-up and the turn is folded
+//!   into the bind shape, so the skinned result is exactly the importer's.
+//! * **Generic Collada** — anything else (a Blender or assimp export): the node tree is the
+//!   skeleton, node transforms composed in full, the frame follows `<up_axis>` and `<unit>`.
+//!
+//! A skin's vertices are the entries of the geometry's position source: SL weights positions.
+
+use crate::collada::{self, Dae, UpAxis};
+use crate::error::SlError;
+use crate::skeleton::{SlJoint, SlSkeleton};
+use skelport_ir::frame::FrameMap;
+use skelport_ir::{
+    Axis, Bone, BoneId, DMat4, DVec3, Diagnostics, Document, Faces, Frame, Handedness, Influences, Mesh, Normals, ReadOptions, Skeleton,
+    Skin, Transform,
+};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// Decode a `.dae` file's bytes: UTF-8 (BOM optional) or UTF-16 with a BOM.
+pub fn decode(bytes: &[u8], file: &str) -> Result<String, SlError> {
+    let utf16 = |le: bool| -> Result<String, SlError> {
+        let body = &bytes[2..];
+        if body.len() % 2 != 0 {
+            return Err(SlError::invalid(file, 0, 0, "UTF-16 text with an odd number of bytes (truncated file?)"));
+        }
+        let units = body.chunks_exact(2).map(|c| if le { u16::from_le_bytes([c[0], c[1]]) } else { u16::from_be_bytes([c[0], c[1]]) });
+        char::decode_utf16(units)
+            .collect::<Result<String, _>>()
+            .map_err(|e| SlError::invalid(file, 0, 0, format!("invalid UTF-16 text: {e}; save the file as UTF-8")))
+    };
+    match bytes {
+        [0xFF, 0xFE, ..] => utf16(true),
+        [0xFE, 0xFF, ..] => utf16(false),
+        _ => {
+            let b = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(bytes);
+            std::str::from_utf8(b).map(str::to_string).map_err(|e| {
+                let at = e.valid_up_to();
+                let line = b[..at].iter().filter(|&&c| c == b'\n').count() + 1;
+                SlError::invalid(
+                    file,
+                    line,
+                    0,
+                    format!("invalid UTF-8 at byte {at}; Collada files are UTF-8 text (re-export or convert the encoding)"),
+                )
+            })
+        }
+    }
+}
+
+/// The frame a generic Collada file's `<up_axis>` and `<unit>` mean (Z_UP files are taken to face
+/// −Y as Blender exports them; Y_UP and X_UP to face +Z).
+pub fn file_frame(up: Option<UpAxis>, meter: Option<f64>) -> Frame {
+    let mut f = match up.unwrap_or(UpAxis::Y) {
+        UpAxis::Z => Frame::BLENDER,
+        UpAxis::Y => Frame::GLTF,
+        UpAxis::X => Frame { up: Axis::PosX, forward: Axis::PosZ, handedness: Handedness::Right, metres_per_unit: 1.0 },
+    };
+    f.metres_per_unit = meter.unwrap_or(1.0);
+    f
+}
+
+/// Read a parsed Collada document into the IR.
+pub fn to_document(dae: &Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostics) -> Result<Document, SlError> {
+    let skin_names: Vec<&str> = dae.controllers.iter().flat_map(|c| c.joints.iter().map(String::as_str)).collect();
+    let sl_rig = if dae.controllers.is_empty() {
+        let joints: Vec<&collada::Node> = dae.nodes.iter().filter(|n| n.joint).collect();
+        !joints.is_empty() && joints.iter().all(|n| n.label().is_some_and(|l| sl.resolve(l).is_some()))
+    } else {
+        !skin_names.is_empty() && skin_names.iter().all(|n| sl.resolve(n).is_some())
+    };
+    for c in &dae.controllers {
+        if let Some((j, m)) = c.bind_count_mismatch {
+            return Err(SlError::invalid(
+                file,
+                c.joints_pos.line,
+                c.joints_pos.column,
+                format!("controller \"{}\": {j} joints but {m} inverse bind matrices; each joint needs one", c.id),
+            ));
+        }
+        if c.weight_count != c.vcount_len {
+            return Err(SlError::invalid(
+                file,
+                c.weights_pos.line,
+                c.weights_pos.column,
+                format!("<vertex_weights count=\"{}\"> but <vcount> has {} entries; they must be equal", c.weight_count, c.vcount_len),
+            ));
+        }
+        if let Some((have, need)) = c.v_mismatch {
+            return Err(SlError::invalid(
+                file,
+                c.weights_pos.line,
+                c.weights_pos.column,
+                format!("<v> has {have} numbers but <vcount> and the inputs need {need}"),
+            ));
+        }
+    }
+    for g in &dae.geometries {
+        for p in &g.primitives {
+            if let Some((declared, found)) = p.count_mismatch {
+                diag.warn(
+                    "dae-count-mismatch",
+                    format!(
+                        "line {}: geometry \"{}\": count=\"{declared}\" but {found} polygons found; the polygons found are used (the SL importer does the same)",
+                        p.pos, g.name
+                    ),
+                );
+            }
+        }
+    }
+    let mut doc = if sl_rig { sl_document(dae, sl, file, diag)? } else { generic_document(dae, file, diag)? };
+    doc.source_format = Some("dae".into());
+    Ok(doc)
+}
+
+/// Meshes of the skinned (and instanced static) geometries, with a map geometry → mesh index.
+fn meshes(dae: &Dae, map: Option<&FrameMap>, diag: &mut Diagnostics) -> (Vec<Mesh>, HashMap<usize, usize>) {
+    let mut used: BTreeSet<usize> = BTreeSet::new();
+    for c in &dae.controllers {
+        if let Some(g) = dae.geometry(&c.skin_source) {
+            used.insert(g);
+        }
+    }
+    for n in &dae.nodes {
+        for g in &n.geometries {
+            if let Some(g) = dae.geometry(g) {
+                used.insert(g);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut index = HashMap::new();
+    for gi in used {
+        let g = &dae.geometries[gi];
+        let mut faces = Faces::default();
+        let mut normals = Vec::new();
+        let with_normals = !g.primitives.is_empty() && g.primitives.iter().all(|p| p.normal.len() == p.vertex.len());
+        if !with_normals && g.primitives.iter().any(|p| !p.normal.is_empty()) {
+            diag.warn("dae-partial-normals", format!("geometry \"{}\": some primitives have no normals; normals dropped", g.name));
+        }
+        for p in &g.primitives {
+            faces.counts.extend_from_slice(&p.counts);
+            faces.indices.extend_from_slice(&p.vertex);
+            if with_normals {
+                normals.extend(p.normal.iter().map(|&n| g.normals.get(n as usize).copied().unwrap_or(DVec3::ZERO)));
+            }
+        }
+        let mut m = Mesh { name: g.name.clone(), positions: g.positions.clone(), normals: None, faces, ..Default::default() };
+        if with_normals {
+            m.normals = Some(Normals::PerCorner(normals));
+        }
+        if let Some(map) = map {
+            for p in &mut m.positions {
+                *p = map.point(*p);
+            }
+            if let Some(Normals::PerCorner(n)) = &mut m.normals {
+                for v in n {
+                    *v = map.direction(*v);
+                }
+            }
+        }
+        index.insert(gi, out.len());
+        out.push(m);
+    }
+    (out, index)
+}
+
+fn influences(
+    c: &collada::Controller,
+    vertex_count: usize,
+    slot_of: &[u32],
+    diag: &mut Diagnostics,
+    file: &str,
+) -> Result<Influences, SlError> {
+    if c.weight_count != vertex_count {
+        return Err(SlError::invalid(
+            file,
+            c.weights_pos.line,
+            c.weights_pos.column,
+            format!(
+                "controller \"{}\": <vertex_weights count=\"{}\"> but its geometry has {vertex_count} positions; SL weights positions, so they must be equal",
+                c.id, c.weight_count
+            ),
+        ));
+    }
+    let mut bind_shape_pairs = 0usize;
+    let mut dropped = 0usize;
+    let mut bad = 0usize;
+    let inf = Influences::from_lists(c.influences.iter().map(|list| {
+        let mut v: Vec<(u32, f64)> = Vec::with_capacity(list.len());
+        for &(j, w) in list {
+            if j < 0 {
+                bind_shape_pairs += 1;
+            } else if w == 0.0 {
+                dropped += 1;
+            } else if !(w.is_finite() && w > 0.0) {
+                bad += 1;
+            } else {
+                let slot = slot_of[j as usize];
+                // Two entries for one joint (or two aliases of one joint) add up.
+                match v.iter_mut().find(|e| e.0 == slot) {
+                    Some(e) => e.1 += w,
+                    None => v.push((slot, w)),
+                }
+            }
+        }
+        v
+    }));
+    if bind_shape_pairs > 0 {
+        diag.info(
+            "dae-bind-shape-weight",
+            format!(
+                "controller \"{}\": {bind_shape_pairs} influence(s) on joint -1 (the bind shape) dropped, as the SL importer does",
+                c.id
+            ),
+        );
+    }
+    if dropped > 0 {
+        diag.info("dae-zero-weight", format!("controller \"{}\": {dropped} zero weight(s) dropped", c.id));
+    }
+    if bad > 0 {
+        diag.warn("dae-bad-weight", format!("controller \"{}\": {bad} negative or non-finite weight(s) dropped", c.id));
+    }
+    Ok(inf)
+}
+
+fn sl_document(dae: &Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostics) -> Result<Document, SlError> {
+    let mut doc = Document::new(Frame::SECOND_LIFE);
+    // The SL importer takes rigged data (geometry through bind shape and inverse binds, joint
+    // translations) as Z-up metres; a Y_UP file must carry its turn inside those matrices, as
+    // Skeleton.Male.dae does. Only a root joint's translation is in the file's scene frame.
+    let up = dae.up_axis.unwrap_or(UpAxis::Y);
+    let turn = (up != UpAxis::Z).then(|| FrameMap::new(&file_frame(Some(up), None), &Frame::BLENDER));
+    if turn.is_some() {
+        diag.info(
+            "dae-up-axis",
+            format!("{up:?}_UP: root joint translations turned Z-up; geometry, bind shape and inverse binds taken as Z-up, as the SL importer takes them"),
+        );
+    }
+    if dae.meter.is_some_and(|m| m != 1.0) {
+        diag.info(
+            "dae-unit",
+            format!("<unit meter=\"{}\"> ignored for the rig: the SL importer takes rigged data as metres", dae.meter.unwrap_or(1.0)),
+        );
+    }
+    // Which joints: every skin joint, every scene node with a legal name, and their SL ancestors.
+    let mut scene: HashMap<SlJoint, usize> = HashMap::new();
+    for (i, n) in dae.nodes.iter().enumerate() {
+        if !n.controllers.is_empty() || !n.geometries.is_empty() {
+            continue;
+        }
+        if let Some(j) = n.label().and_then(|l| sl.resolve(l)) {
+            scene.entry(j).or_insert(i);
+        }
+    }
+    let mut set: HashSet<SlJoint> = scene.keys().copied().collect();
+    let mut renamed: BTreeSet<(String, String)> = BTreeSet::new();
+    for c in &dae.controllers {
+        for n in &c.joints {
+            if let Some(j) = sl.resolve(n) {
+                set.insert(j);
+                let canon = sl.name(j);
+                if canon != *n {
+                    renamed.insert((n.clone(), canon));
+                }
+            }
+        }
+    }
+    for (i, n) in dae.nodes.iter().enumerate() {
+        if let Some(l) = n.label() {
+            if let Some(j) = sl.resolve(l) {
+                if scene.get(&j) == Some(&i) && sl.name(j) != l {
+                    renamed.insert((l.to_string(), sl.name(j)));
+                }
+            }
+        }
+    }
+    if !renamed.is_empty() {
+        let list: Vec<String> = renamed.iter().map(|(a, b)| format!("{a} → {b}")).collect();
+        diag.info("dae-alias", format!("aliases renamed to canonical SL names: {}", list.join(", ")));
+    }
+    for j in set.clone() {
+        let mut p = sl.parent(j);
+        while let Some(a) = p {
+            if !set.insert(a) {
+                break;
+            }
+            p = sl.parent(a);
+        }
+    }
+    let mut order: Vec<SlJoint> = set.into_iter().collect();
+    order.sort_by_key(|&j| sl.rank(j));
+    let mut sk = Skeleton::new(
+        dae.nodes
+            .iter()
+            .find(|n| n.controllers.is_empty() && n.geometries.is_empty() && !n.joint)
+            .and_then(|n| n.label())
+            .unwrap_or("Avatar"),
+    );
+    let mut ids: HashMap<SlJoint, BoneId> = HashMap::new();
+    let mut missing = 0usize;
+    for &j in &order {
+        let t = match scene.get(&j).and_then(|&i| dae.nodes[i].importer_translation.map(|t| (i, t))) {
+            // A joint whose parent node is no joint is placed in the file's frame: turn it.
+            Some((i, t)) => match (&turn, dae.nodes[i].parent) {
+                (Some(m), p) if p.is_none_or(|p| dae.nodes[p].label().is_none_or(|l| sl.resolve(l).is_none())) => m.direction(t),
+                _ => t,
+            },
+            None => {
+                missing += 1;
+                sl.default_pos(j)
+            }
+        };
+        let parent = sl.parent(j).and_then(|p| ids.get(&p).copied());
+        // The viewer's joint keeps its default rotation and scale (non-trivial on collision
+        // volumes and attachment points); the file gives only the translation.
+        let bone = Bone::new(sl.name(j), parent, Transform { translation: t, ..sl.default_rest(j) });
+        ids.insert(j, sk.push(bone));
+    }
+    if missing > 0 {
+        diag.info("dae-default-joints", format!("{missing} joint(s) not in the scene placed at their SL default positions"));
+    }
+    doc.skeletons.push(sk);
+    let (meshes, mesh_of) = meshes(dae, None, diag);
+    doc.meshes = meshes;
+    for c in &dae.controllers {
+        let gi = dae.geometry(&c.skin_source).ok_or_else(|| {
+            SlError::invalid(
+                file,
+                c.pos.line,
+                c.pos.column,
+                format!("controller \"{}\": its skin source \"#{}\" is not a geometry in the file", c.id, c.skin_source),
+            )
+        })?;
+        let mi = mesh_of[&gi];
+        let joints: Vec<BoneId> = c.joints.iter().map(|n| ids[&sl.resolve(n).expect("checked legal")]).collect();
+        // One slot per distinct joint (aliases of one joint share it).
+        let mut uniq: Vec<BoneId> = Vec::new();
+        let mut ib = Vec::new();
+        let mut slot_of = Vec::with_capacity(joints.len());
+        for (k, b) in joints.iter().enumerate() {
+            match uniq.iter().position(|u| u == b) {
+                Some(s) => slot_of.push(s as u32),
+                None => {
+                    slot_of.push(uniq.len() as u32);
+                    uniq.push(*b);
+                    ib.push(c.inverse_binds[k]);
+                }
+            }
+        }
+        let bind_shape = c.bind_shape;
+        let influences = influences(c, dae.geometries[gi].positions.len(), &slot_of, diag, file)?;
+        doc.skins.push(Skin {
+            name: if c.id.is_empty() { c.name.clone() } else { c.id.clone() },
+            skeleton: 0,
+            mesh: Some(mi),
+            joints: uniq,
+            inverse_bind: ib,
+            bind_shape,
+            influences,
+            ext: Default::default(),
+        });
+    }
+    Ok(doc)
+}
+
+fn generic_document(dae: &Dae, file: &str, diag: &mut Diagnostics) -> Result<Document, SlError> {
+    let mut doc = Document::new(file_frame(dae.up_axis, dae.meter));
+    let n = dae.nodes.len();
+    let mut world = vec![DMat4::IDENTITY; n];
+    for i in 0..n {
+        world[i] = match dae.nodes[i].parent {
+            Some(p) => world[p] * dae.nodes[i].local,
+            None => dae.nodes[i].local,
+        };
+    }
+    // Node lookup for skin joint names: sid, then name, then id (first in document order).
+    let mut by_sid: HashMap<&str, usize> = HashMap::new();
+    let mut by_name: HashMap<&str, usize> = HashMap::new();
+    let mut by_id: HashMap<&str, usize> = HashMap::new();
+    for (i, nd) in dae.nodes.iter().enumerate() {
+        if let Some(s) = &nd.sid {
+            by_sid.entry(s).or_insert(i);
+        }
+        if let Some(s) = &nd.name {
+            by_name.entry(s).or_insert(i);
+        }
+        if let Some(s) = &nd.id {
+            by_id.entry(s).or_insert(i);
+        }
+    }
+    let find = |name: &str| by_sid.get(name).or(by_name.get(name)).or(by_id.get(name)).copied();
+    let mut member = vec![false; n];
+    for (i, nd) in dae.nodes.iter().enumerate() {
+        member[i] = nd.joint;
+    }
+    let mut orphans: Vec<String> = Vec::new();
+    for c in &dae.controllers {
+        for j in &c.joints {
+            match find(j) {
+                Some(i) => member[i] = true,
+                None => {
+                    if !orphans.contains(j) {
+                        orphans.push(j.clone())
+                    }
+                }
+            }
+        }
+    }
+    // Nodes between two joints belong to the skeleton too: their transforms matter.
+    let mut has_member_below = member.clone();
+    for i in (0..n).rev() {
+        if has_member_below[i] {
+            if let Some(p) = dae.nodes[i].parent {
+                has_member_below[p] = true;
+            }
+        }
+    }
+    let mut has_member_above = vec![false; n];
+    for i in 0..n {
+        if let Some(p) = dae.nodes[i].parent {
+            has_member_above[i] = member[p] || has_member_above[p];
+        }
+    }
+    let include: Vec<bool> = (0..n).map(|i| member[i] || (has_member_below[i] && has_member_above[i])).collect();
+    let mut sk = Skeleton::new("skeleton");
+    let mut bone_of: Vec<Option<BoneId>> = vec![None; n];
+    let mut taken: HashSet<String> = HashSet::new();
+    let mut bone_world: Vec<DMat4> = Vec::new();
+    let mut bad_tr = Vec::new();
+    for i in 0..n {
+        if !include[i] {
+            continue;
+        }
+        let mut p = dae.nodes[i].parent;
+        while let Some(pi) = p {
+            if bone_of[pi].is_some() {
+                break;
+            }
+            p = dae.nodes[pi].parent;
+        }
+        let parent = p.and_then(|pi| bone_of[pi]);
+        let local = match parent {
+            Some(pb) => bone_world[pb.index()].inverse() * world[i],
+            None => world[i],
+        };
+        let rest = Transform::from_matrix(&local).unwrap_or_else(|| {
+            bad_tr.push(dae.nodes[i].label().unwrap_or("?").to_string());
+            let (s, r, t) = local.to_scale_rotation_translation();
+            Transform { translation: t, rotation: r.normalize(), scale: s.abs() }
+        });
+        let name = unique_name(dae.nodes[i].label().unwrap_or("joint"), &mut taken);
+        let id = sk.push(Bone::new(name, parent, rest));
+        bone_of[i] = Some(id);
+        bone_world.push(world[i]);
+    }
+    if !bad_tr.is_empty() {
+        diag.warn("dae-shear", format!("node transform(s) with shear or mirroring approximated by TRS: {}", bad_tr.join(", ")));
+    }
+    let mut orphan_ids: HashMap<String, BoneId> = HashMap::new();
+    if !orphans.is_empty() {
+        diag.warn("dae-missing-joint-node", format!("skin joint(s) with no scene node, placed at their bind pose: {}", orphans.join(", ")));
+        for c in &dae.controllers {
+            for (k, j) in c.joints.iter().enumerate() {
+                if find(j).is_none() && !orphan_ids.contains_key(j) {
+                    let bind = c.inverse_binds[k].inverse();
+                    let rest = Transform::from_matrix(&bind).unwrap_or_default();
+                    let name = unique_name(j, &mut taken);
+                    orphan_ids.insert(j.clone(), sk.push(Bone::new(name, None, rest)));
+                }
+            }
+        }
+    }
+    doc.skeletons.push(sk);
+    let (meshes, mesh_of) = meshes(dae, None, diag);
+    doc.meshes = meshes;
+    for c in &dae.controllers {
+        let gi = dae.geometry(&c.skin_source).ok_or_else(|| {
+            SlError::invalid(
+                file,
+                c.pos.line,
+                c.pos.column,
+                format!("controller \"{}\": its skin source \"#{}\" is not a geometry in the file", c.id, c.skin_source),
+            )
+        })?;
+        let joints: Vec<BoneId> = c.joints.iter().map(|j| find(j).and_then(|i| bone_of[i]).unwrap_or_else(|| orphan_ids[j])).collect();
+        let slot_of: Vec<u32> = (0..joints.len() as u32).collect();
+        let influences = influences(c, dae.geometries[gi].positions.len(), &slot_of, diag, file)?;
+        doc.skins.push(Skin {
+            name: if c.id.is_empty() { c.name.clone() } else { c.id.clone() },
+            skeleton: 0,
+            mesh: Some(mesh_of[&gi]),
+            joints,
+            inverse_bind: c.inverse_binds.clone(),
+            bind_shape: c.bind_shape,
+            influences,
+            ext: Default::default(),
+        });
+    }
+    Ok(doc)
+}
+
+fn unique_name(base: &str, taken: &mut HashSet<String>) -> String {
+    if taken.insert(base.to_string()) {
+        return base.to_string();
+    }
+    (1..).map(|k| format!("{base}.{k:03}")).find(|n| taken.insert(n.clone())).expect("some suffix is free")
+}
+
+/// Read `.dae` bytes into the IR (the `dae` format's reader).
+pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, SlError> {
+    let text = decode(bytes, file)?;
+    let dae = collada::parse(&text, file)?;
+    let owned;
+    let sl = match &opts.sl_skeleton {
+        Some(p) => {
+            owned = SlSkeleton::from_file(p)?;
+            &owned
+        }
+        None => SlSkeleton::builtin(),
+    };
+    to_document(&dae, sl, file, diag)
+}

@@ -1,0 +1,330 @@
+//! SL Collada: every corpus file reads, round trips keep joints, bind matrices and influences,
+//! the writer follows the importer's rules and `validate_sl` names what breaks them.
+
+use skelport_ir::{
+    Bone, BoneId, DMat4, DQuat, DVec3, Diagnostics, Document, Faces, Format, Frame, Influences, Input, Mesh, ReadOptions, Severity,
+    Skeleton, Skin, Transform, WriteOptions,
+};
+use skelport_sl::{validate_sl, DaeFormat, Level, SlSkeleton};
+use std::path::PathBuf;
+
+fn corpus(rel: &str) -> Option<(PathBuf, Vec<u8>)> {
+    let root = skelport_ir::testing::corpus_root()?;
+    let p = root.join("sl").join(rel);
+    let b = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    Some((p, b))
+}
+
+fn read(bytes: &[u8]) -> (Document, Diagnostics) {
+    let mut d = Diagnostics::default();
+    let doc = DaeFormat.read(Input { path: None, bytes }, &ReadOptions::default(), &mut d).expect("read");
+    (doc, d)
+}
+
+fn write(doc: &Document, opts: &WriteOptions) -> (Vec<u8>, Diagnostics) {
+    let mut d = Diagnostics::default();
+    let out = DaeFormat.write(doc, opts, &mut d).unwrap_or_else(|e| panic!("write: {e}"));
+    (out.main, d)
+}
+
+const FILES: [(&str, usize, usize); 4] = [
+    // (file, skins, distinct skin joints)
+    ("linden-lab/female_2016_08_05.dae", 5, 94),
+    ("linden-lab/Skeleton.Male.dae", 1, 50),
+    ("linden-lab/Little_Bear_90.dae", 1, 52),
+    ("ruth2/Ruth2v4Eyelashes.dae", 1, 4),
+];
+
+#[test]
+fn every_corpus_file_reads_as_an_sl_rig() {
+    for (f, skins, joints) in FILES {
+        let Some((_, bytes)) = corpus(f) else { return };
+        let (doc, _) = read(&bytes);
+        assert!(skelport_ir::validate::validate(&doc).is_empty(), "{f}: {:?}", skelport_ir::validate::validate(&doc));
+        assert_eq!(doc.frame, Frame::SECOND_LIFE, "{f}");
+        assert_eq!(doc.skins.len(), skins, "{f}");
+        let mut used: Vec<BoneId> = doc.skins.iter().flat_map(|s| s.joints.iter().copied()).collect();
+        used.sort();
+        used.dedup();
+        assert_eq!(used.len(), joints, "{f}");
+        let sk = &doc.skeletons[0];
+        assert_eq!(sk.bones[0].name, "mPelvis", "{f}");
+        for s in &doc.skins {
+            assert_eq!(s.vertex_count(), doc.meshes[s.mesh.unwrap()].positions.len(), "{f}");
+        }
+    }
+}
+
+#[test]
+fn female_reference_body_facts() {
+    let Some((_, bytes)) = corpus("linden-lab/female_2016_08_05.dae") else { return };
+    let (doc, _) = read(&bytes);
+    let sk = &doc.skeletons[0];
+    assert_eq!(sk.bones.len(), 159, "133 bones + 26 collision volumes");
+    let sl = SlSkeleton::builtin();
+    // Every joint at its SL default position.
+    for b in &sk.bones {
+        let j = sl.resolve(&b.name).unwrap();
+        assert!((b.rest.translation - sl.default_pos(j)).length() < 1e-9, "{}", b.name);
+    }
+    let counts: Vec<usize> = doc.skins.iter().map(|s| s.vertex_count()).collect();
+    assert_eq!(counts, [145, 145, 957, 842, 1869]);
+    let maxes: Vec<usize> = doc.skins.iter().map(|s| s.influences.max_influences()).collect();
+    assert_eq!(maxes, [1, 1, 4, 2, 4]);
+    // bind_shape_matrix is Rz(+90°).
+    let rz = DMat4::from_rotation_z(std::f64::consts::FRAC_PI_2);
+    assert!(doc.skins[0].bind_shape.abs_diff_eq(rz, 1e-12));
+}
+
+#[test]
+fn little_bear_reads_despite_its_polylist_counts_and_keeps_joint_offsets() {
+    let Some((_, bytes)) = corpus("linden-lab/Little_Bear_90.dae") else { return };
+    let (doc, d) = read(&bytes);
+    assert_eq!(d.items.iter().filter(|x| x.code == "dae-count-mismatch").count(), 2);
+    let sk = &doc.skeletons[0];
+    let sl = SlSkeleton::builtin();
+    let worst =
+        sk.bones.iter().map(|b| (b.rest.translation - sl.default_pos(sl.resolve(&b.name).unwrap())).length()).fold(0.0f64, f64::max);
+    assert!(worst > 0.5 && worst < 1.0, "joint offsets up to 0.88 m, got {worst}");
+}
+
+#[test]
+fn male_y_up_file_rests_in_place() {
+    // The FBX export carries the Y-up → Z-up turn in its matrices; read, the skinned mesh at rest
+    // (joints · inverse binds · bind shape) must sit on the (turned) mesh, Z up, feet at the bottom.
+    let Some((_, bytes)) = corpus("linden-lab/Skeleton.Male.dae") else { return };
+    let (doc, _) = read(&bytes);
+    let rest = skelport_ir::pose::deform(&doc, 0, &Default::default());
+    let mut d = doc.clone();
+    d.convert_frame(Frame::REPORT);
+    let raw = &d.meshes[0].positions;
+    let dev = skelport_ir::pose::max_deviation(&rest, raw).unwrap();
+    // The 2014 fitted-mesh file's collision-volume nodes are not at the viewer's default rotation
+    // and scale (which SL, and the reader, use), so vertices weighted to them move by a few cm.
+    assert!(dev < 0.05, "rest deviation {dev}");
+    let (lo, hi) = raw.iter().fold((f64::MAX, f64::MIN), |(l, h), p| (l.min(p.y), h.max(p.y)));
+    assert!(lo < 0.2 && hi > 1.6, "a standing body: y from {lo} to {hi}");
+}
+
+fn assert_round_trip(f: &str, opts: &WriteOptions) {
+    let Some((_, bytes)) = corpus(f) else { return };
+    let (a, _) = read(&bytes);
+    let (out, _) = write(&a, opts);
+    let (b, _) = read(&out);
+    let (sa, sb) = (&a.skeletons[0], &b.skeletons[0]);
+    let names = |s: &Skeleton| s.bones.iter().map(|b| b.name.clone()).collect::<Vec<_>>();
+    assert_eq!(names(sa), names(sb), "{f}");
+    for (x, y) in sa.bones.iter().zip(&sb.bones) {
+        let want = if opts.joint_positions {
+            x.rest.translation
+        } else {
+            SlSkeleton::builtin().default_pos(SlSkeleton::builtin().resolve(&x.name).unwrap())
+        };
+        assert!((y.rest.translation - want).length() < 1e-6, "{f}: {} {:?} vs {:?}", x.name, y.rest.translation, want);
+    }
+    assert_eq!(a.skins.len(), b.skins.len());
+    for (s, t) in a.skins.iter().zip(&b.skins) {
+        let jn = |d: &Document, s: &Skin| s.joints.iter().map(|j| d.skeletons[0].bones[j.index()].name.clone()).collect::<Vec<_>>();
+        assert_eq!(jn(&a, s), jn(&b, t), "{f}");
+        for (m, n) in s.inverse_bind.iter().zip(&t.inverse_bind) {
+            assert!(m.abs_diff_eq(*n, 1e-6), "{f}: inverse bind {m} vs {n}");
+        }
+        assert!(s.bind_shape.abs_diff_eq(t.bind_shape, 1e-9));
+        let mut expect = s.influences.clone();
+        expect.limit(4);
+        expect.normalize();
+        expect.prune(0.001);
+        expect.normalize();
+        assert_eq!(expect.vertex_count(), t.influences.vertex_count());
+        for v in 0..expect.vertex_count() {
+            let mut p: Vec<(u32, f64)> = expect.vertex(v).collect();
+            let mut q: Vec<(u32, f64)> = t.influences.vertex(v).collect();
+            p.sort_by_key(|e| e.0);
+            q.sort_by_key(|e| e.0);
+            assert_eq!(p.len(), q.len(), "{f}: vertex {v}");
+            for (x, y) in p.iter().zip(&q) {
+                assert_eq!(x.0, y.0);
+                assert!((x.1 - y.1).abs() < 1e-9, "{f}: vertex {v}: {x:?} vs {y:?}");
+            }
+        }
+        let (ma, mb) = (&a.meshes[s.mesh.unwrap()], &b.meshes[t.mesh.unwrap()]);
+        assert_eq!(ma.faces, mb.faces);
+        assert_eq!(ma.positions, mb.positions, "positions are written with shortest round-trip text");
+    }
+}
+
+#[test]
+fn female_round_trip_keeps_joints_inverse_binds_and_influences() {
+    assert_round_trip("linden-lab/female_2016_08_05.dae", &WriteOptions::default());
+    assert_round_trip("linden-lab/female_2016_08_05.dae", &WriteOptions { joint_positions: true, ..Default::default() });
+}
+
+#[test]
+fn other_corpus_files_round_trip() {
+    for f in ["linden-lab/Little_Bear_90.dae", "ruth2/Ruth2v4Eyelashes.dae", "linden-lab/Skeleton.Male.dae"] {
+        assert_round_trip(f, &WriteOptions { joint_positions: true, ..Default::default() });
+    }
+}
+
+#[test]
+fn corpus_files_and_own_output_against_the_importer_rules() {
+    let sl = SlSkeleton::builtin();
+    for (f, ..) in FILES {
+        let Some((_, bytes)) = corpus(f) else { return };
+        let errors: Vec<String> =
+            validate_sl(&bytes, f, sl).into_iter().filter(|v| v.level == Level::Error).map(|v| v.to_string()).collect();
+        if f.contains("Male") {
+            // 7 influences per vertex: the importer keeps 4.
+            assert!(errors.iter().any(|e| e.contains("TooManyInfluences")), "{errors:?}");
+        } else {
+            assert!(errors.is_empty(), "{f}: {errors:?}");
+        }
+        let (doc, _) = read(&bytes);
+        let (out, _) = write(&doc, &WriteOptions::default());
+        let all = validate_sl(&out, "out.dae", sl);
+        assert!(all.is_empty(), "{f} → dae: {all:?}");
+    }
+}
+
+/// A small rig with SL names (and one alias) in Blender's frame, skinned over 6 vertices.
+fn sl_doc(joints: &[&str], influences: Vec<Vec<(u32, f64)>>) -> Document {
+    let mut d = Document::new(Frame::SECOND_LIFE);
+    let mut sk = Skeleton::new("rig");
+    let sl = SlSkeleton::builtin();
+    let mut ids = Vec::new();
+    for n in joints {
+        let parent = ids.last().copied();
+        let j = sl.resolve(n);
+        let t = j.map(|j| sl.default_pos(j)).unwrap_or(DVec3::new(0.0, 0.0, 0.1));
+        ids.push(sk.push(Bone::new(*n, parent, Transform { translation: t, ..Transform::IDENTITY })));
+    }
+    let world = sk.world_matrices();
+    d.skeletons.push(sk);
+    let n = influences.len();
+    d.meshes.push(Mesh {
+        name: "m".into(),
+        positions: (0..n).map(|i| DVec3::new(0.1 * i as f64, 0.0, 1.0)).collect(),
+        faces: Faces { counts: vec![3], indices: vec![0, 1, 2] },
+        ..Default::default()
+    });
+    d.skins.push(Skin {
+        name: "s".into(),
+        skeleton: 0,
+        mesh: Some(0),
+        joints: ids.clone(),
+        inverse_bind: ids.iter().map(|b| world[b.index()].inverse()).collect(),
+        bind_shape: DMat4::IDENTITY,
+        influences: Influences::from_lists(influences),
+        ext: Default::default(),
+    });
+    d
+}
+
+#[test]
+fn writer_limits_influences_and_refuses_unweighted_vertices() {
+    let five = vec![(0, 0.3), (1, 0.25), (2, 0.2), (3, 0.15), (4, 0.1)];
+    let joints = ["mPelvis", "mTorso", "mChest", "mNeck", "mHead"];
+    let d = sl_doc(&joints, vec![five.clone(), vec![(0, 1.0)], vec![(1, 1.0)]]);
+    let (out, diag) = write(&d, &WriteOptions::default());
+    assert!(diag.of(Severity::Loss).any(|l| l.message.contains("more than 4 influences")));
+    let (back, _) = read(&out);
+    let v0: Vec<(u32, f64)> = back.skins[0].influences.vertex(0).collect();
+    assert_eq!(v0.len(), 4);
+    assert!((v0.iter().map(|e| e.1).sum::<f64>() - 1.0).abs() < 1e-12);
+    assert!(validate_sl(&out, "x.dae", SlSkeleton::builtin()).is_empty());
+
+    let d = sl_doc(&joints, vec![vec![(0, 1.0)], vec![], vec![(1, 1.0)]]);
+    let e = DaeFormat.write(&d, &WriteOptions::default(), &mut Diagnostics::default()).unwrap_err().to_string();
+    assert!(e.contains("1 vertex(es) have no weights (vertex 1)") && e.contains("--fix"), "{e}");
+    let (out, _) = write(&d, &WriteOptions { fix: true, ..Default::default() });
+    let (back, _) = read(&out);
+    let v1: Vec<(u32, f64)> = back.skins[0].influences.vertex(1).collect();
+    assert_eq!(v1.len(), 1, "vertex 1 copies its nearest weighted neighbour (vertex 0 or 2)");
+}
+
+#[test]
+fn writer_canonicalizes_aliases_and_adds_sl_ancestors() {
+    let d = sl_doc(&["hip", "avatar_mChest"], vec![vec![(0, 1.0)], vec![(1, 1.0)], vec![(1, 1.0)]]);
+    let (out, _) = write(&d, &WriteOptions::default());
+    let text = String::from_utf8(out.clone()).unwrap();
+    assert!(text.contains("<Name_array id=\"s-skin-joints-array\" count=\"2\">mPelvis mChest</Name_array>"), "{text}");
+    let (back, _) = read(&out);
+    let names: Vec<&str> = back.skeletons[0].bones.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, ["mPelvis", "mSpine1", "mSpine2", "mTorso", "mSpine3", "mSpine4", "mChest"]);
+}
+
+#[test]
+fn rotated_source_bones_fold_into_inverse_binds() {
+    // A source whose joints carry rotations: the SL joints are axis-aligned, and the mesh must
+    // still rest exactly where it was.
+    let mut d = sl_doc(&["mPelvis", "mTorso"], vec![vec![(0, 1.0)], vec![(1, 0.5), (0, 0.5)], vec![(1, 1.0)]]);
+    d.skeletons[0].bones[0].rest.rotation = DQuat::from_rotation_y(0.7);
+    d.skeletons[0].bones[1].rest.rotation = DQuat::from_rotation_x(-0.4);
+    let world = d.skeletons[0].world_matrices();
+    d.skins[0].inverse_bind = world.iter().map(|m| m.inverse()).collect();
+    let before = skelport_ir::pose::deform(&d, 0, &Default::default());
+    let (out, _) = write(&d, &WriteOptions { joint_positions: true, ..Default::default() });
+    let (back, _) = read(&out);
+    assert!(back.skeletons[0].bones.iter().all(|b| b.rest.rotation == DQuat::IDENTITY));
+    let after = skelport_ir::pose::deform(&back, 0, &Default::default());
+    assert!(skelport_ir::pose::max_deviation(&before, &after).unwrap() < 1e-9);
+}
+
+#[test]
+fn validator_names_each_broken_rule() {
+    let sl = SlSkeleton::builtin();
+    let good = sl_doc(&["mPelvis", "mTorso"], vec![vec![(0, 1.0)], vec![(1, 1.0)], vec![(0, 1.0)]]);
+    let (out, _) = write(&good, &WriteOptions::default());
+    let text = String::from_utf8(out).unwrap();
+    let rules = |t: &str| validate_sl(t.as_bytes(), "bad.dae", sl).into_iter().map(|v| v.rule).collect::<Vec<_>>();
+    assert!(rules(&text).is_empty());
+    // Unknown joint.
+    let bad = text.replace(">mPelvis mTorso</Name_array>", ">mPelvis NotAJoint</Name_array>");
+    assert_eq!(rules(&bad), ["UnrecognizedJoint"]);
+    // Five influences on vertex 0.
+    let bad = text
+        .replace("<vcount>1 1 1</vcount>", "<vcount>5 1 1</vcount>")
+        .replace("<v>0 0 1 1 0 2</v>", "<v>0 0 1 1 0 0 1 1 0 0 1 1 0 2</v>");
+    assert!(rules(&bad).contains(&"TooManyInfluences"), "{:?}", rules(&bad));
+    // An unweighted vertex.
+    let bad = text.replace("<vcount>1 1 1</vcount>", "<vcount>1 0 2</vcount>");
+    assert!(rules(&bad).contains(&"UnweightedVertex"), "{:?}", rules(&bad));
+    // vertex_weights count ≠ positions.
+    let bad = text.replace("<vertex_weights count=\"3\">", "<vertex_weights count=\"4\">");
+    assert!(rules(&bad).contains(&"VertexWeightsCount"));
+    // 111 joints.
+    let names: Vec<String> = (0..111).map(|i| sl.name(sl.order()[i + 1])).collect();
+    let bad = text.replace(">mPelvis mTorso</Name_array>", &format!(">{}</Name_array>", names.join(" ")));
+    assert!(rules(&bad).contains(&"TooManyJoint"), "{:?}", rules(&bad));
+    // Not XML.
+    assert_eq!(rules("<COLLADA"), ["LoadError"]);
+}
+
+#[test]
+fn non_sl_skeletons_are_written_as_generic_collada_and_read_back() {
+    let mut d = sl_doc(&["Hips", "Spine", "Head"], vec![vec![(0, 1.0)], vec![(1, 0.5), (2, 0.5)], vec![(2, 1.0)]]);
+    d.skeletons[0].bones[1].rest.rotation = DQuat::from_rotation_z(0.3);
+    let world = d.skeletons[0].world_matrices();
+    d.skins[0].inverse_bind = world.iter().map(|m| m.inverse()).collect();
+    let (out, diag) = write(&d, &WriteOptions::default());
+    assert!(diag.of(Severity::Loss).any(|l| l.message.contains("not SL joint names")));
+    let (back, _) = read(&out);
+    let before = skelport_ir::pose::deform(&d, 0, &skelport_ir::pose::random_pose(["Hips", "Spine", "Head"], 7, 0.5));
+    let after = skelport_ir::pose::deform(&back, 0, &skelport_ir::pose::random_pose(["Hips", "Spine", "Head"], 7, 0.5));
+    assert!(skelport_ir::pose::max_deviation(&before, &after).unwrap() < 1e-9);
+    assert!(!validate_sl(&out, "x.dae", SlSkeleton::builtin()).is_empty());
+}
+
+#[test]
+fn malformed_files_fail_with_a_place() {
+    for (text, want) in [
+        ("<COLLADA><library_controllers><controller id=\"c\"><skin source=\"#g\"><joints/></skin></controller></library_controllers></COLLADA>", "1:68"),
+        ("<?xml version=\"1.0\"?><!DOCTYPE x [<!ENTITY a \"aaaa\">]><COLLADA/>", "XML error"),
+        ("<x/>", "not a Collada file"),
+        ("<COLLADA><asset><up_axis>W_UP</up_axis></asset></COLLADA>", "W_UP"),
+    ] {
+        let e = DaeFormat.read(Input { path: None, bytes: text.as_bytes() }, &ReadOptions::default(), &mut Diagnostics::default());
+        let e = e.unwrap_err().to_string();
+        assert!(e.contains(want), "{text}: {e}");
+    }
+}
