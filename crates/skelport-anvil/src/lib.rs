@@ -1,1 +1,209 @@
-//! skelport-anvil (work in progress).
+//! # skelport-anvil — AnvilToolkit Skeleton XML
+//!
+//! Assassin's Creed modders export `.Skeleton` files with AnvilToolkit (ATK) as XML, edit them
+//! and import them back. ATK has two exporters and this crate reads and writes both:
+//!
+//! * **Standard** ([`AnvilFormat`], `anvil`): UTF-16 with BOM (UTF-8 accepted), `type="0"`,
+//!   `<Skeleton ID>`, `<Value Name Type>` scalars, `<Vector4>`/`<Quat>` with X/Y/Z/W children,
+//!   modifiers with `BlendWeight`/`UseModifiedBoneMatrix` attributes; `Index` and
+//!   `ChildBoneCount` are not stored.
+//! * **Schema-Based** ([`AnvilSchemaFormat`], `anvil-schema`): UTF-8, `type="1"`,
+//!   `<Object Type="Skeleton">`, typed elements (`<Hash32>`, `<Float>`, `<Enum>`), `( x, y, z, w )`
+//!   vectors, explicit modifier `Owner` links and `Unsigned8` `Index`/`ChildBoneCount` (so at most
+//!   255 bones).
+//!
+//! ## Lossless by construction
+//! A file is parsed into a lossless element tree ([`xml`]) and a typed [`model`] whose values keep
+//! their original text. An unmodified file written back in its own form is byte-identical (BOM,
+//! encoding, declaration, attribute order, whitespace, line endings, number text): through the
+//! IR, the whole source text travels in the skeleton's `anvil` extension with a fingerprint of
+//! what the IR holds, and is re-emitted when the fingerprint still matches. An edited document is
+//! re-parsed and patched: only changed elements are regenerated ([`ir::apply`]). Converting
+//! between the forms maps every value through the seed's comparison table (and keeps unknown
+//! elements verbatim), so Standard → Schema-Based → Standard keeps every value.
+//!
+//! ## Modules
+//! * [`text`] — encodings (UTF-16 LE/BE with or without BOM, UTF-8), shared strings, positions.
+//! * [`xml`] — the lossless element tree with line/column errors.
+//! * [`model`] — the typed model: objects, fields, values, links, modifier kinds.
+//! * [`names`] — CRC-32 bone hashes, the built-in name dictionary, `--names` files.
+//! * [`ir`] — model ↔ IR, checks (dangling links, Local vs Global), generation from other formats.
+//! * [`ops`] — addon [`merge`], and bone add / remove / rename with every link kept right.
+//!
+//! Frame: Z up, metres, right-handed, characters facing −Y ([`ANVIL_FRAME`]); quaternions x, y, z, w.
+
+#![warn(missing_docs)]
+
+pub mod emit;
+pub mod error;
+pub mod ir;
+pub mod model;
+pub mod names;
+pub mod ops;
+pub mod parse;
+mod read;
+pub mod text;
+pub mod xml;
+
+pub use error::AnvilError;
+pub use ir::{GenerateOptions, ANVIL_FRAME};
+pub use model::{AnvilSkeleton, Form, ModifierKind};
+pub use names::{bone_hash, Names};
+pub use ops::{merge, MergeOptions, MergeReport, NewBone};
+
+use skelport_ir::{Diagnostics, Document, Format, FormatError, Input, Output, ReadOptions, WriteOptions};
+
+/// The Standard form (`anvil`): UTF-16 with BOM on write, `type="0"`.
+pub struct AnvilFormat;
+/// The Schema-Based form (`anvil-schema`): UTF-8, `type="1"`.
+pub struct AnvilSchemaFormat;
+
+/// How sure we are that `head` is an AnvilToolkit skeleton, and in which form.
+pub fn sniff_form(head: &[u8]) -> Option<(Form, u8)> {
+    let text = text::decode_head(&head[..head.len().min(8192)]);
+    let t = text.trim_start_matches('\u{FEFF}');
+    if let Some(p) = t.find("<?info") {
+        let end = t[p..].find("?>").map(|e| p + e).unwrap_or(t.len());
+        let pi = &t[p..end];
+        if pi.contains("AnvilToolkit") {
+            let form = match parse::info_attr(&t[p..], "type").as_deref() {
+                Some("1") => Form::Schema,
+                Some("0") => Form::Standard,
+                _ => {
+                    return if t.contains("<Skeleton") {
+                        Some((Form::Standard, 60))
+                    } else if t.contains("Type=\"Skeleton\"") {
+                        Some((Form::Schema, 60))
+                    } else {
+                        None
+                    }
+                }
+            };
+            // Any ATK export: a skeleton if the root says so.
+            let is_skeleton = t.contains("<Skeleton") || t.contains("Type=\"Skeleton\"") || !t[end..].contains('<');
+            return is_skeleton.then_some((form, 100));
+        }
+    }
+    // No <?info?> line: a root element that looks like a skeleton.
+    let body = t.trim_start();
+    let root = body.match_indices('<').map(|(i, _)| &body[i..]).find(|s| !s.starts_with("<?") && !s.starts_with("<!")).unwrap_or("");
+    if root.starts_with("<Skeleton ") && root.contains("ID=") {
+        return Some((Form::Standard, 70));
+    }
+    if root.starts_with("<Object ") && root[..root.find('>').unwrap_or(root.len())].contains("Type=\"Skeleton\"") {
+        return Some((Form::Schema, 70));
+    }
+    None
+}
+
+fn sniff_for(head: &[u8], form: Form) -> u8 {
+    match sniff_form(head) {
+        Some((f, score)) if f == form => score,
+        // The other form's reader can read it too, but should lose to the right one.
+        Some((_, score)) => score / 3,
+        None => 0,
+    }
+}
+
+fn load_names(opts: &ReadOptions) -> Result<Names, AnvilError> {
+    match &opts.names {
+        Some(p) => Names::with_file(p),
+        None => Ok(Names::builtin()),
+    }
+}
+
+/// Read a document (either form; the content decides).
+pub fn read_document(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, AnvilError> {
+    let file = input.display_name();
+    let names = load_names(opts)?;
+    let (text, bytes) =
+        text::decode(input.bytes).map_err(|e| AnvilError::Encoding { file: file.clone(), offset: e.offset, message: e.message })?;
+    let stem = input.path.and_then(|p| p.file_stem()).and_then(|s| s.to_str()).unwrap_or("Skeleton").to_string();
+    read::read_text(text, bytes, &names, &file, &stem, diag)
+}
+
+/// Write a document in `form`. A document read from AnvilToolkit XML and not edited is written
+/// back verbatim in its own form; an edited one is patched; any other is generated.
+pub fn write_document(doc: &Document, form: Form, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Vec<u8>, AnvilError> {
+    let Some(sk0) = doc.skeletons.first() else {
+        return Err(AnvilError::Write("the document has no skeleton".into()));
+    };
+    if doc.skeletons.len() > 1 {
+        diag.loss("anvil.skeletons", format!("an AnvilToolkit file holds one skeleton; {} more not written", doc.skeletons.len() - 1));
+    }
+    if !doc.meshes.is_empty() || !doc.skins.is_empty() {
+        diag.loss("anvil.geometry", "a Skeleton file holds no meshes or skin weights; they are not written");
+    }
+    let converted;
+    let sk = if doc.frame != ANVIL_FRAME {
+        let mut d = Document::new(doc.frame);
+        d.skeletons.push(sk0.clone());
+        d.convert_frame(ANVIL_FRAME);
+        converted = d.skeletons.pop().expect("pushed");
+        &converted
+    } else {
+        sk0
+    };
+    let ext = sk.ext.raw(ir::NAMESPACE);
+    let source = ext.and_then(|e| e.get("source")).and_then(|s| s.as_str()).filter(|s| !s.is_empty());
+    let read_form: Option<Form> = ext.and_then(|e| e.get("form")).and_then(|f| serde_json::from_value(f.clone()).ok());
+    let read_bytes: Option<text::ByteForm> = ext.and_then(|e| e.get("bytes")).and_then(|f| serde_json::from_value(f.clone()).ok());
+    let fp = ext.and_then(|e| e.get("fingerprint")).and_then(|s| s.as_str());
+    let model = match (source, read_form, read_bytes) {
+        (Some(src), Some(rf), Some(rb)) => {
+            if rf == form && fp == Some(ir::fingerprint(sk).as_str()) {
+                let n = sk.bones.len();
+                emit::check_bone_count(n, form, opts.bone_limit)?;
+                return Ok(text::encode(src, rb));
+            }
+            let mut m = AnvilSkeleton::parse_text(src.to_string(), rb, "<anvil extension>")?;
+            ir::apply(&mut m, sk, &Names::builtin(), diag)?;
+            m
+        }
+        _ => ir::generate(sk, form, &GenerateOptions::default(), diag)?,
+    };
+    model.check_limit(form, opts.bone_limit)?;
+    model.to_bytes(form)
+}
+
+impl Format for AnvilFormat {
+    fn name(&self) -> &'static str {
+        "anvil"
+    }
+    fn description(&self) -> &'static str {
+        "AnvilToolkit Skeleton XML, Standard form (UTF-16, type=\"0\"): lossless, Assassin's Creed"
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["xml"]
+    }
+    fn sniff(&self, head: &[u8]) -> u8 {
+        sniff_for(head, Form::Standard)
+    }
+    fn read(&self, input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
+        Ok(read_document(input, opts, diag)?)
+    }
+    fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
+        Ok(Output::single(write_document(doc, Form::Standard, opts, diag)?))
+    }
+}
+
+impl Format for AnvilSchemaFormat {
+    fn name(&self) -> &'static str {
+        "anvil-schema"
+    }
+    fn description(&self) -> &'static str {
+        "AnvilToolkit Skeleton XML, Schema-Based form (UTF-8, type=\"1\", at most 255 bones)"
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["xml"]
+    }
+    fn sniff(&self, head: &[u8]) -> u8 {
+        sniff_for(head, Form::Schema)
+    }
+    fn read(&self, input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
+        Ok(read_document(input, opts, diag)?)
+    }
+    fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
+        Ok(Output::single(write_document(doc, Form::Schema, opts, diag)?))
+    }
+}

@@ -1,0 +1,455 @@
+//! Text plumbing: cheap shared strings, byte encodings, XML escaping and line/column positions.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+/// An immutable string that is either a slice of a parsed file's text (shared, no copy) or owned.
+///
+/// Every name and value in the [`crate::model`] is a `Txt`, so reading a 65,535-bone file does not
+/// allocate a string per number. Equality and hashing are by content.
+#[derive(Clone)]
+pub struct Txt(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Shared { src: Arc<String>, start: u32, end: u32 },
+    Owned(Box<str>),
+    Static(&'static str),
+}
+
+impl Txt {
+    /// A slice `start..end` of a shared text. The range must lie on character boundaries.
+    pub(crate) fn shared(src: &Arc<String>, start: usize, end: usize) -> Txt {
+        debug_assert!(src.is_char_boundary(start) && src.is_char_boundary(end));
+        Txt(Repr::Shared { src: Arc::clone(src), start: start as u32, end: end as u32 })
+    }
+    /// A `'static` string.
+    pub const fn from_static(s: &'static str) -> Txt {
+        Txt(Repr::Static(s))
+    }
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            Repr::Shared { src, start, end } => &src[*start as usize..*end as usize],
+            Repr::Owned(s) => s,
+            Repr::Static(s) => s,
+        }
+    }
+}
+
+impl Deref for Txt {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+impl AsRef<str> for Txt {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+impl PartialEq for Txt {
+    fn eq(&self, o: &Txt) -> bool {
+        self.as_str() == o.as_str()
+    }
+}
+impl Eq for Txt {}
+impl PartialEq<str> for Txt {
+    fn eq(&self, o: &str) -> bool {
+        self.as_str() == o
+    }
+}
+impl PartialEq<&str> for Txt {
+    fn eq(&self, o: &&str) -> bool {
+        self.as_str() == *o
+    }
+}
+impl std::hash::Hash for Txt {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.as_str().hash(h)
+    }
+}
+impl fmt::Debug for Txt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+impl fmt::Display for Txt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+impl From<&str> for Txt {
+    fn from(s: &str) -> Txt {
+        Txt(Repr::Owned(s.into()))
+    }
+}
+impl From<String> for Txt {
+    fn from(s: String) -> Txt {
+        Txt(Repr::Owned(s.into_boxed_str()))
+    }
+}
+impl From<Cow<'_, str>> for Txt {
+    fn from(s: Cow<'_, str>) -> Txt {
+        Txt(Repr::Owned(s.into_owned().into_boxed_str()))
+    }
+}
+
+/// How a file's text was stored as bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Encoding {
+    /// UTF-16 little-endian (what AnvilToolkit's Standard exporter writes).
+    Utf16Le,
+    /// UTF-16 big-endian (accepted and written back as found).
+    Utf16Be,
+    /// UTF-8 (the Schema-Based exporter; also accepted for Standard files).
+    Utf8,
+}
+
+/// The encoding and byte-order mark of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ByteForm {
+    /// The encoding.
+    pub encoding: Encoding,
+    /// Whether the file starts with a byte-order mark.
+    pub bom: bool,
+}
+
+/// Why bytes could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// Byte offset of the first bad byte.
+    pub offset: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Decide how bytes are encoded: a BOM, else the `<\0` / `\0<` pattern of BOM-less UTF-16, else UTF-8.
+pub fn detect(bytes: &[u8]) -> ByteForm {
+    match bytes {
+        [0xFF, 0xFE, ..] => ByteForm { encoding: Encoding::Utf16Le, bom: true },
+        [0xFE, 0xFF, ..] => ByteForm { encoding: Encoding::Utf16Be, bom: true },
+        [0xEF, 0xBB, 0xBF, ..] => ByteForm { encoding: Encoding::Utf8, bom: true },
+        [b'<', 0, ..] => ByteForm { encoding: Encoding::Utf16Le, bom: false },
+        [0, b'<', ..] => ByteForm { encoding: Encoding::Utf16Be, bom: false },
+        _ => ByteForm { encoding: Encoding::Utf8, bom: false },
+    }
+}
+
+/// Decode a whole file (BOM removed). Invalid sequences are errors, never replaced, so that
+/// encoding the text again gives the same bytes.
+pub fn decode(bytes: &[u8]) -> Result<(String, ByteForm), DecodeError> {
+    let form = detect(bytes);
+    let body = match (form.encoding, form.bom) {
+        (Encoding::Utf8, true) => &bytes[3..],
+        (_, true) => &bytes[2..],
+        _ => bytes,
+    };
+    let text = match form.encoding {
+        Encoding::Utf8 => match std::str::from_utf8(body) {
+            Ok(s) => s.to_owned(),
+            Err(e) => {
+                let offset = e.valid_up_to() + if form.bom { 3 } else { 0 };
+                return Err(DecodeError { offset, message: "invalid UTF-8".into() });
+            }
+        },
+        Encoding::Utf16Le | Encoding::Utf16Be => {
+            if body.len() % 2 != 0 {
+                return Err(DecodeError { offset: bytes.len() - 1, message: "UTF-16 text with an odd number of bytes".into() });
+            }
+            if form.encoding == Encoding::Utf16Le {
+                if let Some(s) = decode_utf16le_fast(body) {
+                    return Ok((s, form));
+                }
+            }
+            let enc = if form.encoding == Encoding::Utf16Le { encoding_rs::UTF_16LE } else { encoding_rs::UTF_16BE };
+            match enc.decode_without_bom_handling_and_without_replacement(body) {
+                Some(s) => s.into_owned(),
+                None => {
+                    // Find the first unpaired surrogate for the message.
+                    let units = body.chunks_exact(2).map(|c| {
+                        if form.encoding == Encoding::Utf16Le {
+                            u16::from_le_bytes([c[0], c[1]])
+                        } else {
+                            u16::from_be_bytes([c[0], c[1]])
+                        }
+                    });
+                    let mut off = 0usize;
+                    for r in char::decode_utf16(units) {
+                        match r {
+                            Ok(c) => off += c.len_utf16() * 2,
+                            Err(_) => break,
+                        }
+                    }
+                    return Err(DecodeError {
+                        offset: off + if form.bom { 2 } else { 0 },
+                        message: "invalid UTF-16 (unpaired surrogate)".into(),
+                    });
+                }
+            }
+        }
+    };
+    Ok((text, form))
+}
+
+/// Encode text back into bytes of the given form (with its BOM when it had one).
+pub fn encode(text: &str, form: ByteForm) -> Vec<u8> {
+    match form.encoding {
+        Encoding::Utf8 => {
+            let mut out = Vec::with_capacity(text.len() + 3);
+            if form.bom {
+                out.extend_from_slice(&[0xEF, 0xBB, 0xBF]);
+            }
+            out.extend_from_slice(text.as_bytes());
+            out
+        }
+        Encoding::Utf16Le if text.is_ascii() => {
+            // Every byte becomes one code unit: fill a buffer of the exact size, 8 bytes at a time.
+            let start = if form.bom { 2 } else { 0 };
+            let mut out = vec![0u8; start + text.len() * 2];
+            if form.bom {
+                out[..2].copy_from_slice(&[0xFF, 0xFE]);
+            }
+            let src = text.as_bytes();
+            let body = &mut out[start..];
+            widen_ascii(src, body);
+            out
+        }
+        Encoding::Utf16Le | Encoding::Utf16Be => {
+            let le = form.encoding == Encoding::Utf16Le;
+            let mut out = Vec::with_capacity(text.len() * 2 + 2);
+            if form.bom {
+                out.extend_from_slice(if le { &[0xFF, 0xFE] } else { &[0xFE, 0xFF] });
+            }
+            let bytes = text.as_bytes();
+            let mut i = 0;
+            while i < bytes.len() {
+                // ASCII fast path, eight bytes at a time.
+                if le && i + 8 <= bytes.len() {
+                    let x = u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
+                    if x & 0x8080_8080_8080_8080 == 0 {
+                        out.extend_from_slice(&spread(x & 0xFFFF_FFFF).to_le_bytes());
+                        out.extend_from_slice(&spread(x >> 32).to_le_bytes());
+                        i += 8;
+                        continue;
+                    }
+                }
+                let b = bytes[i];
+                if b < 0x80 {
+                    if le {
+                        out.push(b);
+                        out.push(0);
+                    } else {
+                        out.push(0);
+                        out.push(b);
+                    }
+                    i += 1;
+                    continue;
+                }
+                let c = text[i..].chars().next().unwrap_or('\u{FFFD}');
+                let mut buf = [0u16; 2];
+                for u in c.encode_utf16(&mut buf) {
+                    out.extend_from_slice(&if le { u.to_le_bytes() } else { u.to_be_bytes() });
+                }
+                i += c.len_utf8();
+            }
+            out
+        }
+    }
+}
+
+/// ASCII bytes → UTF-16 LE code units in `dst` (twice as long, zeroed).
+fn widen_ascii(src: &[u8], dst: &mut [u8]) {
+    let mut chunks = src.chunks_exact(8);
+    for (c, d) in (&mut chunks).zip(dst.chunks_exact_mut(16)) {
+        let x = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        d[..8].copy_from_slice(&spread(x & 0xFFFF_FFFF).to_le_bytes());
+        d[8..].copy_from_slice(&spread(x >> 32).to_le_bytes());
+    }
+    let done = src.len() - chunks.remainder().len();
+    for (k, &b) in chunks.remainder().iter().enumerate() {
+        dst[(done + k) * 2] = b;
+    }
+}
+
+/// Four bytes `abcd` (low 32 bits) → `a0b0c0d0`.
+fn spread(x: u64) -> u64 {
+    (x & 0xFF) | ((x & 0xFF00) << 8) | ((x & 0xFF_0000) << 16) | ((x & 0xFF00_0000) << 24)
+}
+
+/// UTF-16 LE → UTF-8 with an eight-units-at-a-time ASCII path; `None` on an unpaired surrogate.
+fn decode_utf16le_fast(body: &[u8]) -> Option<String> {
+    let mut out: Vec<u8> = Vec::with_capacity(body.len() / 2 + 16);
+    let mut i = 0;
+    let n = body.len() & !1;
+    while i < n {
+        if i + 16 <= n {
+            let a = u64::from_le_bytes(body[i..i + 8].try_into().expect("8 bytes"));
+            let b = u64::from_le_bytes(body[i + 8..i + 16].try_into().expect("8 bytes"));
+            if (a | b) & 0xFF80_FF80_FF80_FF80 == 0 {
+                let pack =
+                    |x: u64| -> u32 { ((x & 0xFF) | ((x >> 8) & 0xFF00) | ((x >> 16) & 0xFF_0000) | ((x >> 24) & 0xFF00_0000)) as u32 };
+                out.extend_from_slice(&pack(a).to_le_bytes());
+                out.extend_from_slice(&pack(b).to_le_bytes());
+                i += 16;
+                continue;
+            }
+        }
+        let u = u16::from_le_bytes([body[i], body[i + 1]]);
+        i += 2;
+        let c = if (0xD800..0xDC00).contains(&u) {
+            if i + 2 > n {
+                return None;
+            }
+            let v = u16::from_le_bytes([body[i], body[i + 1]]);
+            if !(0xDC00..0xE000).contains(&v) {
+                return None;
+            }
+            i += 2;
+            char::from_u32(0x10000 + (((u as u32) - 0xD800) << 10) + ((v as u32) - 0xDC00))?
+        } else {
+            char::from_u32(u as u32)?
+        };
+        let mut buf = [0u8; 4];
+        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Decode the first bytes of a file for sniffing (lossy, tolerant of a cut-off end).
+pub fn decode_head(head: &[u8]) -> String {
+    let form = detect(head);
+    match form.encoding {
+        Encoding::Utf8 => String::from_utf8_lossy(if form.bom { &head[3..] } else { head }).into_owned(),
+        Encoding::Utf16Le | Encoding::Utf16Be => {
+            let body = if form.bom { &head[2..] } else { head };
+            let units = body.chunks_exact(2).map(|c| {
+                if form.encoding == Encoding::Utf16Le {
+                    u16::from_le_bytes([c[0], c[1]])
+                } else {
+                    u16::from_be_bytes([c[0], c[1]])
+                }
+            });
+            char::decode_utf16(units).map(|r| r.unwrap_or('\u{FFFD}')).collect()
+        }
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset in `text`.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let mut off = offset;
+    while !text.is_char_boundary(off) {
+        off -= 1;
+    }
+    let before = &text.as_bytes()[..off];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before.iter().rposition(|&b| b == b'\n').map(|p| p + 1).unwrap_or(0);
+    let column = text[line_start..off].chars().count() + 1;
+    (line, column)
+}
+
+/// Escape text for element content.
+pub fn escape_text(s: &str) -> Cow<'_, str> {
+    if !s.bytes().any(|b| matches!(b, b'<' | b'>' | b'&')) {
+        return Cow::Borrowed(s);
+    }
+    let mut o = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '&' => o.push_str("&amp;"),
+            c => o.push(c),
+        }
+    }
+    Cow::Owned(o)
+}
+
+/// Escape text for a double-quoted attribute value.
+pub fn escape_attr(s: &str) -> Cow<'_, str> {
+    if !s.bytes().any(|b| matches!(b, b'<' | b'>' | b'&' | b'"')) {
+        return Cow::Borrowed(s);
+    }
+    let mut o = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '&' => o.push_str("&amp;"),
+            '"' => o.push_str("&quot;"),
+            c => o.push(c),
+        }
+    }
+    Cow::Owned(o)
+}
+
+/// Resolve the five predefined entities and character references. `None` when a reference is
+/// malformed (the tokenizer has already rejected such files, so this is a safety net).
+pub fn unescape(s: &str) -> Option<Cow<'_, str>> {
+    if !s.contains('&') {
+        return Some(Cow::Borrowed(s));
+    }
+    let mut o = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(p) = rest.find('&') {
+        o.push_str(&rest[..p]);
+        let after = &rest[p + 1..];
+        let semi = after.find(';')?;
+        let ent = &after[..semi];
+        o.push(entity_char(ent)?);
+        rest = &after[semi + 1..];
+    }
+    o.push_str(rest);
+    Some(Cow::Owned(o))
+}
+
+/// The character an entity or character reference (without `&` and `;`) stands for.
+pub fn entity_char(ent: &str) -> Option<char> {
+    match ent {
+        "lt" => Some('<'),
+        "gt" => Some('>'),
+        "amp" => Some('&'),
+        "quot" => Some('"'),
+        "apos" => Some('\''),
+        _ => {
+            let code = if let Some(h) = ent.strip_prefix("#x").or_else(|| ent.strip_prefix("#X")) {
+                u32::from_str_radix(h, 16).ok()?
+            } else if let Some(d) = ent.strip_prefix('#') {
+                d.parse::<u32>().ok()?
+            } else {
+                return None;
+            };
+            char::from_u32(code)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf16_round_trip() {
+        let s = "<?xml version=\"1.0\" encoding=\"utf-16\"?>\r\n<a>é😀</a>";
+        for enc in [Encoding::Utf16Le, Encoding::Utf16Be, Encoding::Utf8] {
+            for bom in [true, false] {
+                let f = ByteForm { encoding: enc, bom };
+                let b = encode(s, f);
+                let (t, g) = decode(&b).unwrap();
+                assert_eq!(t, s);
+                assert_eq!(g, f);
+            }
+        }
+    }
+
+    #[test]
+    fn positions_and_entities() {
+        assert_eq!(line_col("ab\ncd", 4), (2, 2));
+        assert_eq!(unescape("a&lt;b&#x41;&#66;").unwrap(), "a<bAB");
+        assert!(unescape("a&bogus;").is_none());
+    }
+}
