@@ -183,14 +183,9 @@ pub fn num(v: f64) -> String {
     }
     // Single-precision values stay short: the file's numbers are f32 in the engine.
     let f = v as f32;
-    if f as f64 == v || ((f as f64) - v).abs() <= 1e-9 * v.abs().max(1.0) {
-        let mut b = zmij::Buffer::new();
-        let s = b.format(f).to_string();
-        return s.strip_suffix(".0").map(str::to_string).unwrap_or(s);
-    }
     let mut b = zmij::Buffer::new();
-    let s = b.format(v).to_string();
-    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+    let s = if f as f64 == v || ((f as f64) - v).abs() <= 1e-9 * v.abs().max(1.0) { b.format(f) } else { b.format(v) };
+    s.strip_suffix(".0").unwrap_or(s).to_string()
 }
 
 /// Write four numbers into a vector field, keeping each original text whose value is unchanged.

@@ -281,8 +281,8 @@ impl Doc {
                         "a <!DOCTYPE> is not allowed (skeleton XML has none; refusing it refuses entity expansion and external entities)"
                             .into(),
                 }),
-                Event::Start(s) | Event::Empty(s) => {
-                    let empty = matches!(ev_kind(raw), Kind::Empty);
+                Event::Start(ref s) | Event::Empty(ref s) => {
+                    let empty = matches!(ev, Event::Empty(_));
                     let name = String::from_utf8_lossy(s.name().as_ref()).into_owned();
                     let mut attrs = Vec::new();
                     for a in s.attributes() {
@@ -359,19 +359,6 @@ impl Doc {
         }
         let root = root.ok_or(XmlError { offset: 0, message: "no root element (empty or truncated file)".into() })?;
         Ok(Doc { prolog, root, epilog })
-    }
-}
-
-enum Kind {
-    Empty,
-    Start,
-}
-
-fn ev_kind(raw: &str) -> Kind {
-    if raw.ends_with("/>") {
-        Kind::Empty
-    } else {
-        Kind::Start
     }
 }
 

@@ -105,9 +105,8 @@ pub struct Node {
     /// The node's transform elements composed in order.
     pub local: DMat4,
     /// The translation the SL importer takes (child sid `translate`, sid `location`, a
-    /// `<translate>`, else the matrix's), and the sid of the matrix it came from, if any.
+    /// `<translate>`, else the matrix's).
     pub importer_translation: Option<DVec3>,
-    pub matrix_sid: Option<String>,
     pub controllers: Vec<ControllerInstance>,
     pub geometries: Vec<String>,
     pub pos: Pos,
@@ -126,7 +125,6 @@ pub struct Dae {
     pub up_axis: Option<UpAxis>,
     /// `<unit meter>`.
     pub meter: Option<f64>,
-    pub authoring_tool: Option<String>,
     pub geometries: Vec<Geometry>,
     pub controllers: Vec<Controller>,
     /// Nodes of the instanced visual scene, parents before children (document order).
@@ -251,8 +249,6 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
                 other => return Err(cx.err(u, format!("<up_axis> is \"{other}\"; Collada allows X_UP, Y_UP or Z_UP"))),
             });
         }
-        dae.authoring_tool =
-            asset.descendants().find(|n| n.has_tag_name("authoring_tool")).and_then(|n| n.text()).map(|s| s.trim().to_string());
     }
     // Every element with an id, for URL lookups.
     let mut ids: HashMap<&str, roxmltree::Node> = HashMap::new();
@@ -635,10 +631,7 @@ fn node(cx: &Ctx<'_>, n: roxmltree::Node, parent: Option<usize>) -> Result<Node,
         let m = match kind {
             "matrix" => {
                 let m = matrix_from_row_major(&v);
-                if matrix_t.is_none() {
-                    matrix_t = Some(m.w_axis.truncate());
-                    out.matrix_sid = t.attribute("sid").map(str::to_string);
-                }
+                matrix_t = matrix_t.or(Some(m.w_axis.truncate()));
                 m
             }
             "translate" => {

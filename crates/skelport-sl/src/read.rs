@@ -78,6 +78,14 @@ pub fn to_document(dae: &Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostic
         !skin_names.is_empty() && skin_names.iter().all(|n| sl.resolve(n).is_some())
     };
     for c in &dae.controllers {
+        if dae.geometry(&c.skin_source).is_none() {
+            return Err(SlError::invalid(
+                file,
+                c.pos.line,
+                c.pos.column,
+                format!("controller \"{}\": its skin source \"#{}\" is not a geometry in the file", c.id, c.skin_source),
+            ));
+        }
         if let Some((j, m)) = c.bind_count_mismatch {
             return Err(SlError::invalid(
                 file,
@@ -122,7 +130,7 @@ pub fn to_document(dae: &Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostic
 }
 
 /// Meshes of the skinned (and instanced static) geometries, with a map geometry → mesh index.
-fn meshes(dae: &Dae, map: Option<&FrameMap>, diag: &mut Diagnostics) -> (Vec<Mesh>, HashMap<usize, usize>) {
+fn meshes(dae: &Dae, diag: &mut Diagnostics) -> (Vec<Mesh>, HashMap<usize, usize>) {
     let mut used: BTreeSet<usize> = BTreeSet::new();
     for c in &dae.controllers {
         if let Some(g) = dae.geometry(&c.skin_source) {
@@ -156,16 +164,6 @@ fn meshes(dae: &Dae, map: Option<&FrameMap>, diag: &mut Diagnostics) -> (Vec<Mes
         let mut m = Mesh { name: g.name.clone(), positions: g.positions.clone(), normals: None, faces, ..Default::default() };
         if with_normals {
             m.normals = Some(Normals::PerCorner(normals));
-        }
-        if let Some(map) = map {
-            for p in &mut m.positions {
-                *p = map.point(*p);
-            }
-            if let Some(Normals::PerCorner(n)) = &mut m.normals {
-                for v in n {
-                    *v = map.direction(*v);
-                }
-            }
         }
         index.insert(gi, out.len());
         out.push(m);
@@ -329,17 +327,10 @@ fn sl_document(dae: &Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostics) -
         diag.info("dae-default-joints", format!("{missing} joint(s) not in the scene placed at their SL default positions"));
     }
     doc.skeletons.push(sk);
-    let (meshes, mesh_of) = meshes(dae, None, diag);
+    let (meshes, mesh_of) = meshes(dae, diag);
     doc.meshes = meshes;
     for c in &dae.controllers {
-        let gi = dae.geometry(&c.skin_source).ok_or_else(|| {
-            SlError::invalid(
-                file,
-                c.pos.line,
-                c.pos.column,
-                format!("controller \"{}\": its skin source \"#{}\" is not a geometry in the file", c.id, c.skin_source),
-            )
-        })?;
+        let gi = dae.geometry(&c.skin_source).expect("checked in to_document");
         let mi = mesh_of[&gi];
         let joints: Vec<BoneId> = c.joints.iter().map(|n| ids[&sl.resolve(n).expect("checked legal")]).collect();
         // One slot per distinct joint (aliases of one joint share it).
@@ -480,17 +471,10 @@ fn generic_document(dae: &Dae, file: &str, diag: &mut Diagnostics) -> Result<Doc
         }
     }
     doc.skeletons.push(sk);
-    let (meshes, mesh_of) = meshes(dae, None, diag);
+    let (meshes, mesh_of) = meshes(dae, diag);
     doc.meshes = meshes;
     for c in &dae.controllers {
-        let gi = dae.geometry(&c.skin_source).ok_or_else(|| {
-            SlError::invalid(
-                file,
-                c.pos.line,
-                c.pos.column,
-                format!("controller \"{}\": its skin source \"#{}\" is not a geometry in the file", c.id, c.skin_source),
-            )
-        })?;
+        let gi = dae.geometry(&c.skin_source).expect("checked in to_document");
         let joints: Vec<BoneId> = c.joints.iter().map(|j| find(j).and_then(|i| bone_of[i]).unwrap_or_else(|| orphan_ids[j])).collect();
         let slot_of: Vec<u32> = (0..joints.len() as u32).collect();
         let influences = influences(c, dae.geometries[gi].positions.len(), &slot_of, diag, file)?;
