@@ -583,8 +583,17 @@ pub fn render_svg(doc: &Document, opts: &RenderOptions) -> Result<String, Render
     let font = (size / 55.0).clamp(9.0, 16.0).round();
     let line = (font * 1.5).round();
     let title_h = line;
-    let footer_lines = 2 + matching.as_ref().map_or(0, |m| 1 + m.worst.len());
+    let footer_lines = 2 + matching.as_ref().map_or(0, |m| 2 + m.worst.len());
     let footer_h = line * footer_lines as f64;
+    let skeletons = doc.skeletons.len();
+    let mut cap = format!("{} — {} bone{}", clip(&opts.caption, 80), count, if count == 1 { "" } else { "s" });
+    if skeletons > 1 {
+        let _ = write!(cap, " in {skeletons} skeletons");
+    }
+    let verts: usize = meshes.iter().map(|m| m.0.len()).sum();
+    if verts > 0 {
+        let _ = write!(cap, ", mesh {verts} vertices");
+    }
 
     // 3-D bounds of everything drawn (non-finite points are skipped).
     let mut lo = DVec3::splat(f64::INFINITY);
@@ -646,9 +655,14 @@ pub fn render_svg(doc: &Document, opts: &RenderOptions) -> Result<String, Render
     if !(s.is_finite() && s > 0.0) {
         return Err(RenderError::BadSize { size: opts.size });
     }
-    // Never narrower than half the size, so the caption and legend fit.
+    // Wide enough for the footer's text (caption, legend, overlay lines; estimated like the
+    // titles), and never narrower than half the size.
     let content_w = sum_w * s + widen(s);
-    let width = (fixed_w + content_w).max(size * 0.5).min(size).ceil();
+    let width = (fixed_w + content_w)
+        .max(size * 0.5)
+        .max(footer_width(&cap, opts, matching.as_ref(), other.as_ref().map_or(0, Vec::len), count, font, pad))
+        .min(size)
+        .ceil();
     let height = (fixed_h + max_h * s).min(size).ceil();
     let extra_w = (width - fixed_w - content_w).max(0.0) / k;
     let mut panels = Vec::new();
@@ -735,15 +749,6 @@ pub fn render_svg(doc: &Document, opts: &RenderOptions) -> Result<String, Render
 
     // Footer: caption, then scale bar and legend, then (overlay) the worst bones.
     let mut y = height - pad - footer_h + line * 0.75;
-    let skeletons = doc.skeletons.len();
-    let mut cap = format!("{} — {} bone{}", clip(&opts.caption, 80), count, if count == 1 { "" } else { "s" });
-    if skeletons > 1 {
-        let _ = write!(cap, " in {skeletons} skeletons");
-    }
-    let verts: usize = meshes.iter().map(|m| m.0.len()).sum();
-    if verts > 0 {
-        let _ = write!(cap, ", mesh {verts} vertices");
-    }
     let _ = writeln!(o, r##"<text x="{}" y="{}" fill="#222">{}</text>"##, n(pad), n(y), esc(&cap));
     y += line;
     // Scale bar: the largest 1/2/5 × 10ⁿ metres that fits a quarter of the width.
@@ -790,15 +795,11 @@ pub fn render_svg(doc: &Document, opts: &RenderOptions) -> Result<String, Render
             let _ = writeln!(o, r##"<text x="{}" y="{}" fill="#222">≥ {} head distance</text>"##, n(lx), n(y), length_text(m.dmax));
             y += line;
             let other_count = other.as_ref().map_or(0, Vec::len);
-            let text = format!(
-                "overlay (violet): {} — {} bones; matched by name {} of {}; mean {}",
-                clip(&ov.caption, 60),
-                other_count,
-                m.matched,
-                count,
-                length_text(m.mean)
-            );
-            let _ = writeln!(o, r##"<text x="{}" y="{}" fill="{OVERLAY_COLOUR}">{}</text>"##, n(pad), n(y), esc(&text));
+            for text in overlay_lines(&ov.caption, other_count, m, count) {
+                let _ = writeln!(o, r##"<text x="{}" y="{}" fill="{OVERLAY_COLOUR}">{}</text>"##, n(pad), n(y), esc(&text));
+                y += line;
+            }
+            y -= line;
             for (d, name) in &m.worst {
                 y += line;
                 let _ = writeln!(
@@ -824,6 +825,36 @@ pub fn render_svg(doc: &Document, opts: &RenderOptions) -> Result<String, Render
     }
     o.push_str("</svg>\n");
     Ok(o)
+}
+
+/// The overlay's two caption lines: what was drawn, then how it matched.
+fn overlay_lines(caption: &str, other_count: usize, m: &Matching, count: usize) -> [String; 2] {
+    [
+        format!("overlay (violet): {} — {} bones", clip(caption, 60), other_count),
+        format!("matched by name {} of {}; mean {}", m.matched, count, length_text(m.mean)),
+    ]
+}
+
+/// The width the footer's text needs, estimated at 0.62 em a character (as the titles are).
+/// The scale bar takes at most a quarter of the width, so the legend line needs 4/3 of the rest.
+fn footer_width(caption: &str, opts: &RenderOptions, m: Option<&Matching>, other_count: usize, count: usize, font: f64, pad: f64) -> f64 {
+    let chars = |t: &str| font * 0.62 * t.chars().count() as f64;
+    let mut widest = chars(caption);
+    let legend_text = match (m, &opts.overlay) {
+        (Some(m), Some(ov)) => {
+            for t in overlay_lines(&ov.caption, other_count, m, count) {
+                widest = widest.max(chars(&t));
+            }
+            for (d, name) in &m.worst {
+                widest = widest.max(font + chars(&format!("{}  {}", length_text(*d), clip(name, 60))));
+            }
+            // "0", ten heat steps, "≥ d head distance".
+            font * 13.4 + chars(&format!("≥ {} head distance", length_text(m.dmax)))
+        }
+        _ => font * 3.6 + chars("left (+X)rightcentre"),
+    };
+    let legend = (font * 6.0 + legend_text + chars("50 cm")) * 4.0 / 3.0;
+    widest.max(legend) + 2.0 * pad
 }
 
 /// The meshes as a silhouette: triangles and vertices rasterized into a coarse grid whose

@@ -56,12 +56,13 @@ fn projection_follows_the_documented_conventions() {
 fn known_bones_land_on_the_expected_pixels() {
     let svg = render_svg(&two_bones(), &opts(View::Front, 400)).unwrap();
     // Layout at size 400: margin 12, font 9, line 14, title 14, footer 2 lines = 28 → scale
-    // min((400-24)/1 m, (400-66)/2 m) = 167 px/m; picture 200 (half the size at least) × 400;
-    // the 1 m wide content is centred in a 176 px panel at x 12: x = 16.5 + 167·X;
+    // min((400-24)/1 m, (400-66)/2 m) = 167 px/m; picture 326 × 400: as wide as the legend line
+    // needs ((6 + 3.6 + 0.62·20 + 0.62·5) em · 4/3 + 24 px margins at 9 px a em, rounded up);
+    // the 1 m wide content is centred in a 302 px panel at x 12: x = 12 + 67.5 + 167·X;
     // y = 26 + 167·(2 − Y).
-    assert_eq!((attr_num(&svg, "width"), attr_num(&svg, "height")), (200.0, 400.0));
-    assert_eq!(heads(&svg, "hips"), vec![(16.5, 360.0)]);
-    assert_eq!(heads(&svg, "hand.L"), vec![(183.5, 193.0)]);
+    assert_eq!((attr_num(&svg, "width"), attr_num(&svg, "height")), (326.0, 400.0));
+    assert_eq!(heads(&svg, "hips"), vec![(79.5, 360.0)]);
+    assert_eq!(heads(&svg, "hand.L"), vec![(246.5, 193.0)]);
 
     // The character's left (+X) is on the viewer's right in front view; up is up.
     let all = render_svg(&two_bones(), &opts(View::All, 900)).unwrap();
@@ -201,4 +202,31 @@ fn other_frames_are_drawn_in_the_report_frame() {
     let a = render_svg(&two_bones(), &opts(View::All, 600)).unwrap();
     let b = render_svg(&doc, &opts(View::All, 600)).unwrap();
     assert_eq!(heads(&a, "hand.L"), heads(&b, "hand.L"));
+}
+
+#[test]
+fn footer_text_fits_inside_a_narrow_overlay_picture() {
+    // One narrow panel (a tall skeleton, front view) with an overlay: the caption, the heat legend
+    // and the overlay lines are longer than the panel is wide, so the picture widens for them.
+    let mut moved = two_bones();
+    moved.skeletons[0].bones[1].rest.translation.x += 0.03;
+    let o = RenderOptions {
+        overlay: Some(Overlay { doc: moved, caption: "a_rather_long_file_name_for_the_overlay.glb".into() }),
+        caption: "a_long_source_file_name.json".into(),
+        ..opts(View::Front, 800)
+    };
+    let svg = render_svg(&two_bones(), &o).unwrap();
+    let width = attr_num(&svg, "width");
+    let font = attr_num(&svg, "font-size");
+    let mut checked = 0;
+    // Every <text> after the last panel: the footer.
+    let footer = &svg[svg.rfind("</g>").unwrap()..];
+    for el in footer.split("<text ").skip(1) {
+        let x = attr_num(&format!(" {el}"), "x");
+        let text = &el[el.find('>').unwrap() + 1..el.find("</text>").unwrap()];
+        // 0.62 em a character is the layout's own estimate; DejaVu Sans averages about 0.6.
+        assert!(x + 0.6 * font * text.chars().count() as f64 <= width, "{text:?} at x {x} runs past the width {width}");
+        checked += 1;
+    }
+    assert!(checked >= 4, "caption, legend and overlay lines checked ({checked})");
 }
