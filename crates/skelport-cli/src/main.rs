@@ -135,7 +135,8 @@ struct ReadArgs {
     /// Input format (default: from the extension and the content)
     #[arg(long, value_name = "FMT")]
     from: Option<String>,
-    /// A mesh whose vertex numbering the rig or weights refer to (OBJ)
+    /// A mesh whose vertex numbering the rig or weights refer to (OBJ); the MPFB writer also
+    /// picks placement strategies on it for bones that have none
     #[arg(long, value_name = "FILE")]
     mesh: Option<PathBuf>,
     /// A weights file to join to a rig
@@ -380,6 +381,8 @@ fn write_options(a: &ConvertArgs, out: &Path) -> WriteOptions {
         bone_limit: a.limit,
         keep_helpers: a.read.keep_helpers,
         sl_skeleton: a.read.sl_skeleton.clone(),
+        mesh: a.read.mesh.clone(),
+        keep_origin: a.read.keep_origin,
     }
 }
 

@@ -122,6 +122,12 @@ pub struct WriteOptions {
     pub keep_helpers: bool,
     /// Another avatar_skeleton.xml instead of the built-in SL table (`--sl-skeleton`).
     pub sl_skeleton: Option<PathBuf>,
+    /// A base mesh (OBJ) for writers whose bones are anchored to a mesh (`--mesh`): the MPFB
+    /// writer picks placement strategies on it for bones that have none.
+    pub mesh: Option<PathBuf>,
+    /// The skeleton stands on the mesh's own origin rather than with the feet on the ground
+    /// (`--keep-origin`); used with `mesh`.
+    pub keep_origin: bool,
 }
 
 /// What a writer produces.

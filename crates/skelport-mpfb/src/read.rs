@@ -150,6 +150,21 @@ pub fn load_base_mesh(path: &std::path::Path, scale: f64) -> Result<BaseMesh, Mp
     Ok(BaseMesh { obj, positions, groups })
 }
 
+/// Vertices in MakeHuman's base mesh (hm08); rigs and weights number vertices as it does.
+pub const BASE_VERTEX_COUNT: usize = 19158;
+
+impl BaseMesh {
+    /// How far MPFB lifts the character so its feet stand on the ground: minus the lowest z of
+    /// the `body` group (0 when the mesh has no `body` group).
+    pub fn feet_lift(&self) -> f64 {
+        self.groups
+            .get("body")
+            .and_then(|g| g.iter().filter_map(|&v| self.positions.get(v as usize)).map(|p| p.z).reduce(f64::min))
+            .map(|z| -z)
+            .unwrap_or(0.0)
+    }
+}
+
 fn mean(mesh: &BaseMesh, idx: &[u32]) -> Option<DVec3> {
     if idx.is_empty() {
         return None;
@@ -243,7 +258,20 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
     let rig = parse_rig(bytes, file)?;
     let scale = rig.header.get("scale_factor").and_then(Value::as_f64).filter(|s| *s > 0.0).unwrap_or(0.1);
     let mesh = match &opts.mesh {
-        Some(p) => Some(load_base_mesh(p, scale)?),
+        Some(p) => {
+            let m = load_base_mesh(p, scale)?;
+            if m.positions.len() != BASE_VERTEX_COUNT {
+                diag.warn(
+                    "mpfb.mesh-topology",
+                    format!(
+                        "{}: the mesh has {} vertices but MakeHuman's base mesh has {BASE_VERTEX_COUNT}: the rig's vertex numbers may point at the wrong places; use base.obj or a body exported with the base topology",
+                        p.display(),
+                        m.positions.len()
+                    ),
+                );
+            }
+            Some(m)
+        }
         None => {
             diag.info("mpfb.no-mesh", format!("{file}: no --mesh given: every bone is placed at its default_position"));
             None
@@ -291,12 +319,7 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
     }
     // Feet on the ground, as MPFB does: lowest vertex of the `body` group at z = 0.
     let lift = match (&mesh, opts.keep_origin) {
-        (Some(m), false) => m
-            .groups
-            .get("body")
-            .and_then(|g| g.iter().filter_map(|&v| m.positions.get(v as usize)).map(|p| p.z).reduce(f64::min))
-            .map(|z| -z)
-            .unwrap_or(0.0),
+        (Some(m), false) => m.feet_lift(),
         _ => 0.0,
     };
     let lift_v = DVec3::new(0.0, 0.0, lift);
@@ -353,6 +376,11 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
     }
     let mut header = rig.header.clone();
     header.insert("skelport_source_shape".into(), rig.shape.into());
+    // The writer needs the lift to give default positions back in the mesh's own frame, as
+    // MPFB saves them (the lift lives in Blender's object location, not in the bones).
+    if mesh.is_some() {
+        header.insert("skelport_lift".into(), lift.into());
+    }
     sk.ext.set_raw(NAMESPACE, Value::Object(header));
 
     let mut doc = Document::new(Frame::BLENDER);

@@ -1,6 +1,8 @@
 //! IR → MPFB rig JSON v110 (and weights JSON), as MPFB writes them: indent 4, sorted keys,
 //! floats rounded to 5 decimals.
 
+use crate::fit::StrategyPicker;
+use crate::read::{load_base_mesh, BaseMesh, BASE_VERTEX_COUNT};
 use crate::{MpfbError, NAMESPACE};
 use serde_json::{json, Map, Value};
 use skelport_ir::proc::mat3_to_roll;
@@ -35,11 +37,8 @@ pub fn to_bytes(v: &Value) -> Result<Vec<u8>, MpfbError> {
     Ok(out)
 }
 
-fn end_json(strategy: Option<&skelport_ir::Anchor>, pos: DVec3) -> Value {
-    let mut m = Map::new();
-    let a =
-        strategy.cloned().unwrap_or(skelport_ir::Anchor { strategy: AnchorStrategy::Default, offset: DVec3::ZERO, default_position: None });
-    match &a.strategy {
+fn strategy_json(m: &mut Map<String, Value>, strategy: &AnchorStrategy) {
+    match strategy {
         AnchorStrategy::Cube { group } => {
             m.insert("strategy".into(), "CUBE".into());
             m.insert("cube_name".into(), group.clone().into());
@@ -61,14 +60,37 @@ fn end_json(strategy: Option<&skelport_ir::Anchor>, pos: DVec3) -> Value {
             m.insert("strategy".into(), "DEFAULT".into());
         }
     }
-    if a.offset != DVec3::ZERO {
+}
+
+/// One end from an IR anchor; `pos` is the end's position in the mesh's own frame.
+fn end_json(anchor: Option<&skelport_ir::Anchor>, pos: DVec3) -> Value {
+    let mut m = Map::new();
+    strategy_json(&mut m, anchor.map_or(&AnchorStrategy::Default, |a| &a.strategy));
+    if let Some(a) = anchor.filter(|a| a.offset != DVec3::ZERO) {
         m.insert("offset".into(), json!(a.offset.to_array()));
     }
-    m.insert("default_position".into(), json!(a.default_position.unwrap_or(pos).to_array()));
+    m.insert("default_position".into(), json!(pos.to_array()));
     Value::Object(m)
 }
 
+/// The mesh to pick strategies on, loaded only when a bone needs one.
+fn picker_mesh(opts: &WriteOptions, scale: f64, diag: &mut Diagnostics) -> Result<Option<BaseMesh>, MpfbError> {
+    let Some(p) = &opts.mesh else { return Ok(None) };
+    let m = load_base_mesh(p, scale)?;
+    if m.positions.len() != BASE_VERTEX_COUNT {
+        diag.warn(
+            "mpfb.mesh-topology",
+            format!("{}: {} vertices, not the base mesh's {BASE_VERTEX_COUNT}: strategies picked on it fit only bodies with its numbering", p.display(), m.positions.len()),
+        );
+    }
+    Ok(Some(m))
+}
+
 /// Write the document's first skeleton as a v110 rig (plus a weights file when it has a skin).
+///
+/// `default_position` is each end where the bone is now, in the mesh's own frame (the feet-on-
+/// ground lift taken off), as MPFB's save writes `head_local`/`tail_local`. Bones without a
+/// strategy get one picked on `opts.mesh` as MPFB's save does (see [`crate::fit`]).
 pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, MpfbError> {
     let mut d = doc.clone();
     d.convert_frame(Frame::BLENDER);
@@ -85,28 +107,67 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
             h
         }
     };
-    header.remove("skelport_source_shape");
+    let read_lift = header.get("skelport_lift").and_then(Value::as_f64);
+    header.retain(|k, _| !k.starts_with("skelport_"));
     header.insert("version".into(), 110.into());
+    let scale = header.get("scale_factor").and_then(Value::as_f64).filter(|s| *s > 0.0).unwrap_or(0.1);
+    let needs_pick = sk.bones.iter().any(|b| !matches!(b.ext.raw(NAMESPACE), Some(Value::Object(_))) && b.anchors.is_none());
+    let mesh = if needs_pick { picker_mesh(opts, scale, diag)? } else { None };
+    // Where the mesh's origin is: lifted by the reader (recorded), or as `--keep-origin` says.
+    let lift = match (read_lift, &mesh) {
+        (Some(l), _) => l,
+        (None, Some(m)) if !opts.keep_origin => m.feet_lift(),
+        _ => 0.0,
+    };
+    let lift_v = DVec3::new(0.0, 0.0, lift);
+    let picker = mesh.as_ref().map(StrategyPicker::new);
     let world = sk.world_transforms();
     let tails = skelport_ir::proc::tails(sk, &world, 1.0);
     let mut bones = Map::new();
     let mut lost_strategies = 0;
+    let mut picked = 0;
     for (i, b) in sk.bones.iter().enumerate() {
-        let head = world[i].translation;
-        let tail = tails[i];
+        let head = world[i].translation - lift_v;
+        let tail = tails[i] - lift_v;
         let parent = b.parent.map(|p| sk.bones[p.index()].name.clone()).unwrap_or_default();
         let mut m = match b.ext.raw(NAMESPACE) {
-            // A bone read from MPFB: its own JSON, so nothing is lost.
-            Some(Value::Object(orig)) => orig.clone(),
-            _ => {
-                if b.anchors.is_none() {
-                    lost_strategies += 1;
+            // A bone read from MPFB: its own JSON, so nothing is lost; only where it stands now.
+            Some(Value::Object(orig)) => {
+                let mut m = orig.clone();
+                for (end, pos) in [("head", head), ("tail", tail)] {
+                    if let Some(Value::Object(e)) = m.get_mut(end) {
+                        e.insert("default_position".into(), json!(pos.to_array()));
+                    }
                 }
+                m
+            }
+            _ => {
                 let dir = (tail - head).normalize_or_zero();
                 let roll = if dir == DVec3::ZERO { 0.0 } else { mat3_to_roll(&DMat3::from_quat(world[i].rotation), dir) };
                 let mut m = Map::new();
-                m.insert("head".into(), end_json(b.anchors.as_ref().map(|a| &a.head), head));
-                m.insert("tail".into(), end_json(b.anchors.as_ref().map(|a| &a.tail), tail));
+                match (&b.anchors, &picker) {
+                    (Some(a), _) => {
+                        m.insert("head".into(), end_json(Some(&a.head), head));
+                        m.insert("tail".into(), end_json(Some(&a.tail), tail));
+                    }
+                    (None, Some(pk)) => {
+                        for (end, pos) in [("head", head), ("tail", tail)] {
+                            let st = pk.pick(pos);
+                            if st == AnchorStrategy::Default {
+                                lost_strategies += 1;
+                            } else {
+                                picked += 1;
+                            }
+                            let a = skelport_ir::Anchor { strategy: st, offset: DVec3::ZERO, default_position: None };
+                            m.insert(end.into(), end_json(Some(&a), pos));
+                        }
+                    }
+                    (None, None) => {
+                        lost_strategies += 2;
+                        m.insert("head".into(), end_json(None, head));
+                        m.insert("tail".into(), end_json(None, tail));
+                    }
+                }
                 m.insert("roll".into(), json!(roll));
                 m.insert("use_connect".into(), false.into());
                 m.insert("use_inherit_rotation".into(), true.into());
@@ -119,8 +180,19 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
         m.insert("parent".into(), parent.into());
         bones.insert(b.name.clone(), Value::Object(m));
     }
+    if picked > 0 {
+        diag.info("mpfb.picked-strategies", format!("{picked} bone end(s) without a strategy got one picked on the mesh as MPFB's save does"));
+    }
     if lost_strategies > 0 {
-        diag.loss("mpfb.strategies", format!("{lost_strategies} bone(s) have no placement strategy (they came from another format): written with default_position only, so they will not refit to other bodies"));
+        let why = if opts.mesh.is_some() {
+            "no joint cube, vertex or vertex pair of the mesh is close enough"
+        } else {
+            "they came from another format; give --mesh base.obj to pick strategies"
+        };
+        diag.loss(
+            "mpfb.strategies",
+            format!("{lost_strategies} bone end(s) have no placement strategy ({why}): written with default_position only, so they will not refit to other bodies"),
+        );
     }
     header.insert("bones".into(), Value::Object(bones));
     let main = to_bytes(&canonical(&Value::Object(header)))?;
