@@ -189,3 +189,44 @@ impl<'a> StrategyPicker<'a> {
         strategy
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mesh() -> BaseMesh {
+        let mut positions = Vec::new();
+        // 0..8: a joint cube of half-size 0.05 around the origin.
+        for i in 0..8 {
+            let s = |b: usize| if i & b != 0 { 0.05 } else { -0.05 };
+            positions.push(DVec3::new(s(1), s(2), s(4)));
+        }
+        positions.push(DVec3::new(0.004, 0.0, 0.0)); // 8: a vertex inside the cube
+        positions.extend([DVec3::new(1.0, 0.0, 0.0), DVec3::new(1.1, 0.0, 0.0)]); // 9, 10: a pair
+        positions.extend([DVec3::new(1.8, 0.0, 0.0), DVec3::new(2.2, 0.0, 0.0)]); // 11, 12: long pair
+        positions.extend([DVec3::new(1.95, 0.0, 0.0), DVec3::new(2.05, 0.0, 0.0)]); // 13, 14: short pair
+        positions.extend([DVec3::new(0.0, 0.0, -1.0), DVec3::new(0.0, 0.0, 1.0)]); // height 2
+        let groups = [("joint-a".to_string(), (0..8).collect()), ("body".to_string(), vec![15, 16])].into_iter().collect();
+        BaseMesh { obj: Default::default(), positions, groups }
+    }
+
+    #[test]
+    fn picks_cube_then_exact_vertex_then_the_shortest_close_pair_then_default() {
+        let m = mesh();
+        let p = StrategyPicker::new(&m);
+        let cube = AnchorStrategy::Cube { group: "joint-a".into() };
+        // A cube centre within 0.01 wins over a vertex that is not exact.
+        assert_eq!(p.pick(DVec3::new(0.0, 0.0, 0.0)), cube);
+        assert_eq!(p.pick(DVec3::new(-0.009, 0.0, 0.0)), cube);
+        // An exact vertex (< 0.001) beats a cube that is not exact.
+        assert_eq!(p.pick(DVec3::new(0.0045, 0.0, 0.0)), AnchorStrategy::Vertex { index: 8 });
+        // No cube: the nearest vertex within 0.01.
+        assert_eq!(p.pick(DVec3::new(1.0, 0.009, 0.0)), AnchorStrategy::Vertex { index: 9 });
+        // Nothing within 0.01: a pair whose midpoint is within 0.02, shorter pairs preferred.
+        assert_eq!(p.pick(DVec3::new(1.05, 0.0, 0.01)), AnchorStrategy::Mean { indices: vec![9, 10] });
+        assert_eq!(p.pick(DVec3::new(2.0, 0.0, 0.0)), AnchorStrategy::Mean { indices: vec![13, 14] });
+        // Midpoint 0.025 away: too far.
+        assert_eq!(p.pick(DVec3::new(1.05, 0.025, 0.0)), AnchorStrategy::Default);
+        assert_eq!(p.pick(DVec3::new(5.0, 5.0, 5.0)), AnchorStrategy::Default);
+    }
+}

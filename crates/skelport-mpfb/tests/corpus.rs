@@ -173,3 +173,136 @@ fn newer_versions_and_mhskel_are_refused_clearly() {
         .to_string();
     assert!(e.contains("mhskel"), "{e}");
 }
+
+/// An OBJ read independently of skelport-obj: Blender positions (X, −Z, Y) × `scale` and the
+/// vertex sets of the `g` groups.
+struct TestMesh {
+    v: Vec<DVec3>,
+    groups: std::collections::HashMap<String, std::collections::BTreeSet<usize>>,
+}
+
+fn test_mesh(text: &str, scale: f64) -> TestMesh {
+    let mut m = TestMesh { v: vec![], groups: Default::default() };
+    let mut g = String::new();
+    for l in text.lines() {
+        let t: Vec<&str> = l.split_whitespace().collect();
+        match t.first() {
+            Some(&"v") => {
+                let f: Vec<f64> = t[1..4].iter().map(|x| x.parse().unwrap()).collect();
+                m.v.push(DVec3::new(f[0], -f[2], f[1]) * scale);
+            }
+            Some(&"g") => g = t[1..].join(" "),
+            Some(&"f") => {
+                let set = m.groups.entry(g.clone()).or_default();
+                for c in &t[1..] {
+                    set.insert(c.split('/').next().unwrap().parse::<usize>().unwrap() - 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    m
+}
+
+impl TestMesh {
+    fn mean(&self, idx: impl IntoIterator<Item = usize>) -> DVec3 {
+        let v: Vec<DVec3> = idx.into_iter().map(|i| self.v[i]).collect();
+        v.iter().sum::<DVec3>() / v.len() as f64
+    }
+    /// A strategy object evaluated as issue #3 states the rules.
+    fn eval(&self, st: &Value) -> DVec3 {
+        let idx = |k: &str| st[k].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as usize).collect::<Vec<_>>();
+        let p = match st["strategy"].as_str().unwrap() {
+            "CUBE" => self.mean(self.groups[st["cube_name"].as_str().unwrap()].iter().copied()),
+            "VERTEX" => self.v[st["vertex_index"].as_u64().unwrap() as usize],
+            "MEAN" => self.mean(idx("vertex_indices")),
+            "XYZ" => {
+                let i = idx("vertex_indices");
+                DVec3::new(self.v[i[0]].x, self.v[i[1]].y, self.v[i[2]].z)
+            }
+            s => panic!("{s}"),
+        };
+        p + st.get("offset").map(|o| DVec3::new(o[0].as_f64().unwrap(), o[1].as_f64().unwrap(), o[2].as_f64().unwrap())).unwrap_or_default()
+    }
+    fn lowest_body_z(&self) -> f64 {
+        self.groups["body"].iter().map(|&i| self.v[i].z).fold(f64::INFINITY, f64::min)
+    }
+}
+
+fn pos3(v: &Value) -> DVec3 {
+    DVec3::new(v[0].as_f64().unwrap(), v[1].as_f64().unwrap(), v[2].as_f64().unwrap())
+}
+
+/// Bones stripped of their MPFB data (as if from another format), written with `--mesh`.
+fn strip(doc: &Document) -> Document {
+    let mut d = doc.clone();
+    for b in &mut d.skeletons[0].bones {
+        b.anchors = None;
+        b.ext = Default::default();
+    }
+    d.skeletons[0].ext = Default::default();
+    d
+}
+
+#[test]
+fn writer_picks_strategies_on_the_mesh_as_mpfb_saves() {
+    let Some(c) = corpus() else { return };
+    let base = c.join("3dobjs/base.obj");
+    let p = c.join("rigs/standard/rig.default.json");
+    let orig: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+    let (doc, _) = read(&p, &ReadOptions { mesh: Some(base.clone()), ..Default::default() });
+    let mut d = Diagnostics::default();
+    let opts = WriteOptions { file_stem: "rig.x".into(), mesh: Some(base.clone()), ..Default::default() };
+    let out = MpfbFormat.write(&strip(&doc), &opts, &mut d).unwrap();
+    let written: Value = serde_json::from_slice(&out.main).unwrap();
+    assert!(!d.items.iter().any(|x| x.code == "mpfb.strategies"), "{:?}", d.items);
+    let mesh = test_mesh(&std::fs::read_to_string(&base).unwrap(), 0.1);
+    let (zs, zmax) = mesh.v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |a, p| (a.0.min(p.z), a.1.max(p.z)));
+    let penalty = 0.02 / (0.3 * (zmax - zs));
+    let weight = |st: &Value, at: DVec3| {
+        let i: Vec<usize> = st["vertex_indices"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as usize).collect();
+        (mesh.mean(i.clone()) - at).length() + (mesh.v[i[1]] - mesh.v[i[0]]).length() * penalty
+    };
+    let (mut means, mut means_to_cubes) = (0, 0);
+    for (name, b) in orig.as_object().unwrap() {
+        for end in ["head", "tail"] {
+            let (o, w) = (&b[end], &written["bones"][name][end]);
+            // Every end stands where its strategy puts it on base.obj, so the written
+            // default_position is that place (unlifted) and the picked strategy finds it again.
+            let at = pos3(&w["default_position"]);
+            assert!((at - mesh.eval(o)).length() < 1e-5, "{name} {end}");
+            match o["strategy"].as_str().unwrap() {
+                // Cubes and exact vertices: what MPFB's authors saved, picked again.
+                "CUBE" | "VERTEX" => {
+                    let keys = ["strategy", "cube_name", "vertex_index"];
+                    assert!(keys.iter().all(|k| o.get(k) == w.get(k)), "{name} {end}: {o} vs {w}");
+                }
+                // Hand-made pairs: a cube within 0.01 wins; else a pair whose midpoint is within
+                // 0.02, no worse by MPFB's weight than the file's own pair.
+                "MEAN" => match w["strategy"].as_str().unwrap() {
+                    "CUBE" => {
+                        means_to_cubes += 1;
+                        assert!((mesh.eval(w) - at).length() < 0.01, "{name} {end}");
+                    }
+                    "MEAN" => {
+                        means += 1;
+                        let i = w["vertex_indices"].as_array().unwrap();
+                        assert!(i.len() == 2 && i[0].as_u64() < i[1].as_u64());
+                        assert!((mesh.eval(w) - at).length() < 0.02, "{name} {end}");
+                        assert!(weight(w, at) <= weight(o, at) + 1e-12, "{name} {end}: {w} vs {o}");
+                    }
+                    s => panic!("{name} {end}: {s}"),
+                },
+                s => panic!("{s}"),
+            }
+        }
+    }
+    assert_eq!((means, means_to_cubes), (22, 4));
+    // Re-read on the same mesh: the same bones in the same places.
+    let mut dd = Diagnostics::default();
+    let again = MpfbFormat.read(Input { path: None, bytes: &out.main }, &ReadOptions { mesh: Some(base), ..Default::default() }, &mut dd).unwrap();
+    let b: std::collections::HashMap<String, (DVec3, DVec3)> = world_heads_tails(&again).into_iter().map(|(n, h, t)| (n, (h, t))).collect();
+    for (n, h, t) in world_heads_tails(&doc) {
+        assert!((b[&n].0 - h).length() < 0.02 && (b[&n].1 - t).length() < 0.02, "{n}");
+    }
+}
