@@ -205,6 +205,10 @@ fn test_mesh(text: &str, scale: f64) -> TestMesh {
 }
 
 impl TestMesh {
+    /// The same mesh at another scale (the rig's scale_factor is the mesh scale).
+    fn scaled(&self, s: f64) -> TestMesh {
+        TestMesh { v: self.v.iter().map(|p| *p * s).collect(), groups: self.groups.clone() }
+    }
     fn mean(&self, idx: impl IntoIterator<Item = usize>) -> DVec3 {
         let v: Vec<DVec3> = idx.into_iter().map(|i| self.v[i]).collect();
         v.iter().sum::<DVec3>() / v.len() as f64
@@ -305,4 +309,88 @@ fn writer_picks_strategies_on_the_mesh_as_mpfb_saves() {
     for (n, h, t) in world_heads_tails(&doc) {
         assert!((b[&n].0 - h).length() < 0.02 && (b[&n].1 - t).length() < 0.02, "{n}");
     }
+}
+
+/// base.obj with every vertex moved (scaled, shifted, bent): another body, same numbering.
+fn morphed_body(base: &str) -> String {
+    let mut out = String::with_capacity(base.len());
+    for l in base.lines() {
+        match l.strip_prefix("v ") {
+            Some(rest) => {
+                let f: Vec<f64> = rest.split_whitespace().map(|x| x.parse().unwrap()).collect();
+                let (x, y, z) = (f[0] * 1.1 + 0.2, f[1] * 0.95 + 0.3, f[2] * 1.05 + 0.05 * (f[1] * 0.3).sin());
+                out.push_str(&format!("v {x} {y} {z}\n"));
+            }
+            None => {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_rig_refits_to_another_body_with_the_base_numbering() {
+    let Some(c) = corpus() else { return };
+    let dir = tempfile_dir("refit");
+    let body = dir.join("body.obj");
+    let text = morphed_body(&std::fs::read_to_string(c.join("3dobjs/base.obj")).unwrap());
+    std::fs::write(&body, &text).unwrap();
+    let base_text = std::fs::read_to_string(c.join("3dobjs/base.obj")).unwrap();
+    for (mesh_path, mesh_text) in [(c.join("3dobjs/base.obj"), &base_text), (body.clone(), &text)] {
+        let unscaled = test_mesh(mesh_text, 1.0);
+        for p in rigs(&c) {
+            let orig: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+            // (The rigify rig says 0.10000000149011612, float32's 0.1.)
+            let mesh = unscaled.scaled(orig.get("scale_factor").and_then(Value::as_f64).unwrap_or(0.1));
+            let lift = -mesh.lowest_body_z();
+            let bones = orig.get("bones").unwrap_or(&orig).as_object().unwrap();
+            let (doc, d) = read(&p, &ReadOptions { mesh: Some(mesh_path.clone()), ..Default::default() });
+            assert!(!d.items.iter().any(|x| x.code == "mpfb.default-position" || x.code == "mpfb.mesh-topology"), "{:?}", d.items);
+            let placed: std::collections::HashMap<String, (DVec3, DVec3)> =
+                world_heads_tails(&doc).into_iter().map(|(n, h, t)| (n, (h, t))).collect();
+            let up = DVec3::new(0.0, 0.0, lift);
+            for (name, b) in bones {
+                let (h, t) = placed[name];
+                // The IR keeps a bone as a rotation and a length; for bones pointing within ~6°
+                // of −Y (toes, face bones) Blender's vec_roll_to_mat3 approximates and is not quite
+                // orthonormal, so the tail rebuilt from the rotation is off by up to ~1e-7 m.
+                let tol = if (t - h).normalize().y < -0.99 { 1e-6 } else { 1e-9 };
+                let want_tail = mesh.eval(&b["tail"]) + up;
+                assert!((t - want_tail).length() < tol, "{}: {name} tail {t} vs {want_tail}", p.display());
+                // use_connect snaps the head to the parent's tail.
+                let want_head = match (b["use_connect"].as_bool(), b["parent"].as_str()) {
+                    (Some(true), Some(par)) if !par.is_empty() => mesh.eval(&bones[par]["tail"]) + up,
+                    _ => mesh.eval(&b["head"]) + up,
+                };
+                assert!((h - want_head).length() < 1e-9, "{}: {name} head {h} vs {want_head}", p.display());
+            }
+            // Written back: the same strategies, default_position where the bones now stand.
+            let out = MpfbFormat
+                .write(&doc, &WriteOptions { file_stem: "rig.x".into(), ..Default::default() }, &mut Diagnostics::default())
+                .unwrap();
+            let written: Value = serde_json::from_slice(&out.main).unwrap();
+            for (name, b) in bones {
+                let w = &written["bones"][name];
+                for (end, at) in [("head", placed[name].0), ("tail", placed[name].1)] {
+                    assert!((pos3(&w[end]["default_position"]) - (at - up)).length() < 1e-5, "{name} {end}");
+                    assert_eq!(w[end]["strategy"], b[end]["strategy"]);
+                }
+            }
+        }
+    }
+    // A body with other numbering: said once, and each unplaceable end named.
+    let small = dir.join("small.obj");
+    std::fs::write(&small, base_text.lines().filter(|l| l.starts_with("v ")).take(5000).collect::<Vec<_>>().join("\n")).unwrap();
+    let (_, d) = read(&c.join("rigs/standard/rig.default.json"), &ReadOptions { mesh: Some(small), ..Default::default() });
+    let topo: Vec<_> = d.items.iter().filter(|x| x.code == "mpfb.mesh-topology").collect();
+    assert!(topo.len() == 1 && topo[0].message.contains("has 5000 vertices") && topo[0].message.contains("19158"), "{topo:?}");
+    assert!(d.items.iter().any(|x| x.code == "mpfb.default-position" && x.message.contains("\"upperarm01.L\" head")));
+}
+
+fn tempfile_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("skelport-mpfb-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
