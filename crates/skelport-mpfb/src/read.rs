@@ -376,8 +376,8 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
     }
     let mut header = rig.header.clone();
     header.insert("skelport_source_shape".into(), rig.shape.into());
-    // The writer needs the lift to give default positions back in the mesh's own frame, as
-    // MPFB saves them (the lift lives in Blender's object location, not in the bones).
+    // How the bones stand relative to the mesh's own origin: the writer picks strategies for
+    // bones added later on the mesh lifted the same way.
     if mesh.is_some() {
         header.insert("skelport_lift".into(), lift.into());
     }

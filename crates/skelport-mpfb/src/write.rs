@@ -9,15 +9,42 @@ use skelport_ir::proc::mat3_to_roll;
 use skelport_ir::{AnchorStrategy, DMat3, DVec3, Diagnostics, Document, Frame, Output, WriteOptions};
 use std::collections::BTreeMap;
 
-/// Round every float to 5 decimals and sort every object's keys (Python's `json.dump(...,
-/// sort_keys=True)` after MPFB's rounding).
-pub fn canonical(v: &Value) -> Value {
+/// MPFB's `round(x, 5) + 0`: 5 decimals, and no negative zero.
+pub fn round5(x: f64) -> f64 {
+    (x * 1e5).round() / 1e5 + 0.0
+}
+
+fn round5_json(v: &Value) -> Value {
     match v {
         Value::Number(n) if n.is_f64() => {
-            let f = n.as_f64().unwrap_or(0.0);
-            let r = (f * 1e5).round() / 1e5;
-            serde_json::Number::from_f64(if r == 0.0 && f.is_sign_negative() { -0.0 } else { r }).map(Value::Number).unwrap_or(Value::Null)
+            serde_json::Number::from_f64(round5(n.as_f64().unwrap_or(0.0))).map(Value::Number).unwrap_or(Value::Null)
         }
+        Value::Array(a) => Value::Array(a.iter().map(round5_json).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Round what MPFB's save rounds (`cleanup_float_values`): each end's `default_position` and
+/// `offset`, and `roll`. Other floats (constraints, rigify parameters, `scale_factor`) are
+/// written as they are, as MPFB does.
+pub fn mpfb_rounding(bone: &mut Map<String, Value>) {
+    for end in ["head", "tail"] {
+        if let Some(Value::Object(e)) = bone.get_mut(end) {
+            for k in ["default_position", "offset"] {
+                if let Some(v) = e.get_mut(k) {
+                    *v = round5_json(v);
+                }
+            }
+        }
+    }
+    if let Some(r) = bone.get_mut("roll") {
+        *r = round5_json(r);
+    }
+}
+
+/// Sort every object's keys, as Python's `json.dump(..., sort_keys=True)`.
+pub fn canonical(v: &Value) -> Value {
+    match v {
         Value::Array(a) => Value::Array(a.iter().map(canonical).collect()),
         Value::Object(o) => {
             let sorted: BTreeMap<&String, Value> = o.iter().map(|(k, v)| (k, canonical(v))).collect();
@@ -62,7 +89,7 @@ fn strategy_json(m: &mut Map<String, Value>, strategy: &AnchorStrategy) {
     }
 }
 
-/// One end from an IR anchor; `pos` is the end's position in the mesh's own frame.
+/// One end from an IR anchor; `pos` is where the end stands.
 fn end_json(anchor: Option<&skelport_ir::Anchor>, pos: DVec3) -> Value {
     let mut m = Map::new();
     strategy_json(&mut m, anchor.map_or(&AnchorStrategy::Default, |a| &a.strategy));
@@ -88,9 +115,10 @@ fn picker_mesh(opts: &WriteOptions, scale: f64, diag: &mut Diagnostics) -> Resul
 
 /// Write the document's first skeleton as a v110 rig (plus a weights file when it has a skin).
 ///
-/// `default_position` is each end where the bone is now, in the mesh's own frame (the feet-on-
-/// ground lift taken off), as MPFB's save writes `head_local`/`tail_local`. Bones without a
-/// strategy get one picked on `opts.mesh` as MPFB's save does (see [`crate::fit`]).
+/// `default_position` is each end where the bone stands now (feet on the ground when it was
+/// placed that way), as MPFB's save writes it: MPFB's own v110 files (openpose, rigify) hold
+/// positions about 0.8 m above the base mesh's origin. Bones without a strategy get one picked on
+/// `opts.mesh`, lifted the same way, as MPFB's save does (see [`crate::fit`]).
 pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, MpfbError> {
     let mut d = doc.clone();
     d.convert_frame(Frame::BLENDER);
@@ -127,8 +155,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
     let mut lost_strategies = 0;
     let mut picked = 0;
     for (i, b) in sk.bones.iter().enumerate() {
-        let head = world[i].translation - lift_v;
-        let tail = tails[i] - lift_v;
+        let (head, tail) = (world[i].translation, tails[i]);
         let parent = b.parent.map(|p| sk.bones[p.index()].name.clone()).unwrap_or_default();
         let mut m = match b.ext.raw(NAMESPACE) {
             // A bone read from MPFB: its own JSON, so nothing is lost; only where it stands now.
@@ -152,7 +179,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
                     }
                     (None, Some(pk)) => {
                         for (end, pos) in [("head", head), ("tail", tail)] {
-                            let st = pk.pick(pos);
+                            let st = pk.pick(pos - lift_v);
                             if st == AnchorStrategy::Default {
                                 lost_strategies += 1;
                             } else {
@@ -178,6 +205,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
             }
         };
         m.insert("parent".into(), parent.into());
+        mpfb_rounding(&mut m);
         bones.insert(b.name.clone(), Value::Object(m));
     }
     if picked > 0 {
@@ -237,7 +265,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
             }
         }
         let weights: Map<String, Value> =
-            groups.into_iter().map(|(g, e)| (g, Value::Array(e.into_iter().map(|(v, w)| json!([v, w])).collect()))).collect();
+            groups.into_iter().map(|(g, e)| (g, Value::Array(e.into_iter().map(|(v, w)| json!([v, round5(w)])).collect()))).collect();
         wh.insert("weights".into(), Value::Object(weights));
         let stem = opts.file_stem.strip_prefix("rig.").unwrap_or(&opts.file_stem);
         let name = format!("weights.{}.json", if stem.is_empty() { "skelport" } else { stem });
