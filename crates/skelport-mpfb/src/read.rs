@@ -542,8 +542,15 @@ fn read_weights_into(
         }
     };
     // Duplicate entries add up, as MPFB's vertex-group ADD does; zero weights carry nothing.
-    let influences =
-        Influences::from_triples(count, triples.into_iter().filter(|t| t.2 != 0.0).filter_map(|(vi, s, w)| map(vi).map(|v| (v, s, w))));
+    let before = triples.len();
+    let triples: Vec<(u32, u32, f64)> = triples.into_iter().filter_map(|(vi, s, w)| map(vi).map(|v| (v, s, w))).collect();
+    if triples.len() < before {
+        diag.info(
+            "mpfb.helper-weights",
+            format!("{file}: {} weight entries on helper geometry are left out with it (--keep-helpers keeps them)", before - triples.len()),
+        );
+    }
+    let influences = Influences::from_triples(count, triples.into_iter().filter(|t| t.2 != 0.0));
     if let Some(m) = doc.meshes.first_mut() {
         for (g, pairs) in masks {
             let mut verts = Vec::new();

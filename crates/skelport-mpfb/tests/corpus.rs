@@ -438,3 +438,150 @@ fn a_placed_rig_written_and_re_read_without_the_mesh_stands_where_it_stood() {
         }
     }
 }
+
+/// A weights file as MPFB would write it back: duplicates added, clamped to 0..1, below 0.0001
+/// dropped, 5 decimals; computed here from the JSON alone.
+fn expected_weights(v: &Value) -> std::collections::BTreeMap<String, std::collections::BTreeMap<u64, f64>> {
+    let mut out = std::collections::BTreeMap::new();
+    for (g, list) in v["weights"].as_object().unwrap() {
+        let mut m = std::collections::BTreeMap::<u64, f64>::new();
+        for e in list.as_array().unwrap() {
+            *m.entry(e[0].as_u64().unwrap()).or_default() += e[1].as_f64().unwrap();
+        }
+        let m: std::collections::BTreeMap<u64, f64> =
+            m.into_iter().map(|(k, w)| (k, w.clamp(0.0, 1.0))).filter(|e| e.1 >= 0.0001).map(|(k, w)| (k, (w * 1e5).round() / 1e5)).collect();
+        if !m.is_empty() {
+            out.insert(g.clone(), m);
+        }
+    }
+    out
+}
+
+#[test]
+fn all_five_weights_files_join_their_rigs_and_write_back_as_mpfb_would() {
+    let Some(c) = corpus() else { return };
+    let dir = c.join("rigs/standard");
+    let mut seen = 0;
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Some(stem) = name.strip_prefix("weights.") else { continue };
+        seen += 1;
+        let orig: Value = serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap();
+        let want = expected_weights(&orig);
+        let rig = dir.join(format!("rig.{stem}"));
+        let mesh = Some(c.join("3dobjs/base.obj"));
+        // All of the mesh kept: every weight comes back, in base numbering.
+        let opts = ReadOptions { mesh: mesh.clone(), weights: Some(e.path()), keep_helpers: true, ..Default::default() };
+        let (doc, d) = read(&rig, &opts);
+        assert!(!d.items.iter().any(|x| x.code == "mpfb.unmatched-weights"), "{name}: {:?}", d.items);
+        assert_eq!(doc.skins[0].vertex_count(), 19158);
+        let out = MpfbFormat.write(&doc, &WriteOptions { file_stem: "rig.x".into(), ..Default::default() }, &mut Diagnostics::default()).unwrap();
+        let (wname, wbytes) = &out.side_files[0];
+        assert_eq!(wname, "weights.x.json");
+        let written: Value = serde_json::from_slice(wbytes).unwrap();
+        let got = expected_weights(&written);
+        assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>(), "{name}");
+        for (g, m) in &want {
+            assert_eq!(got[g].len(), m.len(), "{name} {g}");
+            for (v, w) in m {
+                assert!((got[g][v] - w).abs() < 1e-12, "{name} {g} {v}: {} vs {w}", got[g][v]);
+            }
+        }
+        for k in ["copyright", "description", "license", "name"] {
+            assert_eq!(written[k], orig[k], "{name} {k}");
+        }
+        // Helpers trimmed (the default): the body's weights come back in base numbering, and what
+        // sat on helper geometry is said to be left out.
+        let (doc, d) = read(&rig, &ReadOptions { keep_helpers: false, ..opts.clone() });
+        assert_eq!(doc.skins[0].vertex_count(), 13380);
+        let out = MpfbFormat.write(&doc, &WriteOptions { file_stem: "rig.x".into(), ..Default::default() }, &mut Diagnostics::default()).unwrap();
+        let got = expected_weights(&serde_json::from_slice(&out.side_files[0].1).unwrap());
+        let body: std::collections::BTreeSet<u64> = (0..13380).collect();
+        let mut dropped = 0;
+        for (g, m) in &want {
+            let kept: std::collections::BTreeMap<u64, f64> = m.iter().filter(|(v, _)| body.contains(v)).map(|(v, w)| (*v, *w)).collect();
+            dropped += m.len() - kept.len();
+            assert_eq!(got.get(g).cloned().unwrap_or_default(), kept, "{name} {g}");
+        }
+        assert_eq!(dropped > 0, d.items.iter().any(|x| x.code == "mpfb.helper-weights"), "{name}: {dropped}");
+    }
+    assert_eq!(seen, 5);
+}
+
+fn write_json(doc: &Document) -> Value {
+    let out = MpfbFormat.write(doc, &WriteOptions { file_stem: "rig.x".into(), ..Default::default() }, &mut Diagnostics::default()).unwrap();
+    serde_json::from_slice(&out.main).unwrap()
+}
+
+fn read_bytes(bytes: &[u8]) -> Document {
+    MpfbFormat.read(Input { path: None, bytes }, &ReadOptions::default(), &mut Diagnostics::default()).unwrap()
+}
+
+#[test]
+fn every_key_of_the_spec_comes_back_and_roll_may_be_an_integer() {
+    let rig = serde_json::json!({
+        "version": 110, "is_subrig": true, "scale_factor": 0.10000000149011612,
+        "collections": ["Bones", "Torso"],
+        "extra_bones": {"hair": {"parent": "spine"}},
+        "rigify_ui": {"Torso": {"row": 3, "title": "Torso"}},
+        "bones": {
+            "spine": {
+                "head": {"strategy": "CUBE", "cube_name": "joint-spine1", "default_position": [0.0, 0.0, 1.0]},
+                "tail": {"strategy": "XYZ", "vertex_indices": [1, 2, 3], "offset": [0.0, 0.01, 0.0], "default_position": [0.0, 0.0, 1.2]},
+                "roll": 0, "parent": "", "use_connect": false, "use_inherit_rotation": true, "use_local_location": false,
+                "inherit_scale": "FIX_SHEAR", "rotation_mode": "XYZ", "collections": ["Torso"],
+                "rigify": {"rigify_type": "spines.basic_spine", "rigify_parameters": {"fk_coll_refs": ["Torso"], "pivot_pos": 2, "segments": 1.5}},
+                "bendy_bone": {"segments": 3, "custom_handle_start": "neck", "handle_type_end": "ABSOLUTE", "easein": 0.25,
+                    "handle_use_scale_start": [true, false, false]}
+            },
+            "neck": {
+                "head": {"strategy": "VERTEX", "vertex_index": 7, "default_position": [0.0, 0.0, 1.2]},
+                "tail": {"strategy": "MEAN", "vertex_indices": [4, 5, 5], "default_position": [0.0, -0.01, 1.4]},
+                "roll": 0.12346, "parent": "spine", "use_connect": true, "use_inherit_rotation": false, "use_local_location": true,
+                "inherit_scale": "AVERAGE", "roll_strategy": "ALIGN_Z_WORLD_Z", "collections": [], "rigify": {},
+                "constraints": [
+                    {"type": "COPY_ROTATION", "name": "Copy", "target": true, "subtarget": "spine", "influence": 0.3333333432674408},
+                    {"type": "ARMATURE", "name": "Arm", "target": {"strategy": "VERTEX", "vertex_index": 12},
+                     "targets": [{"subtarget": "spine", "weight": 1.0, "target": {"strategy": "JOINTS", "joint_head": "joint-neck", "joint_tail": "joint-head"}}]},
+                    {"type": "DAMPED_TRACK", "name": "Track", "target": {"strategy": null}, "head_tail": 0.5},
+                    {"type": "LIMIT_ROTATION", "name": "Limit", "target": false, "space_object": true, "space_subtarget": "spine"}
+                ]
+            }
+        }
+    });
+    let doc = read_bytes(&serde_json::to_vec(&rig).unwrap());
+    assert_eq!(doc.skeletons[0].bones[0].roll, Some(0.0));
+    let written = write_json(&doc);
+    assert_eq!(written, rig);
+    assert!(written["bones"]["spine"]["roll"].is_i64(), "an integer roll stays an integer");
+}
+
+#[test]
+fn v100_layers_become_collections_as_mpfb_upgrades_them() {
+    let mut layers = vec![false; 32];
+    layers[0] = true;
+    layers[2] = true;
+    let mut fk = vec![false; 32];
+    fk[1] = true;
+    let bone = |l: &Vec<bool>| {
+        serde_json::json!({
+            "head": {"strategy": "CUBE", "cube_name": "joint-a", "default_position": [0.0, 0.0, 0.0]},
+            "tail": {"strategy": "CUBE", "cube_name": "joint-b", "default_position": [0.0, 0.0, 1.0]},
+            "roll": 0.0, "parent": "", "use_connect": false, "use_inherit_rotation": true, "use_local_location": true,
+            "inherit_scale": "FULL", "layers": l, "rigify": {"rigify_parameters": {"fk_layers": fk, "tweak_layers_extra": true}}
+        })
+    };
+    // Headerless: layer 0 is "Bones"; with a rigify_ui it is "Layer 1".
+    for (top, first) in [(serde_json::json!({"a": bone(&layers)}), "Bones"), (serde_json::json!({"version": 100, "rigify_ui": {}, "bones": {"a": bone(&layers)}}), "Layer 1")] {
+        let w = write_json(&read_bytes(&serde_json::to_vec(&top).unwrap()));
+        assert_eq!(w["version"], 110);
+        let b = &w["bones"]["a"];
+        assert!(b.get("layers").is_none());
+        assert_eq!(b["collections"], serde_json::json!([first, "Layer 3"]));
+        assert_eq!(w["collections"], serde_json::json!([first, "Layer 3"]));
+        assert_eq!(b["rigify"]["rigify_parameters"]["fk_coll_refs"], serde_json::json!(["Layer 2"]));
+        assert!(b["rigify"]["rigify_parameters"].get("fk_layers").is_none());
+        // The upgrade re-reads to itself.
+        assert_eq!(write_json(&read_bytes(&serde_json::to_vec(&w).unwrap())), w);
+    }
+}
