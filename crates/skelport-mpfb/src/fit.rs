@@ -62,8 +62,15 @@ impl<'a> StrategyPicker<'a> {
         let span = ((max - min) / CELL).floor();
         let dims = [span.x as usize + 1, span.y as usize + 1, span.z as usize + 1];
         let ncell = dims[0] * dims[1] * dims[2];
-        let mut picker =
-            StrategyPicker { positions, cubes, min, dims, starts: vec![0; ncell + 1], order: vec![0; positions.len()], max_axis: 0.15 * (max.z - min.z).abs() };
+        let mut picker = StrategyPicker {
+            positions,
+            cubes,
+            min,
+            dims,
+            starts: vec![0; ncell + 1],
+            order: vec![0; positions.len()],
+            max_axis: 0.15 * (max.z - min.z).abs(),
+        };
         let cell_of: Vec<usize> = positions.iter().map(|p| picker.cell_index(picker.cell(*p))).collect();
         for &c in &cell_of {
             picker.starts[c + 1] += 1;

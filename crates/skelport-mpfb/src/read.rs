@@ -465,16 +465,17 @@ fn read_weights_into(
     let file = path.display().to_string();
     let bytes =
         std::fs::read(path).map_err(|e| MpfbError::File { file: file.clone(), message: format!("cannot read the weights: {e}") })?;
-    let v: Value = serde_json::from_slice(&bytes).map_err(|e| MpfbError::Syntax {
+    // Typed parse straight into (vertex, weight) pairs: a weights file is ~3 MB of small arrays,
+    // and building a serde_json::Value for each entry costs most of the read.
+    let wf: WeightsFile = serde_json::from_slice(&bytes).map_err(|e| MpfbError::Syntax {
         file: file.clone(),
         line: e.line(),
         column: e.column(),
-        message: e.to_string(),
+        message: format!("{e}; a weights file is {{\"weights\": {{group: [[vertex, weight], ...]}}}}"),
     })?;
-    let groups = v
-        .get("weights")
-        .and_then(Value::as_object)
-        .ok_or_else(|| jerr(&file, "$.weights", "a weights file needs a \"weights\" object of group name → [[vertex, weight], ...]"))?;
+    let Some(groups) = wf.groups else {
+        return Err(jerr(&file, "$.weights", "a weights file needs a \"weights\" object of group name → [[vertex, weight], ...]"));
+    };
     let names = sk.name_map();
     let mut joints: Vec<BoneId> = Vec::new();
     let mut slot_of: HashMap<BoneId, u32> = HashMap::new();
@@ -482,21 +483,12 @@ fn read_weights_into(
     let mut max_v = 0usize;
     let mut unmatched = Vec::new();
     let mut masks = Vec::new();
-    for (g, entries) in groups {
-        let list = entries.as_array().ok_or_else(|| jerr(&file, format!("$.weights.{g}"), "must be an array of [vertex, weight] pairs"))?;
-        let mut pairs = Vec::with_capacity(list.len());
-        for (k, e) in list.iter().enumerate() {
-            let pair = e.as_array().filter(|a| a.len() == 2);
-            let (vi, w) = match pair.and_then(|a| Some((a[0].as_u64()?, a[1].as_f64()?))) {
-                Some(x) => x,
-                None => return Err(jerr(&file, format!("$.weights.{g}[{k}]"), "must be [vertex index, weight]")),
-            };
-            if !w.is_finite() {
-                return Err(jerr(&file, format!("$.weights.{g}[{k}]"), "weight must be a finite number"));
-            }
-            max_v = max_v.max(vi as usize + 1);
-            pairs.push((vi as usize, w));
+    for (g, pairs) in groups {
+        if let Some(k) = pairs.iter().position(|p| !p.1.is_finite()) {
+            return Err(jerr(&file, format!("$.weights.{g}[{k}]"), "weight must be a finite number"));
         }
+        max_v = max_v.max(pairs.iter().map(|p| p.0 as usize + 1).max().unwrap_or(0));
+        let pairs: Vec<(usize, f64)> = pairs.into_iter().map(|(v, w)| (v as usize, w)).collect();
         if g.starts_with("mhmask-") {
             masks.push((g.clone(), pairs));
             continue;
@@ -547,7 +539,10 @@ fn read_weights_into(
     if triples.len() < before {
         diag.info(
             "mpfb.helper-weights",
-            format!("{file}: {} weight entries on helper geometry are left out with it (--keep-helpers keeps them)", before - triples.len()),
+            format!(
+                "{file}: {} weight entries on helper geometry are left out with it (--keep-helpers keeps them)",
+                before - triples.len()
+            ),
         );
     }
     let influences = Influences::from_triples(count, triples.into_iter().filter(|t| t.2 != 0.0));
@@ -566,8 +561,7 @@ fn read_weights_into(
     }
     let world = sk.world_matrices();
     let inverse_bind: Vec<DMat4> = joints.iter().map(|j| world[j.index()].inverse()).collect();
-    let mut header = v.as_object().cloned().unwrap_or_default();
-    header.remove("weights");
+    let header = wf.header;
     let mut skin = Skin {
         name: "weights".into(),
         skeleton: 0,
@@ -580,4 +574,58 @@ fn read_weights_into(
     };
     skin.ext.set_raw(NAMESPACE, Value::Object(header));
     Ok(Some(skin))
+}
+
+/// A weights file: the header keys as they are, and the groups in file order.
+struct WeightsFile {
+    header: Map<String, Value>,
+    groups: Option<Vec<(String, Vec<(u64, f64)>)>>,
+}
+
+impl<'de> serde::Deserialize<'de> for WeightsFile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Top;
+        impl<'de> serde::de::Visitor<'de> for Top {
+            type Value = WeightsFile;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object with a \"weights\" object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<WeightsFile, A::Error> {
+                let mut out = WeightsFile { header: Map::new(), groups: None };
+                while let Some(k) = m.next_key::<String>()? {
+                    if k == "weights" {
+                        out.groups = Some(m.next_value::<Groups>()?.0);
+                    } else {
+                        let v: Value = m.next_value()?;
+                        out.header.insert(k, v);
+                    }
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(Top)
+    }
+}
+
+/// Group name → [[vertex, weight], ...], in file order.
+struct Groups(Vec<(String, Vec<(u64, f64)>)>);
+
+impl<'de> serde::Deserialize<'de> for Groups {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Groups;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of group name → [[vertex index, weight], ...]")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Groups, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = m.next_entry::<String, Vec<(u64, f64)>>()? {
+                    out.push((k, v));
+                }
+                Ok(Groups(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
 }

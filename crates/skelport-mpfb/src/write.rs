@@ -107,7 +107,11 @@ fn picker_mesh(opts: &WriteOptions, scale: f64, diag: &mut Diagnostics) -> Resul
     if m.positions.len() != BASE_VERTEX_COUNT {
         diag.warn(
             "mpfb.mesh-topology",
-            format!("{}: {} vertices, not the base mesh's {BASE_VERTEX_COUNT}: strategies picked on it fit only bodies with its numbering", p.display(), m.positions.len()),
+            format!(
+                "{}: {} vertices, not the base mesh's {BASE_VERTEX_COUNT}: strategies picked on it fit only bodies with its numbering",
+                p.display(),
+                m.positions.len()
+            ),
         );
     }
     Ok(Some(m))
@@ -209,7 +213,10 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
         bones.insert(b.name.clone(), Value::Object(m));
     }
     if picked > 0 {
-        diag.info("mpfb.picked-strategies", format!("{picked} bone end(s) without a strategy got one picked on the mesh as MPFB's save does"));
+        diag.info(
+            "mpfb.picked-strategies",
+            format!("{picked} bone end(s) without a strategy got one picked on the mesh as MPFB's save does"),
+        );
     }
     if lost_strategies > 0 {
         let why = if opts.mesh.is_some() {

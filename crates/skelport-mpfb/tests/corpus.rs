@@ -326,7 +326,8 @@ fn writer_picks_strategies_on_the_mesh_as_mpfb_saves() {
     assert_eq!((means, means_to_cubes), (22, 4));
     // Re-read on the same mesh: the same bones in the same places.
     let mut dd = Diagnostics::default();
-    let again = MpfbFormat.read(Input { path: None, bytes: &out.main }, &ReadOptions { mesh: Some(base), ..Default::default() }, &mut dd).unwrap();
+    let again =
+        MpfbFormat.read(Input { path: None, bytes: &out.main }, &ReadOptions { mesh: Some(base), ..Default::default() }, &mut dd).unwrap();
     let b: std::collections::HashMap<String, (DVec3, DVec3)> = world_heads_tails(&again).into_iter().map(|(n, h, t)| (n, (h, t))).collect();
     for (n, h, t) in world_heads_tails(&doc) {
         assert!((b[&n].0 - h).length() < 0.02 && (b[&n].1 - t).length() < 0.02, "{n}");
@@ -424,9 +425,8 @@ fn a_placed_rig_written_and_re_read_without_the_mesh_stands_where_it_stood() {
     let base = Some(c.join("3dobjs/base.obj"));
     for p in rigs(&c) {
         let (doc, _) = read(&p, &ReadOptions { mesh: base.clone(), ..Default::default() });
-        let out = MpfbFormat
-            .write(&doc, &WriteOptions { file_stem: "rig.x".into(), ..Default::default() }, &mut Diagnostics::default())
-            .unwrap();
+        let out =
+            MpfbFormat.write(&doc, &WriteOptions { file_stem: "rig.x".into(), ..Default::default() }, &mut Diagnostics::default()).unwrap();
         for opts in [ReadOptions::default(), ReadOptions { mesh: base.clone(), ..Default::default() }] {
             let again = MpfbFormat.read(Input { path: None, bytes: &out.main }, &opts, &mut Diagnostics::default()).unwrap();
             let b: std::collections::HashMap<String, DVec3> = world_heads_tails(&again).into_iter().map(|(n, h, _)| (n, h)).collect();
@@ -448,8 +448,12 @@ fn expected_weights(v: &Value) -> std::collections::BTreeMap<String, std::collec
         for e in list.as_array().unwrap() {
             *m.entry(e[0].as_u64().unwrap()).or_default() += e[1].as_f64().unwrap();
         }
-        let m: std::collections::BTreeMap<u64, f64> =
-            m.into_iter().map(|(k, w)| (k, w.clamp(0.0, 1.0))).filter(|e| e.1 >= 0.0001).map(|(k, w)| (k, (w * 1e5).round() / 1e5)).collect();
+        let m: std::collections::BTreeMap<u64, f64> = m
+            .into_iter()
+            .map(|(k, w)| (k, w.clamp(0.0, 1.0)))
+            .filter(|e| e.1 >= 0.0001)
+            .map(|(k, w)| (k, (w * 1e5).round() / 1e5))
+            .collect();
         if !m.is_empty() {
             out.insert(g.clone(), m);
         }
@@ -475,7 +479,8 @@ fn all_five_weights_files_join_their_rigs_and_write_back_as_mpfb_would() {
         let (doc, d) = read(&rig, &opts);
         assert!(!d.items.iter().any(|x| x.code == "mpfb.unmatched-weights"), "{name}: {:?}", d.items);
         assert_eq!(doc.skins[0].vertex_count(), 19158);
-        let out = MpfbFormat.write(&doc, &WriteOptions { file_stem: "rig.x".into(), ..Default::default() }, &mut Diagnostics::default()).unwrap();
+        let out =
+            MpfbFormat.write(&doc, &WriteOptions { file_stem: "rig.x".into(), ..Default::default() }, &mut Diagnostics::default()).unwrap();
         let (wname, wbytes) = &out.side_files[0];
         assert_eq!(wname, "weights.x.json");
         let written: Value = serde_json::from_slice(wbytes).unwrap();
@@ -494,7 +499,8 @@ fn all_five_weights_files_join_their_rigs_and_write_back_as_mpfb_would() {
         // sat on helper geometry is said to be left out.
         let (doc, d) = read(&rig, &ReadOptions { keep_helpers: false, ..opts.clone() });
         assert_eq!(doc.skins[0].vertex_count(), 13380);
-        let out = MpfbFormat.write(&doc, &WriteOptions { file_stem: "rig.x".into(), ..Default::default() }, &mut Diagnostics::default()).unwrap();
+        let out =
+            MpfbFormat.write(&doc, &WriteOptions { file_stem: "rig.x".into(), ..Default::default() }, &mut Diagnostics::default()).unwrap();
         let got = expected_weights(&serde_json::from_slice(&out.side_files[0].1).unwrap());
         let body: std::collections::BTreeSet<u64> = (0..13380).collect();
         let mut dropped = 0;
@@ -509,7 +515,8 @@ fn all_five_weights_files_join_their_rigs_and_write_back_as_mpfb_would() {
 }
 
 fn write_json(doc: &Document) -> Value {
-    let out = MpfbFormat.write(doc, &WriteOptions { file_stem: "rig.x".into(), ..Default::default() }, &mut Diagnostics::default()).unwrap();
+    let out =
+        MpfbFormat.write(doc, &WriteOptions { file_stem: "rig.x".into(), ..Default::default() }, &mut Diagnostics::default()).unwrap();
     serde_json::from_slice(&out.main).unwrap()
 }
 
@@ -572,7 +579,10 @@ fn v100_layers_become_collections_as_mpfb_upgrades_them() {
         })
     };
     // Headerless: layer 0 is "Bones"; with a rigify_ui it is "Layer 1".
-    for (top, first) in [(serde_json::json!({"a": bone(&layers)}), "Bones"), (serde_json::json!({"version": 100, "rigify_ui": {}, "bones": {"a": bone(&layers)}}), "Layer 1")] {
+    for (top, first) in [
+        (serde_json::json!({"a": bone(&layers)}), "Bones"),
+        (serde_json::json!({"version": 100, "rigify_ui": {}, "bones": {"a": bone(&layers)}}), "Layer 1"),
+    ] {
         let w = write_json(&read_bytes(&serde_json::to_vec(&top).unwrap()));
         assert_eq!(w["version"], 110);
         let b = &w["bones"]["a"];
@@ -583,5 +593,29 @@ fn v100_layers_become_collections_as_mpfb_upgrades_them() {
         assert!(b["rigify"]["rigify_parameters"].get("fk_layers").is_none());
         // The upgrade re-reads to itself.
         assert_eq!(write_json(&read_bytes(&serde_json::to_vec(&w).unwrap())), w);
+    }
+}
+
+#[test]
+fn bad_weights_files_name_the_place() {
+    let Some(c) = corpus() else { return };
+    let dir = tempfile_dir("badweights");
+    let rig = std::fs::read(c.join("rigs/standard/rig.game_engine.json")).unwrap();
+    for (text, needle) in [
+        ("{\"weights\": {\"spine_01\": [[1, 0.5],\n [2, \"x\"]]}}", ":2:"),
+        ("{\"weights\": {\"spine_01\": [[1.5, 0.5]]}}", "expected u64"),
+        ("{\"name\": \"w\"}", "needs a \"weights\" object"),
+    ] {
+        let w = dir.join("w.json");
+        std::fs::write(&w, text).unwrap();
+        let e = MpfbFormat
+            .read(
+                Input { path: None, bytes: &rig },
+                &ReadOptions { weights: Some(w.clone()), ..Default::default() },
+                &mut Diagnostics::default(),
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("w.json") && e.contains(needle), "{e}");
     }
 }
