@@ -407,15 +407,22 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
 fn build_mesh(m: &BaseMesh, lift: DVec3, keep_helpers: bool) -> (Mesh, Option<Vec<Option<u32>>>) {
     let is_helper = |g: &str| g.starts_with("helper-") || g.starts_with("joint-");
     let positions: Vec<DVec3> = m.positions.iter().map(|p| *p + lift).collect();
-    let groups = m.obj.vertex_groups();
+    // The groups were gathered once on load; here they are put back in file order.
+    let groups: Vec<VertexGroup> = m
+        .obj
+        .group_names
+        .iter()
+        .map(|n| VertexGroup { name: n.clone(), vertices: m.groups.get(n).cloned().unwrap_or_default(), weights: None })
+        .collect();
     if keep_helpers {
         let mesh = Mesh { name: "base".into(), positions, normals: None, faces: m.obj.faces.clone(), groups, ext: Default::default() };
         return (mesh, None);
     }
+    let helper_group: Vec<bool> = m.obj.group_names.iter().map(|g| is_helper(g)).collect();
     let mut keep = vec![false; positions.len()];
     let mut faces = Faces::default();
     for (f, g) in m.obj.faces.iter().zip(&m.obj.face_groups) {
-        let helper = g.map(|g| is_helper(&m.obj.group_names[g as usize])).unwrap_or(false);
+        let helper = g.is_some_and(|g| helper_group[g as usize]);
         if !helper {
             for &v in f {
                 keep[v as usize] = true;
@@ -436,7 +443,7 @@ fn build_mesh(m: &BaseMesh, lift: DVec3, keep_helpers: bool) -> (Mesh, Option<Ve
         }
     }
     for (f, g) in m.obj.faces.iter().zip(&m.obj.face_groups) {
-        let helper = g.map(|g| is_helper(&m.obj.group_names[g as usize])).unwrap_or(false);
+        let helper = g.is_some_and(|g| helper_group[g as usize]);
         if !helper {
             faces.counts.push(f.len() as u32);
             faces.indices.extend(f.iter().filter_map(|&v| map[v as usize]));
