@@ -32,21 +32,38 @@ pub struct ObjMesh {
 impl ObjMesh {
     /// Vertices of each named group (sorted, unique), in first-seen group order.
     pub fn vertex_groups(&self) -> Vec<VertexGroup> {
-        let mut sets: Vec<Vec<u32>> = vec![Vec::new(); self.group_names.len()];
+        // (vertex, group) pairs bucketed by vertex, then each group filled in vertex order: sorted
+        // and unique without sorting (a vertex's faces are usually in the same group).
+        let n = self.positions.len();
+        let mut start = vec![0u32; n + 1];
         for (f, g) in self.faces.iter().zip(&self.face_groups) {
-            if let Some(g) = g {
-                sets[*g as usize].extend_from_slice(f);
+            if g.is_some() {
+                f.iter().for_each(|&v| start[v as usize + 1] += 1);
             }
         }
-        self.group_names
-            .iter()
-            .zip(sets)
-            .map(|(n, mut v)| {
-                v.sort_unstable();
-                v.dedup();
-                VertexGroup { name: n.clone(), vertices: v, weights: None }
-            })
-            .collect()
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut groups_of = vec![0u32; start[n] as usize];
+        for (f, g) in self.faces.iter().zip(&self.face_groups) {
+            if let Some(g) = g {
+                for &v in f {
+                    groups_of[fill[v as usize] as usize] = *g;
+                    fill[v as usize] += 1;
+                }
+            }
+        }
+        let mut sets: Vec<Vec<u32>> = vec![Vec::new(); self.group_names.len()];
+        for v in 0..n {
+            for &g in &groups_of[start[v] as usize..start[v + 1] as usize] {
+                let set = &mut sets[g as usize];
+                if set.last() != Some(&(v as u32)) {
+                    set.push(v as u32);
+                }
+            }
+        }
+        self.group_names.iter().zip(sets).map(|(n, v)| VertexGroup { name: n.clone(), vertices: v, weights: None }).collect()
     }
 
     /// The mesh as an IR mesh (positions as in the file, groups from `g`).
@@ -130,7 +147,7 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<ObjMesh, ObjError> {
             Some("f") => {
                 let mut count = 0u32;
                 for tok in it {
-                    let idx = tok.split('/').next().unwrap_or("");
+                    let idx = tok.as_bytes().iter().position(|&c| c == b'/').map_or(tok, |k| &tok[..k]);
                     let i: i64 = idx.parse().map_err(|_| ObjError::Line {
                         file: file.into(),
                         line,
