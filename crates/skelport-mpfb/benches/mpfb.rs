@@ -1,4 +1,5 @@
-//! Read the default rig + game_engine weights + base.obj, and write them.
+//! Read the default rig + base.obj and the game_engine rig + weights + base.obj, and write them
+//! (as read, and stripped of strategies so the writer picks them on base.obj).
 use criterion::{criterion_group, criterion_main, Criterion};
 use skelport_ir::{Diagnostics, Format, Input, ReadOptions, WriteOptions};
 use skelport_mpfb::MpfbFormat;
@@ -15,6 +16,17 @@ fn bench(c: &mut Criterion) {
         let doc = read();
         let w = WriteOptions { file_stem: rig.trim_end_matches(".json").into(), ..Default::default() };
         c.bench_function(&format!("mpfb write {rig}"), |b| b.iter(|| MpfbFormat.write(&doc, &w, &mut Diagnostics::default()).unwrap()));
+        // The same bones with no strategies (as from another format): picked on base.obj.
+        let mut bare = doc.clone();
+        for b in &mut bare.skeletons[0].bones {
+            b.anchors = None;
+            b.ext = Default::default();
+        }
+        bare.skeletons[0].ext = Default::default();
+        let wm = WriteOptions { mesh: opts.mesh.clone(), ..w.clone() };
+        c.bench_function(&format!("mpfb write {rig} picking strategies on base.obj"), |b| {
+            b.iter(|| MpfbFormat.write(&bare, &wm, &mut Diagnostics::default()).unwrap())
+        });
     }
 }
 

@@ -145,9 +145,15 @@ impl<'a> StrategyPicker<'a> {
                 firsts.push(v);
             }
         });
-        // Index order, as a deterministic stand-in for the KD-tree's range order.
-        firsts.sort_unstable();
-        for v1 in firsts {
+        // Nearest first (index order on ties, a deterministic stand-in for the KD-tree's range
+        // order), so the search can stop early: a pair's midpoint within 0.02 of p means
+        // |v2 − v1| ≥ 2|v1 − p| − 0.04, so its weight is at least that times the penalty.
+        let mut firsts: Vec<(f64, u32)> = firsts.into_iter().map(|v| ((self.positions[v as usize] - p).length(), v)).collect();
+        firsts.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        for (r1, v1) in firsts {
+            if (2.0 * r1 - 2.0 * MEAN_MAX_DIST) * penalty >= best_weight {
+                break;
+            }
             let q1 = self.positions[v1 as usize];
             // The pair's midpoint is closest to p when v2 is closest to p mirrored through v1;
             // beyond 2 × 0.02 the midpoint is out of range anyway.
