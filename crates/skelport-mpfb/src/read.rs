@@ -583,10 +583,13 @@ fn read_weights_into(
     Ok(Some(skin))
 }
 
+/// One weights group: its name and (vertex, weight) entries.
+type WeightGroup = (String, Vec<(u64, f64)>);
+
 /// A weights file: the header keys as they are, and the groups in file order.
 struct WeightsFile {
     header: Map<String, Value>,
-    groups: Option<Vec<(String, Vec<(u64, f64)>)>>,
+    groups: Option<Vec<WeightGroup>>,
 }
 
 impl<'de> serde::Deserialize<'de> for WeightsFile {
@@ -615,7 +618,7 @@ impl<'de> serde::Deserialize<'de> for WeightsFile {
 }
 
 /// Group name → [[vertex, weight], ...], in file order.
-struct Groups(Vec<(String, Vec<(u64, f64)>)>);
+struct Groups(Vec<WeightGroup>);
 
 impl<'de> serde::Deserialize<'de> for Groups {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
