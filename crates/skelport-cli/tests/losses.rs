@@ -57,7 +57,7 @@ fn rest_pose_unlike_bind_pose_is_lost_in_g4mf() {
     let mut d = demo::sample();
     assert!(!losses(&d, "g4tf").contains(&"g4mf.rest-pose".to_string()));
     // Bind the fourth joint 5 cm away from its rest pose.
-    d.skins[0].inverse_bind[3] = d.skins[0].inverse_bind[3] * DMat4::from_translation(DVec3::new(0.05, 0.0, 0.0));
+    d.skins[0].inverse_bind[3] *= DMat4::from_translation(DVec3::new(0.05, 0.0, 0.0));
     assert!(losses(&d, "g4tf").contains(&"g4mf.rest-pose".to_string()));
     assert!(!losses(&d, "glb").contains(&"g4mf.rest-pose".to_string()), "glTF keeps both poses");
 }
