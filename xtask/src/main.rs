@@ -61,10 +61,16 @@ fn matrix() -> Result<()> {
     let corpus = skelport_ir::testing::corpus_root();
     let sources = skelport_cli::matrix::sources(corpus.as_deref());
     let cells = skelport_cli::matrix::run(&sources);
-    let md = skelport_cli::matrix::markdown(&cells);
+    let rows = skelport_cli::matrix::pose_rows(&sources, corpus.as_deref());
+    let md = skelport_cli::matrix::markdown(&cells) + &skelport_cli::matrix::pose_markdown(&rows);
     std::fs::write(root().join("docs/conversion-matrix.md"), md)?;
     let failed = cells.iter().filter(|c| !c.ok).count();
-    eprintln!("matrix: {} cells, {failed} failed; wrote docs/conversion-matrix.md", cells.len());
+    let over = rows.iter().filter(|r| r.test.as_ref().is_none_or(|t| t.max_deviation > skelport_cli::matrix::POSE_TOLERANCE)).count();
+    eprintln!(
+        "matrix: {} cells, {failed} failed; pose test: {} rows, {over} over the bar; wrote docs/conversion-matrix.md",
+        cells.len(),
+        rows.len()
+    );
     Ok(())
 }
 

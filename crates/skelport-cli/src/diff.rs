@@ -65,32 +65,61 @@ pub struct DiffReport {
     pub pose_test: Option<PoseTest>,
 }
 
-/// Result of posing two documents alike and comparing their skinned vertices.
-#[derive(Debug, Serialize)]
+/// Result of posing two documents alike and comparing their skinned vertices (or, for
+/// skeleton-only files, their posed joints).
+#[derive(Debug, Serialize, Clone)]
 pub struct PoseTest {
     pub poses: usize,
+    /// Skinned vertices compared per pose (over every skin); 0 for skeleton-only files.
     pub vertices: usize,
-    /// Largest vertex distance over all poses, metres (report frame).
+    /// Posed joint heads compared per pose (skeleton-only files); 0 when vertices are compared.
+    pub joints: usize,
+    /// Largest vertex (or joint) distance over all poses, metres (report frame).
     pub max_deviation: f64,
 }
 
 /// Pose A and B with the same `poses` random rotations (by bone name, up to 0.6 rad each) and
-/// compare the linear-blend-skinned vertices of their first skins.
+/// compare the linear-blend-skinned vertices of every skin (skins paired by order). When neither
+/// file has a skin, compare the posed world positions of the joints both have.
 pub fn pose_test(a: &Document, b: &Document, poses: usize, seed: u64) -> anyhow::Result<PoseTest> {
-    use skelport_ir::pose::{deform, max_deviation, random_pose};
-    anyhow::ensure!(!a.skins.is_empty() && !b.skins.is_empty(), "--pose-test needs a skinned mesh in both files");
+    use skelport_ir::pose::{deform_all, max_deviation, posed_heads, random_pose};
     let names: Vec<&str> = a.skeletons.iter().flat_map(|s| s.bones.iter().map(|b| b.name.as_str())).collect();
     let mut worst = 0.0f64;
-    let mut vertices = 0;
+    let (mut vertices, mut joints) = (0, 0);
+    match (a.skins.is_empty(), b.skins.is_empty()) {
+        (false, false) => anyhow::ensure!(
+            a.skins.len() == b.skins.len(),
+            "the files have different numbers of skins ({} vs {}); the pose test pairs skins by order",
+            a.skins.len(),
+            b.skins.len()
+        ),
+        (true, true) => {}
+        _ => anyhow::bail!("--pose-test needs a skinned mesh in both files, or in neither (then joints are compared)"),
+    }
     for k in 0..poses {
         let pose = random_pose(names.iter().copied(), seed.wrapping_add(k as u64), 0.6);
-        let (va, vb) = (deform(a, 0, &pose), deform(b, 0, &pose));
-        vertices = va.len();
-        let d = max_deviation(&va, &vb)
-            .ok_or_else(|| anyhow::anyhow!("the skinned meshes differ in vertex count ({} vs {})", va.len(), vb.len()))?;
-        worst = worst.max(d);
+        if a.skins.is_empty() {
+            let (ha, hb) = (posed_heads(a, &pose), posed_heads(b, &pose));
+            joints = 0;
+            for (n, p) in &ha {
+                if let Some(q) = hb.get(n) {
+                    joints += 1;
+                    worst = worst.max(p.distance(*q));
+                }
+            }
+            anyhow::ensure!(joints > 0, "the files have no bone names in common");
+            continue;
+        }
+        let (da, db) = (deform_all(a, &pose), deform_all(b, &pose));
+        vertices = 0;
+        for (k, (va, vb)) in da.iter().zip(&db).enumerate() {
+            vertices += va.len();
+            let d = max_deviation(va, vb)
+                .ok_or_else(|| anyhow::anyhow!("skin {k}: the skinned meshes differ in vertex count ({} vs {})", va.len(), vb.len()))?;
+            worst = worst.max(d);
+        }
     }
-    Ok(PoseTest { poses, vertices, max_deviation: worst })
+    Ok(PoseTest { poses, vertices, joints, max_deviation: worst })
 }
 
 fn angle_deg(a: [f64; 4], b: [f64; 4]) -> f64 {

@@ -6,6 +6,7 @@ pub mod diff;
 pub mod fuzzing;
 pub mod inspect;
 pub mod io;
+pub mod losses;
 pub mod maps;
 pub mod matrix;
 pub mod registry;
@@ -68,13 +69,15 @@ pub fn retarget(doc: &mut Document, map: &skelport_ir::retarget::RetargetMap, di
     Ok(())
 }
 
-/// Write a document with a format, returning the bytes and what the writer reported.
+/// Write a document with a format, returning the bytes and what the writer reported, with the
+/// shared loss checks of [`losses::check`].
 pub fn render(doc: &Document, format: &dyn Format, opts: &WriteOptions) -> Result<(skelport_ir::Output, Diagnostics)> {
     let mut diagnostics = Diagnostics::default();
     let out = format
         .write(doc, opts, &mut diagnostics)
         .map_err(|e| anyhow!("{e}"))
         .with_context(|| format!("cannot write as {}", format.name()))?;
+    losses::check(doc, format, &mut diagnostics);
     Ok((out, diagnostics))
 }
 

@@ -240,7 +240,15 @@ struct ValidateArgs {
 #[derive(Args)]
 struct DiffArgs {
     a: PathBuf,
-    b: PathBuf,
+    /// The file to compare A with (not needed with --sl)
+    #[arg(required_unless_present = "sl")]
+    b: Option<PathBuf>,
+    /// Compare A with the Second Life avatar skeleton (the built-in one, or --sl-skeleton FILE)
+    #[arg(long, conflicts_with = "b")]
+    sl: bool,
+    /// The avatar_skeleton.xml to read SL files with and to compare against with --sl
+    #[arg(long, value_name = "FILE")]
+    sl_skeleton: Option<PathBuf>,
     /// Largest position difference that counts as equal, in metres
     #[arg(long, value_name = "METRES", default_value_t = 1e-4)]
     tolerance: f64,
@@ -689,9 +697,18 @@ fn target_problems(file: &Path, l: &Loaded, target: &str) -> Result<Vec<skelport
 }
 
 fn cmd_diff(a: DiffArgs) -> Result<ExitCode> {
-    let opts = ReadOptions { mesh: a.mesh.clone(), weights: a.weights.clone(), ..Default::default() };
+    let opts = ReadOptions { mesh: a.mesh.clone(), weights: a.weights.clone(), sl_skeleton: a.sl_skeleton.clone(), ..Default::default() };
     let mut la = load(&a.a, None, &opts)?;
-    let lb = load(&a.b, None, &opts)?;
+    let lb = match &a.b {
+        Some(b) => load(b, None, &opts)?,
+        None => {
+            let sl = match &a.sl_skeleton {
+                Some(p) => std::borrow::Cow::Owned(skelport_sl::SlSkeleton::from_file(p)?),
+                None => std::borrow::Cow::Borrowed(skelport_sl::SlSkeleton::builtin()),
+            };
+            Loaded { doc: skelport_sl::skeleton_document(&sl), format: &skelport_sl::SlSkeletonFormat, diagnostics: Diagnostics::default() }
+        }
+    };
     if let Some(m) = &a.map {
         let map = skelport_cli::maps::load(m)?;
         skelport_cli::retarget(&mut la.doc, &map, &mut Diagnostics::default())?;
@@ -708,7 +725,8 @@ fn cmd_diff(a: DiffArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
         if let Some(p) = &r.pose_test {
-            println!("pose test: {} poses over {} vertices, max deviation {:.3e} m", p.poses, p.vertices, p.max_deviation);
+            let over = if p.vertices > 0 { format!("{} vertices", p.vertices) } else { format!("{} joints", p.joints) };
+            println!("pose test: {} poses over {over}, max deviation {:.3e} m", p.poses, p.max_deviation);
         }
         for n in &r.removed {
             println!("- {n}");

@@ -103,11 +103,10 @@ pub fn cell(src: &Source, target: &'static dyn skelport_ir::Format) -> Cell {
     };
     let name = format!("m.{}", target.extensions().first().copied().unwrap_or("out"));
     let path = dir.path().join(&name);
-    let mut d = Diagnostics::default();
-    let out = match target.write(&src.doc, &WriteOptions { file_stem: crate::stem_of(&path), ..Default::default() }, &mut d) {
+    let (out, d) = match crate::render(&src.doc, target, &WriteOptions { file_stem: crate::stem_of(&path), ..Default::default() }) {
         Ok(o) => o,
         Err(e) => {
-            c.error = Some(e.to_string());
+            c.error = Some(format!("{e:#}"));
             return c;
         }
     };
@@ -133,6 +132,94 @@ pub fn cell(src: &Source, target: &'static dyn skelport_ir::Format) -> Cell {
     }
     c.ok = true;
     c
+}
+
+/// Poses per file in the acceptance pose test (the issue's figure).
+pub const POSES: usize = 20;
+/// Largest skinned-vertex (or posed-joint) deviation the acceptance pose test allows, metres.
+pub const POSE_TOLERANCE: f64 = 1e-5;
+
+/// One acceptance pose-test row: a source taken through a chain of formats whose targets can
+/// express it, then posed alike with the source and compared.
+#[derive(Debug, Serialize, Clone)]
+pub struct PoseRow {
+    pub source: String,
+    /// The formats the source went through, e.g. `glb → g4b → glb`.
+    pub path: String,
+    pub test: Option<diff::PoseTest>,
+    pub error: Option<String>,
+}
+
+/// The chains each source takes for the acceptance test: glTF ↔ G4MF ↔ ir-json, MPFB → glTF →
+/// MPFB, SL → glTF → SL, AC → glTF → AC. (A chain ends in the format it checks.)
+fn chains(label: &str) -> &'static [&'static [&'static str]] {
+    match label {
+        "demo sample" => &[&["glb"], &["g4b"], &["ir-json"], &["g4tf", "gltf"]],
+        "glTF Fox.glb" | "glTF SimpleSkin.gltf" => &[&["g4tf"], &["g4b"], &["ir-json"], &["g4b", "glb"], &["ir-json", "g4tf", "gltf"]],
+        "MPFB game_engine + weights + base.obj" => &[&["glb", "mpfb"], &["glb"], &["g4b"], &["ir-json"]],
+        "SL female_2016_08_05.dae" => &[&["glb", "dae"], &["glb"], &["ir-json"]],
+        "AC biped (Standard)" => &[&["glb", "anvil"]],
+        "AC biped (Schema-Based)" => &[&["glb", "anvil-schema"]],
+        _ => &[],
+    }
+}
+
+/// Write `doc` as `fmt` into `dir` and read it back; an MPFB rig is read back on `mesh` with the
+/// weights file its writer produced.
+fn through(doc: &Document, fmt: &str, dir: &std::path::Path, mesh: Option<&std::path::Path>) -> Result<Document, String> {
+    let f = registry::by_name(fmt).ok_or_else(|| format!("no format {fmt}"))?;
+    let path = dir.join(format!("p.{}", f.extensions().first().copied().unwrap_or("out")));
+    let mut d = Diagnostics::default();
+    let out = f.write(doc, &WriteOptions { file_stem: crate::stem_of(&path), ..Default::default() }, &mut d).map_err(|e| e.to_string())?;
+    crate::io::write_output(&path, &out).map_err(|e| format!("{e:#}"))?;
+    let weights = out.side_files.iter().find(|s| s.0.starts_with("weights.")).map(|s| dir.join(&s.0));
+    let opts = ReadOptions { weights, mesh: mesh.map(|m| m.to_path_buf()), ..Default::default() };
+    f.read(Input { path: Some(&path), bytes: &out.main }, &opts, &mut Diagnostics::default()).map_err(|e| format!("re-read as {fmt}: {e}"))
+}
+
+/// Run every source's chains and pose each result against its source ([`POSES`] poses).
+pub fn pose_rows(sources: &[Source], corpus: Option<&std::path::Path>) -> Vec<PoseRow> {
+    let mesh = corpus.map(|c| c.join("mpfb/3dobjs/base.obj"));
+    let mut rows = Vec::new();
+    for src in sources {
+        for chain in chains(&src.label) {
+            let mut row = PoseRow { source: src.label.clone(), path: chain.join(" → "), test: None, error: None };
+            let run = || -> Result<diff::PoseTest, String> {
+                let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+                let mut doc = src.doc.clone();
+                for fmt in *chain {
+                    let m = if *fmt == "mpfb" { mesh.as_deref() } else { None };
+                    doc = through(&doc, fmt, dir.path(), m)?;
+                }
+                diff::pose_test(&src.doc, &doc, POSES, 11).map_err(|e| format!("{e:#}"))
+            };
+            match run() {
+                Ok(t) => row.test = Some(t),
+                Err(e) => row.error = Some(e),
+            }
+            rows.push(row);
+        }
+    }
+    rows
+}
+
+/// The pose-test table as markdown.
+pub fn pose_markdown(rows: &[PoseRow]) -> String {
+    let mut s = format!(
+        "\n## Proof by skinning\n\nEach source taken through the formats that can express it, then posed alike with the \
+         source ({POSES} random poses: every bone rotated up to 0.6 rad about a random axis, by name) and compared: \
+         linear-blend-skinned vertices of every skin, or posed joint positions for skeleton-only files. The acceptance \
+         bar is {POSE_TOLERANCE:.0e} m (the test `pose_acceptance` asserts it).\n\n| source | path | compared | max Δ (m) |\n|---|---|---|---|\n"
+    );
+    for r in rows {
+        let (what, dev) = match (&r.test, &r.error) {
+            (Some(t), _) if t.vertices > 0 => (format!("{} vertices", t.vertices), fmt_m(Some(t.max_deviation))),
+            (Some(t), _) => (format!("{} joints", t.joints), fmt_m(Some(t.max_deviation))),
+            (None, e) => ("–".into(), format!("**failed**: {}", e.as_deref().unwrap_or("").replace('|', "\\|"))),
+        };
+        s.push_str(&format!("| {} | {} | {what} | {dev} |\n", r.source, r.path));
+    }
+    s
 }
 
 /// Every source × every writer.

@@ -111,3 +111,27 @@ fn makehuman_body_survives_gltf_and_back_by_pose_test() {
     // float32 storage in glTF: well under a tenth of a millimetre.
     assert!(p.max_deviation < 1e-5, "max deviation {} m", p.max_deviation);
 }
+
+/// Several skins over one skeleton: glTF writes one node hierarchy they share, and reading it
+/// back gives one skeleton again (it once gave a copy per skin: SL female 159 bones → 795).
+#[test]
+fn skins_sharing_a_skeleton_come_back_sharing_it() {
+    let mut doc = skelport_cli::demo::sample();
+    let mut second = doc.skins[0].clone();
+    second.name = "second".into();
+    doc.skins.push(second);
+    for fmt in ["glb", "gltf"] {
+        let back = through(&doc, fmt);
+        assert_eq!(back.skeletons.len(), 1, "{fmt}");
+        assert_eq!(back.skeletons[0].bones.len(), doc.skeletons[0].bones.len(), "{fmt}");
+        assert_eq!(back.skins.len(), 2, "{fmt}");
+        assert!(back.skins.iter().all(|s| s.skeleton == 0));
+        assert_eq!(back.skins[1].name, "second");
+    }
+    let Some(c) = skelport_ir::testing::corpus_root() else { return };
+    let sl = read("dae", &c.join("sl/linden-lab/female_2016_08_05.dae"), &ReadOptions::default());
+    let back = through(&sl, "glb");
+    let bones = |d: &Document| d.skeletons.iter().map(|s| s.bones.len()).sum::<usize>();
+    assert_eq!((bones(&sl), sl.skins.len()), (159, 5));
+    assert_eq!((bones(&back), back.skins.len(), back.skeletons.len()), (159, 5, 1));
+}

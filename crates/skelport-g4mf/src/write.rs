@@ -260,9 +260,35 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
                 diag.loss("g4mf.skin-without-mesh", format!("skin \"{}\" has no mesh; G4MF keeps skins on meshes only", s.name));
                 continue;
             };
+            // Vertices go where the source's own skinning puts them at rest (Σ wⱼ·restⱼ·IBMⱼ·v).
+            // That is `bake` when every joint's rest·IBM agrees exactly; float32 inverse binds
+            // agree only to rounding (Fox: 8e-6 m at 95 m), and one joint's matrix for all would
+            // move the rest shape by that much.
+            let c_slot: Vec<DMat4> = s
+                .joints
+                .iter()
+                .enumerate()
+                .map(|(slot, j)| s.inverse_bind.get(slot).map(|ibm| rest_world[j.index()] * *ibm).unwrap_or(bake))
+                .collect();
+            // Agreement to f64 rounding (a G4MF-read document's rest·rest⁻¹) stays on `bake`, so
+            // rewriting a G4MF file keeps its vertices bit for bit.
+            let per_vertex = consistent && c_slot.iter().any(|c| !close(c, &bake, 1e-9 * extent));
             let mut pos = Vec::with_capacity(mesh.positions.len() * 12);
-            for p in &mesh.positions {
-                let q = bake.transform_point3(s.bind_shape.transform_point3(*p));
+            for (v, p) in mesh.positions.iter().enumerate() {
+                let b = s.bind_shape.transform_point3(*p);
+                let mut q = bake.transform_point3(b);
+                if per_vertex && v < s.influences.vertex_count() {
+                    let (mut acc, mut total) = (DVec3::ZERO, 0.0);
+                    for (j, w) in s.influences.vertex(v) {
+                        if let Some(m) = c_slot.get(j as usize) {
+                            acc += m.transform_point3(b) * w;
+                            total += w;
+                        }
+                    }
+                    if total > 0.0 {
+                        q = acc / total;
+                    }
+                }
                 for c in q.to_array() {
                     pos.extend_from_slice(&(c as f32).to_le_bytes());
                 }

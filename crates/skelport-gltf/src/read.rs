@@ -60,6 +60,15 @@ struct Reader<'a> {
     diag: &'a mut Diagnostics,
 }
 
+/// A skeleton already read for an earlier skin: its nodes and their bones, so a later skin over
+/// the same node hierarchy (glTF lets several skins share joints, and skelport writes one node
+/// hierarchy per skeleton however many skins use it) binds to it instead of a copy.
+struct BuiltSkeleton {
+    root: usize,
+    index: usize,
+    bone_of: HashMap<usize, BoneId>,
+}
+
 /// The node graph after checking: parents, top ancestors, unique names, local transforms.
 struct Graph {
     parent: Vec<Option<usize>>,
@@ -152,8 +161,9 @@ impl Reader<'_> {
                 }
             }
         }
+        let mut built: Vec<BuiltSkeleton> = Vec::new();
         for si in 0..self.root.skins.len() {
-            self.skin(si, &g, &scene_tops, &mut doc)?;
+            self.skin(si, &g, &scene_tops, &mut doc, &mut built)?;
         }
         if self.root.skins.is_empty() {
             self.diag.warn("gltf.no-skins", "the file has no skins: no skeleton was read");
@@ -276,7 +286,14 @@ impl Reader<'_> {
         Ok(out)
     }
 
-    fn skin(&mut self, si: usize, g: &Graph, scene_tops: &[HashSet<usize>], doc: &mut Document) -> Result<(), GltfError> {
+    fn skin(
+        &mut self,
+        si: usize,
+        g: &Graph,
+        scene_tops: &[HashSet<usize>],
+        doc: &mut Document,
+        built: &mut Vec<BuiltSkeleton>,
+    ) -> Result<(), GltfError> {
         let skin = &self.root.skins[si];
         let sp = format!("/skins/{si}");
         let n = g.parent.len();
@@ -393,11 +410,73 @@ impl Reader<'_> {
                 );
             }
         }
+        let joint_set: HashSet<usize> = joints.iter().copied().collect();
+        let skel_root = skin.skeleton.map(|s| s.value()).unwrap_or(lca);
+        let skin_extras: SkinExtras = self.extras(&sp).and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default();
+        let skin_name = skin.name.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| format!("skin{si}"));
+        // Same root as an earlier skin and all joints among its bones: share that skeleton.
+        let shared = built.iter().position(|b| b.root == skel_root && joints.iter().all(|j| b.bone_of.contains_key(j)));
+        let (skeleton_index, bone_of) = match shared {
+            Some(k) => {
+                let b = &built[k];
+                let sk = &mut doc.skeletons[b.index];
+                for j in &joints {
+                    let explicit = self.extras(&format!("/nodes/{j}")).and_then(|v| v.get("deform")).is_some_and(|d| !d.is_null());
+                    if !explicit {
+                        sk.bones[b.bone_of[j].index()].deform = true;
+                    }
+                }
+                (b.index, b.bone_of.clone())
+            }
+            None => self.build_skeleton(g, &joints, &joint_set, skel_root, &skin_extras, &skin_name, doc, built),
+        };
+        // Geometry: every primitive of every mesh used with this skin, merged.
+        let mut mesh_ids: Vec<usize> = Vec::new();
+        for &mn in &mesh_nodes {
+            if let Some(m) = self.root.nodes[mn].mesh {
+                if !mesh_ids.contains(&m.value()) {
+                    mesh_ids.push(m.value());
+                }
+            }
+        }
+        let skin_joint_count = joints.len();
+        let (mesh_index, influences) = if mesh_ids.is_empty() {
+            (None, Influences::default())
+        } else {
+            let (mesh, infl) = self.merge_meshes(&mesh_ids, skin_joint_count, si)?;
+            doc.meshes.push(mesh);
+            (Some(doc.meshes.len() - 1), infl)
+        };
+        let ir_joints: Vec<BoneId> = joints.iter().map(|j| bone_of.get(j).copied().unwrap_or(BoneId(0))).collect();
+        doc.skins.push(Skin {
+            name: skin_name,
+            skeleton: skeleton_index,
+            mesh: mesh_index,
+            joints: ir_joints,
+            inverse_bind: ibm,
+            bind_shape: DMat4::IDENTITY,
+            influences,
+            ext: skin_extras.ext,
+        });
+        Ok(())
+    }
+
+    /// Read the bones of one skin's node hierarchy into a new skeleton of `doc`.
+    #[allow(clippy::too_many_arguments)]
+    fn build_skeleton(
+        &mut self,
+        g: &Graph,
+        joints: &[usize],
+        joint_set: &HashSet<usize>,
+        skel_root: usize,
+        skin_extras: &SkinExtras,
+        skin_name: &str,
+        doc: &mut Document,
+        built: &mut Vec<BuiltSkeleton>,
+    ) -> (usize, HashMap<usize, BoneId>) {
         // Bones: the subtree of the skin's `skeleton` node (or, without one, of the joints'
         // lowest common ancestor): the joints, the nodes between them, helper and end nodes.
         // Nodes carrying a mesh or camera (and what hangs below them) are not bones.
-        let joint_set: HashSet<usize> = joints.iter().copied().collect();
-        let skel_root = skin.skeleton.map(|s| s.value()).unwrap_or(lca);
         let mut in_set: HashSet<usize> = HashSet::new();
         let mut stack = vec![skel_root];
         while let Some(i) = stack.pop() {
@@ -408,7 +487,7 @@ impl Reader<'_> {
             in_set.insert(i);
             stack.extend(g.children[i].iter().copied());
         }
-        for &j in &joints {
+        for &j in joints {
             // A joint below a mesh node still belongs, with the nodes leading to it.
             let mut x = j;
             while in_set.insert(x) {
@@ -435,9 +514,7 @@ impl Reader<'_> {
             order.push(i);
             stack.extend(g.children[i].iter().rev().copied().filter(|c| in_set.contains(c)));
         }
-        let skin_extras: SkinExtras = self.extras(&sp).and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default();
-        let skin_name = skin.name.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| format!("skin{si}"));
-        let mut sk = Skeleton::new(skin_extras.skeleton.clone().unwrap_or_else(|| skin_name.clone()));
+        let mut sk = Skeleton::new(skin_extras.skeleton.clone().unwrap_or_else(|| skin_name.to_string()));
         sk.ext = skin_extras.skeleton_ext.clone();
         let mut mirrors: Vec<(usize, String)> = Vec::new();
         let mut used: HashSet<String> = HashSet::new();
@@ -487,37 +564,10 @@ impl Reader<'_> {
         for (bi, m) in mirrors {
             sk.bones[bi].mirror = names.get(&m).copied();
         }
-        let skeleton_index = doc.skeletons.len();
+        let index = doc.skeletons.len();
         doc.skeletons.push(sk);
-        // Geometry: every primitive of every mesh used with this skin, merged.
-        let mut mesh_ids: Vec<usize> = Vec::new();
-        for &mn in &mesh_nodes {
-            if let Some(m) = self.root.nodes[mn].mesh {
-                if !mesh_ids.contains(&m.value()) {
-                    mesh_ids.push(m.value());
-                }
-            }
-        }
-        let skin_joint_count = joints.len();
-        let (mesh_index, influences) = if mesh_ids.is_empty() {
-            (None, Influences::default())
-        } else {
-            let (mesh, infl) = self.merge_meshes(&mesh_ids, skin_joint_count, si)?;
-            doc.meshes.push(mesh);
-            (Some(doc.meshes.len() - 1), infl)
-        };
-        let ir_joints: Vec<BoneId> = joints.iter().map(|j| bone_of.get(j).copied().unwrap_or(BoneId(0))).collect();
-        doc.skins.push(Skin {
-            name: skin_name,
-            skeleton: skeleton_index,
-            mesh: mesh_index,
-            joints: ir_joints,
-            inverse_bind: ibm,
-            bind_shape: DMat4::IDENTITY,
-            influences,
-            ext: skin_extras.ext,
-        });
-        Ok(())
+        built.push(BuiltSkeleton { root: skel_root, index, bone_of: bone_of.clone() });
+        (index, bone_of)
     }
 
     fn merge_meshes(&mut self, mesh_ids: &[usize], joint_count: usize, si: usize) -> Result<(Mesh, Influences), GltfError> {

@@ -36,16 +36,12 @@ pub fn random_pose<'a>(names: impl IntoIterator<Item = &'a str>, seed: u64, max_
         .collect()
 }
 
-/// Deform skin `skin` of `doc` by `pose`; returns the skinned vertices in the report frame
-/// (metres). Vertices without influences stay where the bind shape puts them.
-pub fn deform(doc: &Document, skin: usize, pose: &Pose) -> Vec<DVec3> {
-    let mut d = doc.clone();
-    d.convert_frame(Frame::REPORT);
-    let Some(s) = d.skins.get(skin) else { return Vec::new() };
-    let Some(sk) = d.skeletons.get(s.skeleton) else { return Vec::new() };
+/// Each bone's posed world matrix (in the skeleton's document frame) under `pose`.
+///
+/// Posed world: `P_i = P_parent · L_i · D_i` with `D_i = W_i⁻¹ · R_i · W_i` (rotation about the
+/// head in world axes). At a root, `P = R about the head · W`.
+pub fn posed_worlds(sk: &crate::document::Skeleton, pose: &Pose) -> Vec<DMat4> {
     let world = sk.world_matrices();
-    // Posed world: P_i = P_parent · L_i · D_i with D_i = W_i⁻¹ · R_i · W_i (rotation about the head
-    // in world axes). At the root, P = R about the head · W.
     let mut posed: Vec<DMat4> = Vec::with_capacity(sk.bones.len());
     for (i, b) in sk.bones.iter().enumerate() {
         let r = pose.get(&b.name).copied().unwrap_or(DQuat::IDENTITY);
@@ -59,6 +55,42 @@ pub fn deform(doc: &Document, skin: usize, pose: &Pose) -> Vec<DVec3> {
         };
         posed.push(p);
     }
+    posed
+}
+
+/// Posed joint heads by bone name, in the report frame (metres), over every skeleton: the
+/// comparison for skeleton-only files, which have no vertices to skin.
+pub fn posed_heads(doc: &Document, pose: &Pose) -> std::collections::BTreeMap<String, DVec3> {
+    let mut d = doc.clone();
+    d.convert_frame(Frame::REPORT);
+    let mut out = std::collections::BTreeMap::new();
+    for sk in &d.skeletons {
+        for (b, m) in sk.bones.iter().zip(posed_worlds(sk, pose)) {
+            out.insert(b.name.clone(), m.w_axis.truncate());
+        }
+    }
+    out
+}
+
+/// Deform skin `skin` of `doc` by `pose`; returns the skinned vertices in the report frame
+/// (metres). Vertices without influences stay where the bind shape puts them.
+pub fn deform(doc: &Document, skin: usize, pose: &Pose) -> Vec<DVec3> {
+    let mut d = doc.clone();
+    d.convert_frame(Frame::REPORT);
+    deform_in_place(&d, skin, pose)
+}
+
+/// [`deform`] for every skin of `doc` (the frame is converted once).
+pub fn deform_all(doc: &Document, pose: &Pose) -> Vec<Vec<DVec3>> {
+    let mut d = doc.clone();
+    d.convert_frame(Frame::REPORT);
+    (0..d.skins.len()).map(|k| deform_in_place(&d, k, pose)).collect()
+}
+
+fn deform_in_place(d: &Document, skin: usize, pose: &Pose) -> Vec<DVec3> {
+    let Some(s) = d.skins.get(skin) else { return Vec::new() };
+    let Some(sk) = d.skeletons.get(s.skeleton) else { return Vec::new() };
+    let posed = posed_worlds(sk, pose);
     let joint_mats: Vec<DMat4> =
         s.joints.iter().zip(&s.inverse_bind).map(|(j, ibm)| posed.get(j.index()).copied().unwrap_or(DMat4::IDENTITY) * *ibm).collect();
     let positions: Vec<DVec3> = match s.mesh.and_then(|m| d.meshes.get(m)) {
