@@ -722,3 +722,33 @@ fn unusual_but_valid_markup_is_kept_byte_for_byte() {
     assert!(back_t.contains("<Mystery Kind=\"1\"><![CDATA[<kept>]]><Inner/></Mystery>"), "{back_t}");
     assert!(back_t.contains("<Value Name=\"x73B5D0A0\" Type=\"String\">a &amp; b A</Value>"), "{back_t}");
 }
+
+#[test]
+fn merged_bones_get_their_global_from_the_main_parent_and_their_local() {
+    // An addon placed elsewhere (every Global moved 5 m along X; Locals unchanged, so the addon
+    // itself is consistent): the added bones must land on the main skeleton, not keep the
+    // addon's Globals.
+    let main = model(&fixture("biped", "standard.xml"));
+    let mut addon = model(&fixture("hidden_blade_addon", "standard.xml"));
+    for i in 0..addon.bone_count() {
+        let (p, q) = addon.bone(i).global_pose().unwrap();
+        addon.bone_mut(i).set_pose(f::GLOBAL_POS, f::GLOBAL_ROT, p + DVec3::new(5.0, 0.0, 0.0), q);
+    }
+    let (out, _) = merge(&main, &[addon.clone()], &MergeOptions::default()).unwrap();
+    let ids = out.id_map();
+    for blade in ["A_Hidden_Blade", "A_Hidden_Blade2"] {
+        let b = out.find_bone(blade).unwrap();
+        let (pp, pq) = out.bone(ids[&out.bone(b).bone_parent().unwrap()]).global_pose().unwrap();
+        let (lp, lq) = addon.bone(addon.find_bone(blade).unwrap()).local_pose().unwrap();
+        let (gp, gq) = out.bone(b).global_pose().unwrap();
+        assert!((gp - (pp + pq * lp)).length() < 1e-6, "{blade}: Global position {gp} is parent Global × Local");
+        let want = (pq.normalize() * lq.normalize()).normalize();
+        assert!(gq.normalize().dot(want).abs() > 1.0 - 1e-9, "{blade}: Global rotation {gq} is parent Global × Local {want}");
+        assert!(gp.x < 2.0, "{blade} is on the main skeleton, not 5 m away");
+    }
+    // The merged file re-reads with no Local/Global mismatch, in both forms.
+    for form in [Form::Standard, Form::Schema] {
+        let (_, diag) = read_doc(&out.to_bytes(form).unwrap());
+        assert!(diag.items.iter().all(|d| d.code != "anvil.local-global-mismatch"), "{form:?}: {:?}", diag.items);
+    }
+}
