@@ -52,7 +52,7 @@ fn regen_fixtures(check: bool) -> Result<()> {
     let mut files: Vec<(PathBuf, Vec<u8>)> = skelport_cli::demo::fixtures().into_iter().map(|(rel, b)| (testdata.join(rel), b)).collect();
     files.extend(skelport_render::sample::golden_fixtures().into_iter().map(|(rel, b)| (testdata.join(rel), b)));
     let anvil = testdata.join("anvil");
-    files.extend(skelport_anvil_lead::derived_fixtures(&anvil).into_iter().map(|(rel, b)| (anvil.join(rel), b)));
+    files.extend(skelport_anvil::derived_fixtures(&anvil).into_iter().map(|(rel, b)| (anvil.join(rel), b)));
     let stale = sync(&files, check)?;
     report("fixtures", &stale, check, files.len())
 }

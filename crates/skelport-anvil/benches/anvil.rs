@@ -31,6 +31,10 @@ fn bench(c: &mut Criterion) {
     g.bench_function("read", |b| {
         b.iter(|| AnvilFormat.read(Input { path: None, bytes: &bytes }, &ReadOptions::default(), &mut Diagnostics::default()).unwrap())
     });
+    let doc = AnvilFormat.read(Input { path: None, bytes: &bytes }, &ReadOptions::default(), &mut Diagnostics::default()).unwrap();
+    g.bench_function("write (the document read, unedited)", |b| {
+        b.iter(|| AnvilFormat.write(&doc, &WriteOptions::default(), &mut Diagnostics::default()).unwrap())
+    });
     g.bench_function("model parse + full re-emit (the edited-document path)", |b| {
         b.iter(|| {
             let m = AnvilSkeleton::parse(&bytes, "big.xml").unwrap();

@@ -207,3 +207,24 @@ impl Format for AnvilSchemaFormat {
         Ok(Output::single(write_document(doc, Form::Schema, opts, diag)?))
     }
 }
+
+/// The fixture stems in `testdata/anvil/`: the seed's biped (every modifier kind), its sword addon
+/// and its hidden-blade addon.
+pub const FIXTURE_STEMS: &[&str] = &["biped", "sword_addon", "hidden_blade_addon"];
+
+/// The UTF-16 fixtures derived from the hand-written UTF-8 masters in `dir` (`testdata/anvil`),
+/// paths relative to `dir`: `STEM.standard.xml` from `STEM.standard.utf8.xml` and
+/// `STEM.schema.utf16.xml` from `STEM.schema.xml`, each as AnvilToolkit writes UTF-16 (LE with
+/// BOM, CRLF, `encoding="utf-16"` in the declaration). Masters that are missing are skipped.
+pub fn derived_fixtures(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for stem in FIXTURE_STEMS {
+        for (master, derived) in [("standard.utf8.xml", "standard.xml"), ("schema.xml", "schema.utf16.xml")] {
+            let Ok(text) = std::fs::read_to_string(dir.join(format!("{stem}.{master}"))) else { continue };
+            let text = text.replacen("encoding=\"utf-8\"", "encoding=\"utf-16\"", 1).replace("\r\n", "\n").replace('\n', "\r\n");
+            let form = text::ByteForm { encoding: text::Encoding::Utf16Le, bom: true };
+            out.push((format!("{stem}.{derived}"), text::encode(&text, form)));
+        }
+    }
+    out
+}

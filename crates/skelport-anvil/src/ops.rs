@@ -450,6 +450,13 @@ pub fn merge(main: &AnvilSkeleton, addons: &[AnvilSkeleton], opts: &MergeOptions
             let at = subtree_end(out.bone_items(), pi);
             let name = addon.display_name(a, names);
             report.added.push(format!("{name} (under {})", out.display_name(pi, names)));
+            // The addon's Global was relative to the addon's own placement; the engine places the
+            // bone by its Local under the main parent, so Global = parent Global × Local (and the
+            // merged file re-reads without a Local/Global mismatch).
+            if let Some(local) = o.local_pose() {
+                let g = compose(out.global_of(pi), (local.0, local.1.normalize()));
+                o.set_pose(names::GLOBAL_POS, names::GLOBAL_ROT, g.0, g.1);
+            }
             out.bone_items_mut().insert(at, bone_item(o));
             hash_idx = out.bones().enumerate().filter_map(|(i, b)| b.bone_hash().map(|h| (h, i))).collect();
         }

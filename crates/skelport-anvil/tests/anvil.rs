@@ -8,10 +8,10 @@ use skelport_ir::{
 use std::path::{Path, PathBuf};
 
 fn dir() -> PathBuf {
-    skelport_ir::testing::workspace_root().join("testdata/anvil/seed")
+    skelport_ir::testing::workspace_root().join("testdata/anvil")
 }
 
-const STEMS: &[&str] = &["biped", "sword", "hidden_blade"];
+const STEMS: &[&str] = &["biped", "sword_addon", "hidden_blade_addon"];
 const VARIANTS: &[(&str, Form)] = &[
     ("standard.xml", Form::Standard),
     ("standard.utf8.xml", Form::Standard),
@@ -258,7 +258,7 @@ fn sniffing() {
 
 fn hidden_blade_merge() -> (AnvilSkeleton, AnvilSkeleton, skelport_anvil::MergeReport) {
     let main = model(&fixture("biped", "standard.xml"));
-    let addon = model(&fixture("hidden_blade", "schema.xml"));
+    let addon = model(&fixture("hidden_blade_addon", "schema.xml"));
     let (out, report) = merge(&main, &[addon], &MergeOptions::default()).unwrap();
     (main, out, report)
 }
@@ -307,7 +307,7 @@ fn merge_matches_the_seeds_hidden_blade_example() {
     let kept = merged.lines().filter(|l| lines_orig.contains(l)).count();
     assert!(kept >= orig.lines().count() - 2, "untouched biped text is kept verbatim");
     // Merging the same addon again changes nothing more.
-    let (again, r2) = merge(&out, &[model(&fixture("hidden_blade", "standard.xml"))], &MergeOptions::default()).unwrap();
+    let (again, r2) = merge(&out, &[model(&fixture("hidden_blade_addon", "standard.xml"))], &MergeOptions::default()).unwrap();
     assert_eq!(again.bone_count(), out.bone_count());
     assert!(r2.added.is_empty());
 }
@@ -315,7 +315,7 @@ fn merge_matches_the_seeds_hidden_blade_example() {
 #[test]
 fn merge_sword_and_blade_together_in_schema_form() {
     let main = model(&fixture("biped", "schema.xml"));
-    let addons = [model(&fixture("sword", "standard.xml")), model(&fixture("hidden_blade", "standard.utf8.xml"))];
+    let addons = [model(&fixture("sword_addon", "standard.xml")), model(&fixture("hidden_blade_addon", "standard.utf8.xml"))];
     let (out, report) = merge(&main, &addons, &MergeOptions::default()).unwrap();
     assert_eq!(out.bone_count(), main.bone_count() + 4, "{report:?}");
     let sword = out.find_bone("P_Sword_Tag").unwrap();
@@ -338,7 +338,7 @@ fn merge_sword_and_blade_together_in_schema_form() {
 fn merge_refuses_a_path_that_does_not_mirror_the_main_hierarchy() {
     let main = model(&fixture("biped", "standard.xml"));
     // Hang LeftArm directly under Spine2 in the addon (skipping LeftClavicle): the game would crash.
-    let mut addon = model(&fixture("hidden_blade", "standard.xml"));
+    let mut addon = model(&fixture("hidden_blade_addon", "standard.xml"));
     let spine2 = addon.bone(addon.find_bone("Spine2").unwrap()).id;
     let la = addon.find_bone("LeftArm").unwrap();
     addon.bone_mut(la).set_link(f::FATHER, spine2);
@@ -347,7 +347,7 @@ fn merge_refuses_a_path_that_does_not_mirror_the_main_hierarchy() {
     assert!(matches!(err, AnvilError::Merge(_)), "{msg}");
     assert!(msg.contains("'LeftArm'") && msg.contains("mirror the main hierarchy"), "{msg}");
     // An addon whose root is not in the main skeleton.
-    let mut addon = model(&fixture("hidden_blade", "standard.xml"));
+    let mut addon = model(&fixture("hidden_blade_addon", "standard.xml"));
     let r = addon.find_bone("Spine2").unwrap();
     addon.rename_bone("Spine2", "NotInMain").unwrap();
     let _ = r;
@@ -358,7 +358,7 @@ fn merge_refuses_a_path_that_does_not_mirror_the_main_hierarchy() {
 #[test]
 fn merge_checks_the_bone_limit_after_deduplication() {
     let main = model(&fixture("biped", "standard.xml"));
-    let addon = model(&fixture("hidden_blade", "standard.xml"));
+    let addon = model(&fixture("hidden_blade_addon", "standard.xml"));
     let n = main.bone_count();
     // Exactly fits after de-duplication (path bones are not counted twice).
     assert!(merge(&main, std::slice::from_ref(&addon), &MergeOptions { limit: Some(n + 2), ..Default::default() }).is_ok());
@@ -577,7 +577,7 @@ fn library_bone_edits_keep_every_link() {
         assert_eq!(doc.skeletons[0].bones.len(), n);
     }
     // Removing a root with one child moves RootBone.
-    let mut s = model(&fixture("sword", "standard.xml"));
+    let mut s = model(&fixture("sword_addon", "standard.xml"));
     s.remove_bone("Spine", &names).unwrap();
     assert_eq!(s.root_bone(), s.bone(s.find_bone("P_Sword_Tag").unwrap()).id);
     let out = s.to_bytes(Form::Standard).unwrap();
@@ -586,7 +586,7 @@ fn library_bone_edits_keep_every_link() {
 
 #[test]
 fn warnings_for_local_global_mismatch_and_wrong_index() {
-    let t = text_of(&fixture("sword", "standard.xml"));
+    let t = text_of(&fixture("sword_addon", "standard.xml"));
     // P_LeftWaist_Tag's LocalPosition Z -0.1 → -0.2: Local no longer matches the Globals.
     let bad = t.replacen("<X>0</X> <Y>0</Y> <Z>-0.1</Z> <W>0</W>", "<X>0</X> <Y>0</Y> <Z>-0.2</Z> <W>0</W>", 1);
     assert_ne!(bad, t);
@@ -597,7 +597,7 @@ fn warnings_for_local_global_mismatch_and_wrong_index() {
     // Both kept as written.
     assert!(write_doc(Form::Standard, &doc) == bytes);
     // A Schema file with a wrong ChildBoneCount: warned, and corrected on write.
-    let s = text_of(&fixture("sword", "schema.xml"));
+    let s = text_of(&fixture("sword_addon", "schema.xml"));
     let bad = s.replacen("<Unsigned8 Name=\"ChildBoneCount\">2</Unsigned8>", "<Unsigned8 Name=\"ChildBoneCount\">1</Unsigned8>", 1);
     assert_ne!(bad, s);
     let (doc, diag) = read_doc(bad.as_bytes());
@@ -619,7 +619,7 @@ fn read_err(text: &str) -> String {
 
 #[test]
 fn malformed_inputs_are_errors_with_positions_never_panics() {
-    let good = text_of(&fixture("sword", "standard.xml"));
+    let good = text_of(&fixture("sword_addon", "standard.xml"));
     type Case<'a> = (String, &'a str, Option<(usize, usize)>);
     let cases: Vec<Case> = vec![
         (good.replacen("</Quat>", "</Quaternion>", 1), "does not match", Some((22, 7))),
@@ -662,7 +662,7 @@ fn malformed_inputs_are_errors_with_positions_never_panics() {
     let e = AnvilSkeleton::parse(&[b'<', b'a', 0xC3, 0x28], "utf8.xml").unwrap_err();
     assert!(e.to_string().contains("byte 2"), "{e}");
     // Every truncation and a sweep of corruptions: errors or documents, never a panic.
-    let bytes = fixture("sword", "schema.xml");
+    let bytes = fixture("sword_addon", "schema.xml");
     for cut in (0..bytes.len()).step_by(7) {
         let _ = AnvilSkeleton::parse(&bytes[..cut], "cut.xml").map(|m| m.to_bytes(Form::Standard));
     }
@@ -688,7 +688,7 @@ fn malformed_inputs_are_errors_with_positions_never_panics() {
 
 #[test]
 fn unusual_but_valid_markup_is_kept_byte_for_byte() {
-    let t = text_of(&fixture("sword", "standard.xml"));
+    let t = text_of(&fixture("sword_addon", "standard.xml"));
     let t = t
         .replacen("<List Name=\"BoneModifiers\" />", "<List Name=\"BoneModifiers\"></List>", 1)
         .replacen("<Value Name=\"WrinkleFactor\" Type=\"Single\">0</Value>", "<Value Name='WrinkleFactor'\tType=\"Single\" >0</Value >", 1)
@@ -721,4 +721,34 @@ fn unusual_but_valid_markup_is_kept_byte_for_byte() {
     let back_t = text_of(&back);
     assert!(back_t.contains("<Mystery Kind=\"1\"><![CDATA[<kept>]]><Inner/></Mystery>"), "{back_t}");
     assert!(back_t.contains("<Value Name=\"x73B5D0A0\" Type=\"String\">a &amp; b A</Value>"), "{back_t}");
+}
+
+#[test]
+fn merged_bones_get_their_global_from_the_main_parent_and_their_local() {
+    // An addon placed elsewhere (every Global moved 5 m along X; Locals unchanged, so the addon
+    // itself is consistent): the added bones must land on the main skeleton, not keep the
+    // addon's Globals.
+    let main = model(&fixture("biped", "standard.xml"));
+    let mut addon = model(&fixture("hidden_blade_addon", "standard.xml"));
+    for i in 0..addon.bone_count() {
+        let (p, q) = addon.bone(i).global_pose().unwrap();
+        addon.bone_mut(i).set_pose(f::GLOBAL_POS, f::GLOBAL_ROT, p + DVec3::new(5.0, 0.0, 0.0), q);
+    }
+    let (out, _) = merge(&main, &[addon.clone()], &MergeOptions::default()).unwrap();
+    let ids = out.id_map();
+    for blade in ["A_Hidden_Blade", "A_Hidden_Blade2"] {
+        let b = out.find_bone(blade).unwrap();
+        let (pp, pq) = out.bone(ids[&out.bone(b).bone_parent().unwrap()]).global_pose().unwrap();
+        let (lp, lq) = addon.bone(addon.find_bone(blade).unwrap()).local_pose().unwrap();
+        let (gp, gq) = out.bone(b).global_pose().unwrap();
+        assert!((gp - (pp + pq * lp)).length() < 1e-6, "{blade}: Global position {gp} is parent Global × Local");
+        let want = (pq.normalize() * lq.normalize()).normalize();
+        assert!(gq.normalize().dot(want).abs() > 1.0 - 1e-9, "{blade}: Global rotation {gq} is parent Global × Local {want}");
+        assert!(gp.x < 2.0, "{blade} is on the main skeleton, not 5 m away");
+    }
+    // The merged file re-reads with no Local/Global mismatch, in both forms.
+    for form in [Form::Standard, Form::Schema] {
+        let (_, diag) = read_doc(&out.to_bytes(form).unwrap());
+        assert!(diag.items.iter().all(|d| d.code != "anvil.local-global-mismatch"), "{form:?}: {:?}", diag.items);
+    }
 }

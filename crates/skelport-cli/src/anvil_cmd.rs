@@ -8,6 +8,7 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use skelport_anvil::{merge, AnvilSkeleton, Form, MergeOptions, Names, NewBone};
+use skelport_cli::io::{read_input, write_atomic};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -90,19 +91,18 @@ pub struct EditOutput {
     pub names: Option<PathBuf>,
 }
 
-/// `skelport bone add FILE NAME --parent P [--position X,Y,Z] [--rotation X,Y,Z,W] [--global]`
+/// `skelport bone add FILE NAME PARENT [--at X,Y,Z] [--rotation X,Y,Z,W] [--global]`
 #[derive(Args, Debug)]
 pub struct BoneAddArgs {
     /// The skeleton file
     pub file: PathBuf,
     /// The new bone's name (or x + 8 hex digits for a bare hash)
     pub name: String,
-    /// The parent bone
-    #[arg(long)]
+    /// The parent bone (name, or x + 8 hex digits)
     pub parent: String,
     /// Position relative to the parent (or global with --global), metres
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_vec3, allow_hyphen_values = true)]
-    pub position: Option<[f64; 3]>,
+    #[arg(long, visible_alias = "position", value_name = "X,Y,Z", value_parser = parse_vec3, allow_hyphen_values = true)]
+    pub at: Option<[f64; 3]>,
     /// Rotation quaternion relative to the parent (or global with --global)
     #[arg(long, value_name = "X,Y,Z,W", value_parser = parse_quat, allow_hyphen_values = true)]
     pub rotation: Option<[f64; 4]>,
@@ -186,23 +186,11 @@ fn load_names(path: Option<&Path>) -> Result<Names> {
 
 /// Read and check a skeleton file (dangling links, duplicate IDs or names are errors).
 fn load(path: &Path, names: &Names) -> Result<AnvilSkeleton> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = read_input(path)?;
     let file = path.display().to_string();
     let m = AnvilSkeleton::parse(&bytes, &file)?;
     skelport_anvil::ir::check(&m, names, &file)?;
     Ok(m)
-}
-
-/// Write next to the target and rename over it, so a failed write never leaves half a file.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
-    let tmp = dir.join(format!(".{name}.skelport-tmp-{}", std::process::id()));
-    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        anyhow::anyhow!("writing {}: {e}", path.display())
-    })
 }
 
 fn save(m: &AnvilSkeleton, input: &Path, out: &EditOutput) -> Result<PathBuf> {
@@ -270,7 +258,7 @@ pub fn run_bone_add(a: BoneAddArgs) -> Result<ExitCode> {
     let spec = NewBone {
         name: a.name.clone(),
         parent: a.parent.clone(),
-        position: a.position.unwrap_or([0.0; 3]),
+        position: a.at.unwrap_or([0.0; 3]),
         rotation: a.rotation.unwrap_or([0.0, 0.0, 0.0, 1.0]),
         global: a.global,
         mirror: a.mirror.clone(),

@@ -1,5 +1,7 @@
 //! `skelport`: convert character skeletons and skin weights between formats.
 
+mod anvil_cmd;
+
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use rayon::prelude::*;
@@ -41,93 +43,9 @@ enum Command {
     /// List the built-in retarget maps
     Maps,
     /// Merge AnvilToolkit addon skeletons into a main skeleton, as the engine does
-    Merge(MergeArgs),
+    Merge(anvil_cmd::MergeArgs),
     /// Add, remove or rename a bone of an AnvilToolkit skeleton, keeping every link right
-    Bone(BoneArgs),
-}
-
-#[derive(Args)]
-struct MergeArgs {
-    /// The main skeleton (AnvilToolkit XML, either form)
-    main: PathBuf,
-    /// Addon skeletons; each one's root bone is matched by name to a main bone
-    #[arg(required = true)]
-    addons: Vec<PathBuf>,
-    /// The merged skeleton (written in the main file's form and encoding)
-    #[arg(short, long)]
-    output: PathBuf,
-    /// Bone limit after de-duplication (default 255 for Schema-Based files, 65535 for Standard)
-    #[arg(long)]
-    limit: Option<usize>,
-}
-
-#[derive(Args)]
-struct BoneArgs {
-    #[command(subcommand)]
-    op: BoneOp,
-}
-
-#[derive(Subcommand)]
-enum BoneOp {
-    /// Add a bone under PARENT at --at X,Y,Z (metres, parent space)
-    Add {
-        file: PathBuf,
-        name: String,
-        parent: String,
-        #[arg(long, value_delimiter = ',', num_args = 3, default_values_t = [0.0, 0.0, 0.0])]
-        at: Vec<f64>,
-        #[arg(short, long)]
-        output: PathBuf,
-    },
-    /// Remove a bone: children move to its parent, links to it are cleared
-    Remove {
-        file: PathBuf,
-        name: String,
-        #[arg(short, long)]
-        output: PathBuf,
-    },
-    /// Rename a bone (its BoneID hash follows the new name)
-    Rename {
-        file: PathBuf,
-        old: String,
-        new: String,
-        #[arg(short, long)]
-        output: PathBuf,
-    },
-}
-
-fn cmd_merge(a: MergeArgs) -> Result<ExitCode> {
-    let main = skelport_cli::io::read_input(&a.main)?;
-    let addons: Vec<(Vec<u8>, String)> =
-        a.addons.iter().map(|p| Ok((skelport_cli::io::read_input(p)?, p.display().to_string()))).collect::<Result<_>>()?;
-    let refs: Vec<(&[u8], &str)> = addons.iter().map(|(b, n)| (b.as_slice(), n.as_str())).collect();
-    let m = skelport_anvil_lead::ops::merge(&main, &refs, &a.main.display().to_string(), a.limit)?;
-    skelport_cli::io::write_atomic(&a.output, &m.bytes)?;
-    eprintln!(
-        "{}: {} bones; added {}; modifiers applied to {}",
-        a.output.display(),
-        m.bone_count,
-        if m.added.is_empty() { "none".into() } else { m.added.join(", ") },
-        if m.modified.is_empty() { "none".into() } else { m.modified.join(", ") }
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
-fn cmd_bone(a: BoneArgs) -> Result<ExitCode> {
-    use skelport_anvil_lead::ops;
-    let (file, out, bytes) = match &a.op {
-        BoneOp::Add { file, output, .. } | BoneOp::Remove { file, output, .. } | BoneOp::Rename { file, output, .. } => {
-            (file, output, skelport_cli::io::read_input(file)?)
-        }
-    };
-    let name = file.display().to_string();
-    let result = match &a.op {
-        BoneOp::Add { name: bone, parent, at, .. } => ops::add(&bytes, &name, bone, parent, [at[0], at[1], at[2]])?,
-        BoneOp::Remove { name: bone, .. } => ops::remove(&bytes, &name, bone)?,
-        BoneOp::Rename { old, new, .. } => ops::rename(&bytes, &name, old, new)?,
-    };
-    skelport_cli::io::write_atomic(out, &result)?;
-    Ok(ExitCode::SUCCESS)
+    Bone(anvil_cmd::BoneArgs),
 }
 
 #[derive(Args, Clone, Default)]
@@ -334,8 +252,8 @@ fn main() -> ExitCode {
         Command::Render(a) => cmd_render(a),
         Command::Formats => formats(),
         Command::Maps => list_maps(),
-        Command::Merge(a) => cmd_merge(a),
-        Command::Bone(a) => cmd_bone(a),
+        Command::Merge(a) => anvil_cmd::run_merge(a),
+        Command::Bone(a) => anvil_cmd::run_bone(a),
     };
     match result {
         Ok(code) => code,

@@ -6,8 +6,8 @@ use skelport_ir::Format;
 pub fn formats() -> &'static [&'static dyn Format] {
     static FORMATS: &[&dyn Format] = &[
         &skelport_mpfb::MpfbFormat,
-        &skelport_anvil_lead::AnvilFormat,
-        &skelport_anvil_lead::AnvilSchemaFormat,
+        &skelport_anvil::AnvilFormat,
+        &skelport_anvil::AnvilSchemaFormat,
         &skelport_gltf::GltfFormat,
         &skelport_gltf::GlbFormat,
         &skelport_g4mf::G4tfFormat,

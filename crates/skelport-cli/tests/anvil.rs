@@ -1,0 +1,199 @@
+//! End-to-end AnvilToolkit evidence through the `skelport` binary: byte-identical re-export of
+//! every fixture, the seed's hidden-blade merge, bone edits, the Schema-Based bone limit, names
+//! files, warnings and errors (issue #5).
+
+use skelport_ir::{Bone, BoneId, DQuat, DVec3, Diagnostics, Document, Format, Skeleton, Transform, WriteOptions};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn skelport(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_skelport")).args(args).output().expect("run skelport")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    skelport_ir::testing::workspace_root().join("testdata/anvil").join(name)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "failed ({:?}): {err}", out.status.code());
+    err
+}
+
+fn stems() -> impl Iterator<Item = &'static str> {
+    skelport_anvil::FIXTURE_STEMS.iter().copied()
+}
+
+#[test]
+fn every_fixture_converts_to_its_own_form_byte_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    for stem in stems() {
+        for (variant, to) in [
+            ("standard.xml", "anvil"),
+            ("standard.utf8.xml", "anvil"),
+            ("schema.xml", "anvil-schema"),
+            ("schema.utf16.xml", "anvil-schema"),
+        ] {
+            let src = fixture(&format!("{stem}.{variant}"));
+            let dst = dir.path().join(format!("{stem}.{variant}"));
+            ok(&skelport(&["convert", s(&src), "--to", to, "-o", s(&dst)]));
+            assert!(std::fs::read(&src).unwrap() == std::fs::read(&dst).unwrap(), "{stem}.{variant} --to {to} is not byte-identical");
+            n += 1;
+        }
+    }
+    assert_eq!(n, 12);
+}
+
+#[test]
+fn standard_to_schema_to_standard_through_the_cli_keeps_every_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.xml"), dir.path().join("b.xml"));
+    let src = fixture("biped.standard.xml");
+    ok(&skelport(&["convert", s(&src), "--to", "anvil-schema", "-o", s(&a)]));
+    ok(&skelport(&["convert", s(&a), "--to", "anvil", "-o", s(&b)]));
+    // diff compares bone by bone (names, parents, rest transforms).
+    let out = skelport(&["diff", s(&src), s(&b)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn merge_matches_the_seeds_hidden_blade_example() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("merged.xml");
+    let err = ok(&skelport(&["merge", s(&fixture("biped.standard.xml")), s(&fixture("hidden_blade_addon.schema.xml")), "-o", s(&out)]));
+    // The path bones are matched, only the two blade bones are added, under the forearms.
+    for path in ["Spine2", "LeftClavicle", "LeftArm", "LeftForeArm", "RightClavicle", "RightArm", "RightForeArm"] {
+        assert!(err.lines().any(|l| l.starts_with("matched") && l.contains(path)), "{path} matched: {err}");
+    }
+    assert!(err.contains("added    A_Hidden_Blade (under LeftForeArm)"), "{err}");
+    assert!(err.contains("added    A_Hidden_Blade2 (under RightForeArm)"), "{err}");
+    assert!(err.contains(": 42 bones"), "{err}");
+    // The result is a clean Standard file (UTF-16 like its main skeleton) with no warnings.
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(&bytes[..2], &[0xFF, 0xFE]);
+    let v = skelport(&["validate", s(&out)]);
+    assert!(v.status.success(), "{}{}", String::from_utf8_lossy(&v.stdout), String::from_utf8_lossy(&v.stderr));
+    let list = String::from_utf8(ok_stdout(&skelport(&["bone", "list", s(&out)]))).unwrap();
+    let rows: Vec<Vec<&str>> = list.lines().skip(1).map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(rows.len(), 42);
+    assert_eq!(rows.iter().filter(|r| r[1] == "LeftForeArm").count(), 1, "not duplicated:\n{list}");
+    assert!(rows.iter().any(|r| r[1] == "A_Hidden_Blade" && r[4] == "LeftForeArm"), "{list}");
+    // A limit below the de-duplicated count is refused.
+    let r = skelport(&[
+        "merge",
+        s(&fixture("biped.standard.xml")),
+        s(&fixture("hidden_blade_addon.schema.xml")),
+        "-o",
+        s(&out),
+        "--limit",
+        "41",
+    ]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("limit of 41"), "{}", String::from_utf8_lossy(&r.stderr));
+}
+
+fn ok_stdout(out: &Output) -> Vec<u8> {
+    ok(out);
+    out.stdout.clone()
+}
+
+#[test]
+fn bone_add_rename_remove_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, c) = (dir.path().join("a.xml"), dir.path().join("b.xml"), dir.path().join("c.xml"));
+    let src = fixture("sword_addon.standard.xml");
+    ok(&skelport(&["bone", "add", s(&src), "P_Test_Tag", "P_Sword_Tag", "--at", "0,-0.1,0.2", "-o", s(&a)]));
+    ok(&skelport(&["bone", "rename", s(&a), "P_Test_Tag", "P_Test2_Tag", "-o", s(&b)]));
+    let list = String::from_utf8(ok_stdout(&skelport(&["bone", "list", s(&b)]))).unwrap();
+    assert!(list.lines().any(|l| l.contains("P_Test2_Tag") && l.contains("P_Sword_Tag")), "{list}");
+    ok(&skelport(&["bone", "remove", s(&b), "P_Test2_Tag", "-o", s(&c)]));
+    // Adding then removing a leaf gives the original file back, byte for byte.
+    assert!(std::fs::read(&c).unwrap() == std::fs::read(&src).unwrap());
+    let r = skelport(&["bone", "remove", s(&src), "NoSuchBone", "-o", s(&c)]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("NoSuchBone"));
+}
+
+fn chain(n: usize) -> Document {
+    let mut sk = Skeleton::new("big");
+    for i in 0..n {
+        let parent = if i == 0 { None } else { Some(BoneId((i - 1) as u32 / 2)) };
+        sk.push(Bone::new(format!("b{i}"), parent, Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 0.0, 0.05))));
+    }
+    let mut d = Document::new(skelport_anvil::ANVIL_FRAME);
+    d.skeletons.push(sk);
+    d
+}
+
+#[test]
+fn schema_form_refuses_256_bones_saying_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.xml");
+    let bytes = skelport_anvil::AnvilFormat.write(&chain(256), &WriteOptions::default(), &mut Diagnostics::default()).unwrap().main;
+    std::fs::write(&big, bytes).unwrap();
+    let out = dir.path().join("out.xml");
+    let r = skelport(&["convert", s(&big), "--to", "anvil-schema", "-o", s(&out)]);
+    assert_eq!(r.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("256") && err.contains("255") && err.contains("Unsigned8"), "{err}");
+    assert!(!out.exists(), "no half-written output");
+    ok(&skelport(&["convert", s(&big), "--to", "anvil", "-o", s(&out)]));
+}
+
+#[test]
+fn names_file_resolves_an_unknown_hash_and_it_survives() {
+    let dir = tempfile::tempdir().unwrap();
+    // The biped carries an unknown hash, shown as x + 8 hex digits.
+    let src = fixture("biped.standard.xml");
+    let plain = String::from_utf8(ok_stdout(&skelport(&["bone", "list", s(&src)]))).unwrap();
+    assert!(plain.contains("x2BA0BB9F"), "{plain}");
+    // Give a name the hash of which is known, through a names file.
+    let renamed = dir.path().join("r.xml");
+    ok(&skelport(&["bone", "rename", s(&src), "x2BA0BB9F", "KneeHelper_Custom", "-o", s(&renamed)]));
+    // Strip the label the rename wrote: now only a names file can resolve the hash.
+    let (text, form) = skelport_anvil::text::decode(&std::fs::read(&renamed).unwrap()).unwrap();
+    let stripped = text.replace(" HashName=\"KneeHelper_Custom\"", "");
+    assert_ne!(stripped, text);
+    std::fs::write(&renamed, skelport_anvil::text::encode(&stripped, form)).unwrap();
+    let hex = format!("x{:08X}", skelport_anvil::bone_hash("KneeHelper_Custom"));
+    let without = String::from_utf8(ok_stdout(&skelport(&["bone", "list", s(&renamed)]))).unwrap();
+    assert!(without.contains(&hex) && !without.contains("KneeHelper_Custom"), "{without}");
+    let names = dir.path().join("names.tsv");
+    std::fs::write(&names, "KneeHelper_Custom\tfrom a names file\n").unwrap();
+    let with = String::from_utf8(ok_stdout(&skelport(&["bone", "list", s(&renamed), "--names", s(&names)]))).unwrap();
+    assert!(with.contains("KneeHelper_Custom"), "{with}");
+    let with = String::from_utf8(ok_stdout(&skelport(&["inspect", s(&renamed), "--names", s(&names)]))).unwrap();
+    assert!(with.contains("KneeHelper_Custom"), "{with}");
+    // Unknown hashes survive a trip through the other form and back.
+    let (a, b) = (dir.path().join("a.xml"), dir.path().join("b.xml"));
+    ok(&skelport(&["convert", s(&src), "--to", "anvil-schema", "-o", s(&a)]));
+    ok(&skelport(&["convert", s(&a), "--to", "anvil", "-o", s(&b)]));
+    let back = String::from_utf8(ok_stdout(&skelport(&["bone", "list", s(&b)]))).unwrap();
+    assert!(back.contains("x2BA0BB9F"), "{back}");
+}
+
+#[test]
+fn stored_index_disagreement_warns_and_dangling_link_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = std::fs::read_to_string(fixture("sword_addon.schema.xml")).unwrap();
+    let bad = t.replacen("<Unsigned8 Name=\"Index\">1</Unsigned8>", "<Unsigned8 Name=\"Index\">7</Unsigned8>", 1);
+    assert_ne!(bad, t);
+    let p = dir.path().join("idx.xml");
+    std::fs::write(&p, &bad).unwrap();
+    let out = dir.path().join("o.xml");
+    let err = ok(&skelport(&["convert", s(&p), "--to", "anvil-schema", "-o", s(&out)]));
+    assert!(err.contains("Index 7"), "warning: {err}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), t, "recomputed on write");
+    let dangling = t.replacen("Path=\"882909071\">882909071</Link>", "Path=\"99\">99</Link>", 1);
+    assert_ne!(dangling, t);
+    std::fs::write(&p, &dangling).unwrap();
+    let r = skelport(&["convert", s(&p), "--to", "anvil", "-o", s(&out)]);
+    assert_eq!(r.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("dangling") && err.contains("99") && err.contains("idx.xml"), "{err}");
+}
