@@ -285,13 +285,23 @@ fn collect_bones(doc: &Document) -> Vec<DrawBone> {
                 descendants: desc.get(i).copied().unwrap_or(0),
             });
         }
-        // Bones whose name says nothing: by position relative to the skeleton's centre line
-        // (the middle of its heads' X range), with a dead band of 1 % of its largest extent.
+        // Bones whose name says nothing: by position relative to the skeleton's centre line,
+        // with a dead band of 1 % of its largest extent. The centre line is midway between the
+        // mean heads of the bones named left and right (a prop in one hand or an arm longer on
+        // one side must not move it), else the middle of the heads' X range.
         let bones = &mut out[first..];
         let heads = bones.iter().map(|b| b.head).filter(|h| h.is_finite());
         let (lo, hi) = heads.fold((DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)), |(lo, hi), h| (lo.min(h), hi.max(h)));
+        let mean_x = |side: Side| {
+            let xs: Vec<f64> = bones.iter().filter(|b| b.side == side && b.head.x.is_finite()).map(|b| b.head.x).collect();
+            (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+        };
+        let named_centre = match (mean_x(Side::Left), mean_x(Side::Right)) {
+            (Some(l), Some(r)) => Some((l + r) / 2.0),
+            _ => None,
+        };
         if lo.x.is_finite() {
-            let centre = (lo.x + hi.x) / 2.0;
+            let centre = named_centre.unwrap_or((lo.x + hi.x) / 2.0);
             let band = ((hi - lo).max_element() * 0.01).max(1e-6);
             for (b, named) in bones.iter_mut().zip(sk.bones.iter().map(|b| side_from_name(&b.name).is_some())) {
                 if !named && b.head.is_finite() {
