@@ -286,9 +286,10 @@ fn collect_bones(doc: &Document) -> Vec<DrawBone> {
             });
         }
         // Bones whose name says nothing: by position relative to the skeleton's centre line,
-        // with a dead band of 1 % of its largest extent. The centre line is midway between the
-        // mean heads of the bones named left and right (a prop in one hand or an arm longer on
-        // one side must not move it), else the middle of the heads' X range.
+        // with a dead band of 1 % of its largest extent. The centre line is the mean head of the
+        // roots whose names say no side (a body's root or pelvis), else midway between the mean
+        // heads of the bones named left and right, else the middle of the heads' X range: a
+        // prop in one hand or more helper bones on one side must not move it.
         let bones = &mut out[first..];
         let heads = bones.iter().map(|b| b.head).filter(|h| h.is_finite());
         let (lo, hi) = heads.fold((DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)), |(lo, hi), h| (lo.min(h), hi.max(h)));
@@ -296,12 +297,20 @@ fn collect_bones(doc: &Document) -> Vec<DrawBone> {
             let xs: Vec<f64> = bones.iter().filter(|b| b.side == side && b.head.x.is_finite()).map(|b| b.head.x).collect();
             (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
         };
+        let roots: Vec<f64> = sk
+            .bones
+            .iter()
+            .zip(bones.iter())
+            .filter(|(src, b)| src.parent.is_none() && side_from_name(&src.name).is_none() && b.head.x.is_finite())
+            .map(|(_, b)| b.head.x)
+            .collect();
+        let root_centre = (!roots.is_empty()).then(|| roots.iter().sum::<f64>() / roots.len() as f64);
         let named_centre = match (mean_x(Side::Left), mean_x(Side::Right)) {
             (Some(l), Some(r)) => Some((l + r) / 2.0),
             _ => None,
         };
         if lo.x.is_finite() {
-            let centre = named_centre.unwrap_or((lo.x + hi.x) / 2.0);
+            let centre = root_centre.or(named_centre).unwrap_or((lo.x + hi.x) / 2.0);
             let band = ((hi - lo).max_element() * 0.01).max(1e-6);
             for (b, named) in bones.iter_mut().zip(sk.bones.iter().map(|b| side_from_name(&b.name).is_some())) {
                 if !named && b.head.is_finite() {

@@ -116,8 +116,8 @@ fn unnamed_bones_get_their_side_from_position() {
     assert_eq!(fill("b"), "#1f6fd1", "+X is the character's left");
     assert_eq!(fill("c"), "#d1402a", "right");
 
-    // A right arm much longer than the left (a prop in the hand) does not move the centre line:
-    // it lies midway between the bones named left and right, so the spine stays centre.
+    // A right arm much longer than the left (a prop in the hand) and more helper bones on the
+    // left do not move the centre line: the root's X sets it, so the spine stays centre.
     let mut sk = Skeleton::new("t");
     sk.push(bone("spine", None, [0.0, 1.0, 0.0], Some(0.5)));
     sk.push(bone("LeftArm", Some(0), [0.2, 0.5, 0.0], Some(0.1)));
@@ -125,6 +125,10 @@ fn unnamed_bones_get_their_side_from_position() {
     sk.push(bone("RightArm", Some(0), [-0.2, 0.5, 0.0], Some(0.1)));
     sk.push(bone("RightHand", Some(3), [-0.3, 0.0, 0.0], Some(0.1)));
     sk.push(bone("prop", Some(4), [-1.5, 0.0, 0.0], Some(0.1)));
+    for i in 0..6 {
+        sk.push(bone(&format!("LeftHelper{i}"), Some(2), [0.8, 0.0, 0.0], Some(0.1)));
+    }
+    sk.push(bone("chest", Some(0), [0.0, 0.3, 0.0], Some(0.1)));
     let doc = Document { frame: Frame::GLTF, skeletons: vec![sk], ..Default::default() };
     let svg = render_svg(&doc, &opts(View::Front, 300)).unwrap();
     let fill = |name: &str| {
@@ -134,6 +138,7 @@ fn unnamed_bones_get_their_side_from_position() {
         s[j..j + 7].to_string()
     };
     assert_eq!(fill("spine"), "#2e8b57", "centre although the heads' X range is lopsided");
+    assert_eq!(fill("chest"), "#2e8b57", "centre although more bones are named left");
     assert_eq!(fill("prop"), "#d1402a", "the prop is on the right");
 }
 
