@@ -16,7 +16,7 @@ use std::process::Command;
 /// kinds: `json` (serde_json to Value), `xml` (quick-xml events; UTF-16 is decoded first),
 /// `glb` (serde_json to Value of the JSON chunk), `words` (whitespace tokens, for OBJ).
 pub fn floor(args: &[String]) -> Result<()> {
-    anyhow::ensure!(!args.is_empty() && args.len() % 2 == 0, "usage: xtask floor KIND FILE [KIND FILE]…");
+    anyhow::ensure!(!args.is_empty() && args.len().is_multiple_of(2), "usage: xtask floor KIND FILE [KIND FILE]…");
     for pair in args.chunks(2) {
         let (kind, file) = (pair[0].as_str(), Path::new(&pair[1]));
         let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
@@ -295,8 +295,8 @@ pub fn compare(root: &Path) -> Result<()> {
     let mut md = String::from("| case | command | median (ms) | ratio to skelport | peak RSS (MiB) |\n|---|---|---|---|---|\n");
     let mut base: HashMap<&str, f64> = HashMap::new();
     for r in &rows {
-        let slow = r.key.contains("blender") || r.key.starts_with('f') || r.key.starts_with('e');
-        let fig = Figures { ms: median_ms(&r.cmd, t, if slow { 5 } else { 20 }), mib: peak_mib(&r.cmd) };
+        let slow = r.key.contains("blender") || r.key.starts_with('f') || r.key.starts_with('e') || r.key.starts_with('d');
+        let fig = Figures { ms: median_ms(&r.cmd, t, if slow { 3 } else { 20 }), mib: peak_mib(&r.cmd) };
         got.insert(r.key, fig);
         let f = |v: Option<f64>| v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "failed".into());
         if !r.key.contains('.') || r.key == "c.dae" {
