@@ -1,46 +1,85 @@
 //! `cargo xtask bench-compare`: whole-process timings of skelport beside the tools users would
 //! pick instead (assimp, Blender) and beside a tokenizer floor, on the same inputs, with
-//! hyperfine (medians) and GNU time (peak memory). Writes target/bench-compare.md.
+//! hyperfine (medians) and GNU time (peak memory). Writes target/bench-compare.md: the table of
+//! medians, ratios and peak RSS, then every target of issue 11 with its measured figure.
+//!
+//! Big inputs (the 65,535-bone AnvilToolkit skeleton, the 25 MB and 50 MB Collada files, the
+//! 1,000-file batch) are generated into a temporary directory at run time, never committed.
 
 use anyhow::{Context, Result};
+use skelport_ir::{Bone, BoneId, DVec3, Document, Frame, Skeleton, Transform, WriteOptions};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Floors: the cost of only tokenizing the input, whole process.
-pub fn floor(kind: &str, file: &Path) -> Result<()> {
-    let bytes = std::fs::read(file)?;
-    match kind {
-        "json" => {
-            let v: serde_json::Value = serde_json::from_slice(&bytes)?;
-            std::hint::black_box(v);
-        }
-        "xml" => {
-            let mut r = quick_xml::Reader::from_reader(bytes.as_slice());
-            let mut buf = Vec::new();
-            let mut n = 0u64;
-            loop {
-                match r.read_event_into(&mut buf)? {
-                    quick_xml::events::Event::Eof => break,
-                    _ => n += 1,
-                }
-                buf.clear();
+/// Floors: the cost of only tokenizing the inputs, whole process. `args` are `KIND FILE` pairs;
+/// kinds: `json` (serde_json to Value), `xml` (quick-xml events; UTF-16 is decoded first),
+/// `glb` (serde_json to Value of the JSON chunk), `words` (whitespace tokens, for OBJ).
+pub fn floor(args: &[String]) -> Result<()> {
+    anyhow::ensure!(!args.is_empty() && args.len().is_multiple_of(2), "usage: xtask floor KIND FILE [KIND FILE]…");
+    for pair in args.chunks(2) {
+        let (kind, file) = (pair[0].as_str(), Path::new(&pair[1]));
+        let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
+        match kind {
+            "json" => {
+                let v: serde_json::Value = serde_json::from_slice(&bytes)?;
+                std::hint::black_box(v);
             }
-            std::hint::black_box(n);
+            "glb" => {
+                anyhow::ensure!(bytes.len() >= 20, "{}: not a GLB", file.display());
+                let len = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]) as usize;
+                let json = bytes.get(20..20 + len).context("GLB JSON chunk is truncated")?;
+                let v: serde_json::Value = serde_json::from_slice(json)?;
+                std::hint::black_box((v, bytes.len()));
+            }
+            "words" => {
+                let n = bytes.split(u8::is_ascii_whitespace).filter(|w| !w.is_empty()).count();
+                std::hint::black_box(n);
+            }
+            "xml" => {
+                let text: std::borrow::Cow<'_, [u8]> = match bytes.get(..2) {
+                    Some([0xFF, 0xFE]) => encoding_rs::UTF_16LE.decode(&bytes).0.into_owned().into_bytes().into(),
+                    Some([0xFE, 0xFF]) => encoding_rs::UTF_16BE.decode(&bytes).0.into_owned().into_bytes().into(),
+                    _ => bytes.as_slice().into(),
+                };
+                let mut r = quick_xml::Reader::from_reader(&*text);
+                let mut buf = Vec::new();
+                let mut n = 0u64;
+                loop {
+                    match r.read_event_into(&mut buf)? {
+                        quick_xml::events::Event::Eof => break,
+                        _ => n += 1,
+                    }
+                    buf.clear();
+                }
+                std::hint::black_box(n);
+            }
+            _ => anyhow::bail!("floor kind must be json, glb, words or xml"),
         }
-        _ => anyhow::bail!("floor kind must be json or xml"),
     }
     Ok(())
 }
 
-struct Case {
-    label: &'static str,
-    commands: Vec<(String, String)>,
+/// One timed command. `key` names it for the targets below.
+struct Row {
+    case: &'static str,
+    key: &'static str,
+    name: String,
+    cmd: String,
+    /// Input bytes, for the peak-memory target.
+    input: Option<u64>,
 }
 
-fn median_ms(cmd: &str, dir: &Path) -> Option<f64> {
+#[derive(Clone, Copy, Default)]
+struct Figures {
+    ms: Option<f64>,
+    mib: Option<f64>,
+}
+
+fn median_ms(cmd: &str, dir: &Path, runs: u32) -> Option<f64> {
     let json = dir.join("h.json");
     let ok = Command::new("hyperfine")
-        .args(["--warmup", "2", "--min-runs", "10", "--style", "none", "--export-json"])
+        .args(["-N", "--warmup", "2", "--min-runs", &runs.to_string(), "--style", "none", "--export-json"])
         .arg(&json)
         .arg(cmd)
         .output()
@@ -48,7 +87,18 @@ fn median_ms(cmd: &str, dir: &Path) -> Option<f64> {
         .status
         .success();
     if !ok {
-        return None;
+        // Commands with redirections or environment variables need a shell.
+        let ok = Command::new("hyperfine")
+            .args(["--warmup", "2", "--min-runs", &runs.to_string(), "--style", "none", "--export-json"])
+            .arg(&json)
+            .arg(cmd)
+            .output()
+            .ok()?
+            .status
+            .success();
+        if !ok {
+            return None;
+        }
     }
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).ok()?).ok()?;
     v["results"][0]["median"].as_f64().map(|s| s * 1000.0)
@@ -56,65 +106,131 @@ fn median_ms(cmd: &str, dir: &Path) -> Option<f64> {
 
 fn peak_mib(cmd: &str) -> Option<f64> {
     let out = Command::new("/usr/bin/time").args(["-f", "%M", "sh", "-c", cmd]).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
     let err = String::from_utf8_lossy(&out.stderr);
     err.lines().last()?.trim().parse::<f64>().ok().map(|kb| kb / 1024.0)
+}
+
+fn has(tool: &str) -> bool {
+    Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().map(|o| o.status.success()).unwrap_or(false)
+}
+
+/// Khronos validator errors in a glTF file, when node and the validator are installed.
+fn validator_errors(root: &Path, file: &Path) -> Option<u64> {
+    let out = Command::new("node").arg(root.join(".ci/tools/gltf-validate.mjs")).arg(file).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.contains(" errors, "))?;
+    line.rsplit_once(": ")?.1.split(' ').next()?.parse().ok()
+}
+
+/// A 65,535-bone binary-tree skeleton (the Unity-era AnvilToolkit limit).
+fn big_skeleton() -> Document {
+    let mut sk = Skeleton::new("big");
+    for i in 0..65_535usize {
+        let parent = if i == 0 { None } else { Some(BoneId(((i - 1) / 2) as u32)) };
+        sk.push(Bone::new(format!("bone_{i}"), parent, Transform::from_rt(Default::default(), DVec3::new(0.0, 0.0, 0.01))));
+    }
+    let mut d = Document::new(Frame::default());
+    d.skeletons.push(sk);
+    d
+}
+
+/// The Linden female body with its meshes and skins repeated until the written Collada is at
+/// least `bytes` long: a big real-shaped input for the throughput and scaling targets.
+fn big_collada(female: &Path, bytes: usize) -> Result<Vec<u8>> {
+    let loaded = skelport_cli::load(female, None, &Default::default())?;
+    let dae = skelport_cli::format_named("dae", false)?;
+    let one = skelport_cli::render(&loaded.doc, dae, &WriteOptions::default())?.0.main.len();
+    let copies = bytes.div_ceil(one.max(1));
+    let mut doc = loaded.doc.clone();
+    let (meshes, skins) = (loaded.doc.meshes.len(), loaded.doc.skins.len());
+    for c in 1..copies {
+        for m in &loaded.doc.meshes {
+            let mut m = m.clone();
+            m.name = format!("{}_{c}", m.name);
+            doc.meshes.push(m);
+        }
+        for s in &loaded.doc.skins {
+            let mut s = s.clone();
+            s.name = format!("{}_{c}", s.name);
+            s.mesh = s.mesh.map(|i| i + c * meshes);
+            doc.skins.push(s);
+        }
+    }
+    let _ = skins;
+    Ok(skelport_cli::render(&doc, dae, &WriteOptions::default())?.0.main)
 }
 
 /// Run every case and write the table.
 pub fn compare(root: &Path) -> Result<()> {
     let st = Command::new("cargo").args(["build", "--release", "-p", "skelport-cli", "-p", "xtask"]).current_dir(root).status()?;
     anyhow::ensure!(st.success(), "release build failed");
-    let bin = root.join("target/release/skelport");
-    let xt = root.join("target/release/xtask");
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+    let bin = target.join("release/skelport");
+    let xt = target.join("release/xtask");
     let corpus = skelport_ir::testing::corpus_root().context("bench-compare needs the corpus")?;
+    let quick = std::env::var_os("BENCH_QUICK").is_some();
     let tmp = tempfile::tempdir()?;
     let t = tmp.path();
+    let td = t.display();
     let sk = bin.display();
+    let xf = xt.display();
     let mpfb = corpus.join("mpfb");
     let rigs = mpfb.join("rigs/standard");
     let female = corpus.join("sl/linden-lab/female_2016_08_05.dae");
     let fox = corpus.join("gltf/Fox/Fox.glb");
-    let has =
-        |tool: &str| Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().map(|o| o.status.success()).unwrap_or(false);
-    let mut cases = vec![
-        Case {
-            label: "(a) MPFB game_engine rig + weights + base.obj → .glb",
-            commands: vec![
-                (
-                    "skelport".into(),
-                    format!(
-                        "{sk} convert {} --weights {} --mesh {} -o {}/a.glb",
-                        rigs.join("rig.game_engine.json").display(),
-                        rigs.join("weights.game_engine.json").display(),
-                        mpfb.join("3dobjs/base.obj").display(),
-                        t.display()
-                    ),
-                ),
-                (
-                    "floor: serde_json Value of the rig + weights".into(),
-                    format!("{} floor json {}", xt.display(), rigs.join("weights.game_engine.json").display()),
-                ),
-            ],
-        },
-        Case {
-            label: "(b) Linden female_2016_08_05.dae → .glb",
-            commands: vec![
-                ("skelport".into(), format!("{sk} convert {} -o {}/b.glb", female.display(), t.display())),
-                ("floor: quick-xml events".into(), format!("{} floor xml {}", xt.display(), female.display())),
-            ],
-        },
-        Case {
-            label: "(c) Fox.glb → .dae and → .g4b",
-            commands: vec![
-                ("skelport → dae".into(), format!("{sk} convert {} -o {}/c.dae", fox.display(), t.display())),
-                ("skelport → g4b".into(), format!("{sk} convert {} -o {}/c.g4b", fox.display(), t.display())),
-            ],
-        },
-    ];
-    if has("assimp") {
-        cases[1].commands.push(("assimp export".into(), format!("assimp export {} {}/b-assimp.glb", female.display(), t.display())));
+    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).ok();
+    let mut rows: Vec<Row> = Vec::new();
+    let mut row = |case, key, name: &str, cmd: String, input| rows.push(Row { case, key, name: name.into(), cmd, input });
+
+    // (a) the MPFB path; Blender's own OBJ import + glTF export is the lower bound of Blender+MPFB.
+    let (rig, weights, obj) = (rigs.join("rig.game_engine.json"), rigs.join("weights.game_engine.json"), mpfb.join("3dobjs/base.obj"));
+    let a_in = [size(&rig), size(&weights), size(&obj)].iter().flatten().sum::<u64>();
+    const A: &str = "(a) MPFB game_engine rig + weights + base.obj → .glb";
+    row(
+        A,
+        "a",
+        "skelport",
+        format!("{sk} convert {} --weights {} --mesh {} -o {td}/a.glb", rig.display(), weights.display(), obj.display()),
+        Some(a_in),
+    );
+    row(
+        A,
+        "a.floor",
+        "floor: serde_json Value (rig, weights) + OBJ words",
+        format!("{xf} floor json {} json {} words {}", rig.display(), weights.display(), obj.display()),
+        None,
+    );
+    let blender = has("blender");
+    if blender {
+        let py = t.join("a.py");
+        std::fs::write(
+            &py,
+            format!(
+                "import numpy\nnumpy.bool = bool\nimport bpy\nbpy.ops.wm.read_factory_settings(use_empty=True)\nbpy.ops.import_scene.obj(filepath={:?})\nbpy.ops.export_scene.gltf(filepath={:?})\n",
+                obj.display().to_string(),
+                t.join("a-blender.glb").display().to_string()
+            ),
+        )?;
+        row(
+            A,
+            "a.blender",
+            "Blender 3.4 headless (OBJ import + glTF export only)",
+            format!("blender -b --factory-startup -noaudio --python {} >/dev/null 2>&1", py.display()),
+            None,
+        );
     }
-    if has("blender") {
+
+    // (b) the Linden body, beside assimp and Blender.
+    const B: &str = "(b) Linden female_2016_08_05.dae → .glb";
+    row(B, "b", "skelport", format!("{sk} convert {} -o {td}/b.glb", female.display()), size(&female));
+    row(B, "b.floor", "floor: quick-xml events", format!("{xf} floor xml {}", female.display()), None);
+    if has("assimp") {
+        row(B, "b.assimp", "assimp export", format!("assimp export {} {td}/b-assimp.glb", female.display()), None);
+    }
+    if blender {
         let py = t.join("b.py");
         std::fs::write(
             &py,
@@ -124,39 +240,121 @@ pub fn compare(root: &Path) -> Result<()> {
                 t.join("b-blender.glb").display().to_string()
             ),
         )?;
-        cases[1].commands.push((
-            "Blender 3.4 headless".into(),
+        row(
+            B,
+            "b.blender",
+            "Blender 3.4 headless",
             format!("blender -b --factory-startup -noaudio --python {} >/dev/null 2>&1", py.display()),
-        ));
+            None,
+        );
     }
+
+    // (c) Fox.
+    const C: &str = "(c) Fox.glb → .dae and → .g4b";
+    row(C, "c.dae", "skelport → dae", format!("{sk} convert {} -o {td}/c.dae", fox.display()), size(&fox));
+    row(C, "c.g4b", "skelport → g4b", format!("{sk} convert {} -o {td}/c.g4b", fox.display()), size(&fox));
+    row(C, "c.floor", "floor: serde_json Value of the GLB JSON chunk", format!("{xf} floor glb {}", fox.display()), None);
+
+    // (d) a generated 65,535-bone AnvilToolkit skeleton, read and written back by the CLI.
+    const D: &str = "(d) 65,535-bone AnvilToolkit Standard skeleton round trip";
+    let anvil_in = t.join("big-anvil.xml");
+    match skelport_cli::format_named("anvil", false).and_then(|f| skelport_cli::render(&big_skeleton(), f, &WriteOptions::default())) {
+        Ok((out, _)) => {
+            std::fs::write(&anvil_in, &out.main)?;
+            row(D, "d", "skelport anvil → anvil", format!("{sk} convert {} --to anvil -o {td}/d.xml", anvil_in.display()), size(&anvil_in));
+            row(D, "d.floor", "floor: quick-xml events (after UTF-16 decode)", format!("{xf} floor xml {}", anvil_in.display()), None);
+        }
+        Err(e) => eprintln!("(d) skipped: cannot generate the skeleton: {e:#}"),
+    }
+
     // (e) batch of 1,000 small generated files: 2 cores vs 1.
     let batch = t.join("batch");
     std::fs::create_dir_all(&batch)?;
-    let demo = skelport_cli::demo::sample();
-    let bytes = skelport_ir::irjson::to_vec(&demo);
+    let bytes = skelport_ir::irjson::to_vec(&skelport_cli::demo::sample());
     for i in 0..1000 {
         std::fs::write(batch.join(format!("f{i:04}.ir.json")), &bytes)?;
     }
+    const E: &str = "(e) batch of 1,000 demo files → .glb";
     let files = format!("{}/*.ir.json", batch.display());
-    cases.push(Case {
-        label: "(e) batch of 1,000 demo files → .glb",
-        commands: vec![
-            ("2 threads".into(), format!("RAYON_NUM_THREADS=2 {sk} convert {files} --to glb -o {}/out2/ 2>/dev/null", t.display())),
-            ("1 thread".into(), format!("RAYON_NUM_THREADS=1 {sk} convert {files} --to glb -o {}/out1/ 2>/dev/null", t.display())),
-        ],
-    });
+    row(E, "e.2", "2 threads", format!("RAYON_NUM_THREADS=2 {sk} convert {files} --to glb -o {td}/out2/ 2>/dev/null"), None);
+    row(E, "e.1", "1 thread", format!("RAYON_NUM_THREADS=1 {sk} convert {files} --to glb -o {td}/out1/ 2>/dev/null"), None);
 
-    let mut md = String::from("| case | command | median (ms) | peak RSS (MiB) |\n|---|---|---|---|\n");
-    for c in &cases {
-        for (name, cmd) in &c.commands {
-            let ms = median_ms(cmd, t);
-            let mem = peak_mib(cmd);
-            let f = |v: Option<f64>| v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "failed".into());
-            md.push_str(&format!("| {} | {} | {} | {} |\n", c.label, name, f(ms), f(mem)));
-            eprintln!("{} / {name}: {} ms, {} MiB", c.label, f(ms), f(mem));
+    // (f) throughput and scaling: the Linden body repeated to 25 MB and 50 MB of Collada.
+    const F: &str = "(f) generated Collada → .glb (throughput, scaling)";
+    if !quick {
+        for (key, fkey, mb) in [("f25", "f25.floor", 25usize), ("f50", "f50.floor", 50)] {
+            let p = t.join(format!("big{mb}.dae"));
+            std::fs::write(&p, big_collada(&female, mb * 1_000_000)?)?;
+            let label = format!("skelport, {:.1} MB", size(&p).unwrap_or(0) as f64 / 1e6);
+            row(F, key, &label, format!("{sk} convert {} -o {td}/{key}.glb", p.display()), size(&p));
+            row(F, fkey, &format!("floor: quick-xml events, {mb} MB"), format!("{xf} floor xml {}", p.display()), None);
         }
     }
-    let out: PathBuf = root.join("target/bench-compare.md");
+
+    let mut got: HashMap<&str, Figures> = HashMap::new();
+    let mut md = String::from("| case | command | median (ms) | ratio to skelport | peak RSS (MiB) |\n|---|---|---|---|---|\n");
+    let mut base: HashMap<&str, f64> = HashMap::new();
+    for r in &rows {
+        let slow = r.key.contains("blender") || r.key.starts_with('f') || r.key.starts_with('e') || r.key.starts_with('d');
+        let fig = Figures { ms: median_ms(&r.cmd, t, if slow { 3 } else { 20 }), mib: peak_mib(&r.cmd) };
+        got.insert(r.key, fig);
+        let f = |v: Option<f64>| v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "failed".into());
+        if !r.key.contains('.') || r.key == "c.dae" {
+            if let Some(ms) = fig.ms {
+                base.insert(r.case, ms);
+            }
+        }
+        let ratio = match (fig.ms, base.get(r.case)) {
+            (Some(ms), Some(b)) => format!("{:.2}×", ms / b),
+            _ => String::new(),
+        };
+        md.push_str(&format!("| {} | {} | {} | {ratio} | {} |\n", r.case, r.name, f(fig.ms), f(fig.mib)));
+        eprintln!("{} / {}: {} ms, {} MiB", r.case, r.name, f(fig.ms), f(fig.mib));
+    }
+
+    // The targets, each with its figure.
+    let ms = |k: &str| got.get(k).and_then(|f| f.ms);
+    let mut tg = String::from("\n| target | figure | met |\n|---|---|---|\n");
+    let mut check = |what: String, fig: Option<f64>, unit: &str, ok: fn(f64) -> bool| {
+        let (v, m) = match fig {
+            Some(x) => (format!("{x:.2}{unit}"), if ok(x) { "yes" } else { "**no**" }),
+            None => ("not measured".into(), "—"),
+        };
+        tg.push_str(&format!("| {what} | {v} | {m} |\n"));
+    };
+    let ratio = |a: &str, b: &str| Some(ms(a)? / ms(b)?);
+    check("(a) whole process < 25 ms".into(), ms("a"), " ms", |x| x < 25.0);
+    check("(b) assimp / skelport ≥ 3".into(), ratio("b.assimp", "b"), "×", |x| x >= 3.0);
+    check("(b) Blender / skelport ≥ 100".into(), ratio("b.blender", "b"), "×", |x| x >= 100.0);
+    let errs = validator_errors(root, &t.join("b.glb")).map(|e| e as f64);
+    check("(b) skelport's .glb: Khronos validator errors = 0".into(), errs, "", |x| x == 0.0);
+    if got.contains_key("b.assimp") {
+        let errs = validator_errors(root, &t.join("b-assimp.glb")).map(|e| e as f64);
+        check("(b) for reference: assimp's .glb validator errors".into(), errs, "", |_| true);
+    }
+    for (k, f) in [
+        ("a", "a.floor"),
+        ("b", "b.floor"),
+        ("c.dae", "c.floor"),
+        ("c.g4b", "c.floor"),
+        ("d", "d.floor"),
+        ("f25", "f25.floor"),
+        ("f50", "f50.floor"),
+    ] {
+        check(format!("{k}: skelport / tokenizer floor ≤ 3"), ratio(k, f), "×", |x| x <= 3.0);
+    }
+    check("50 MB / 25 MB input time ≤ 2.2 (2× input)".into(), ratio("f50", "f25"), "×", |x| x <= 2.2);
+    check("(e) batch: 1 thread / 2 threads ≥ 1.8".into(), ratio("e.1", "e.2"), "×", |x| x >= 1.8);
+    for r in &rows {
+        if let (Some(input), Some(mib)) = (r.input, got.get(r.key).and_then(|f| f.mib)) {
+            let limit = 3.0 * input as f64 / 1048576.0 + 20.0;
+            let what = format!("{}: peak RSS ≤ 3 × input + 20 MiB ({limit:.1} MiB)", r.key);
+            tg.push_str(&format!("| {what} | {mib:.1} MiB | {} |\n", if mib <= limit { "yes" } else { "**no**" }));
+        }
+    }
+    md.push_str(&tg);
+
+    let out: PathBuf = target.join("bench-compare.md");
     std::fs::write(&out, &md)?;
     println!("{md}");
     eprintln!("wrote {}", out.display());

@@ -139,9 +139,7 @@ fn main() -> Result<()> {
         Some("gen-sl-table") => gen_sl_table(check),
         Some("matrix") => matrix(),
         Some("bench-compare") => bench::compare(&root()),
-        Some("floor") => {
-            bench::floor(args.get(1).map(String::as_str).unwrap_or(""), Path::new(args.get(2).map(String::as_str).unwrap_or("")))
-        }
+        Some("floor") => bench::floor(&args[1..]),
         Some("fuzz") => {
             let name = args.get(1).map(String::as_str).unwrap_or("read_any");
             let secs = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(60);

@@ -412,7 +412,8 @@ fn write_mesh(
     if bad > 0 {
         diag.loss("gltf.bad-face", format!("mesh '{}': {bad} triangles refer to missing vertices; dropped", mesh.name));
     }
-    let tris: Vec<u32> = tris.chunks_exact(3).filter(|t| t.iter().all(|&i| (i as usize) < nv)).flatten().copied().collect();
+    let tris: Vec<u32> =
+        if bad > 0 { tris.chunks_exact(3).filter(|t| t.iter().all(|&i| (i as usize) < nv)).flatten().copied().collect() } else { tris };
     let mut prim = Map::new();
     prim.insert("attributes".into(), Value::Object(attrs));
     if tris.is_empty() {
@@ -420,10 +421,19 @@ fn write_mesh(
         diag.info("gltf.points", format!("mesh '{}' has no faces; written as points", mesh.name));
     } else {
         // 65535 is the primitive-restart value, so 16-bit indices need fewer vertices than that.
+        // Plain loops into a sized buffer: `flat_map(..).collect()` cannot size its output.
         let (bytes, ct) = if nv < 65535 {
-            (tris.iter().flat_map(|&i| (i as u16).to_le_bytes()).collect::<Vec<u8>>(), UNSIGNED_SHORT)
+            let mut v = Vec::with_capacity(tris.len() * 2);
+            for &i in &tris {
+                v.extend_from_slice(&(i as u16).to_le_bytes());
+            }
+            (v, UNSIGNED_SHORT)
         } else {
-            (tris.iter().flat_map(|&i| i.to_le_bytes()).collect::<Vec<u8>>(), UNSIGNED_INT)
+            let mut v = Vec::with_capacity(tris.len() * 4);
+            for &i in &tris {
+                v.extend_from_slice(&i.to_le_bytes());
+            }
+            (v, UNSIGNED_INT)
         };
         let a = b.accessor(&bytes, Some(ELEMENT_ARRAY_BUFFER), ct, tris.len(), "SCALAR", false, None);
         prim.insert("indices".into(), json!(a));
