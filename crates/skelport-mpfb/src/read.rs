@@ -393,7 +393,10 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
         doc.meshes.push(ir);
     }
     if let Some(wp) = &opts.weights {
-        let skin = read_weights_into(wp, &sk, mesh.as_ref().map(|m| m.positions.len()), remap.as_deref(), &mut doc, diag)?;
+        let wfile = wp.display().to_string();
+        let wbytes =
+            std::fs::read(wp).map_err(|e| MpfbError::File { file: wfile.clone(), message: format!("cannot read the weights: {e}") })?;
+        let skin = read_weights_into(&wbytes, &wfile, &sk, mesh.as_ref().map(|m| m.positions.len()), remap.as_deref(), &mut doc, diag)?;
         if let Some(mut s) = skin {
             s.mesh = (!doc.meshes.is_empty()).then_some(0);
             doc.skins.push(s);
@@ -460,21 +463,34 @@ fn build_mesh(m: &BaseMesh, lift: DVec3, keep_helpers: bool) -> (Mesh, Option<Ve
     (mesh, Some(map))
 }
 
+/// Join the bytes of a weights file to the first skeleton of a document read without a mesh, as
+/// `--weights` does without `--mesh` (the skin is appended). Lets the weights reader be fuzzed and
+/// tested without files.
+pub fn read_weights(bytes: &[u8], file: &str, doc: &mut Document, diag: &mut Diagnostics) -> Result<(), MpfbError> {
+    let Some(sk) = doc.skeletons.first().cloned() else {
+        return Err(MpfbError::File { file: file.into(), message: "no skeleton to join the weights to; read a rig first".into() });
+    };
+    if let Some(mut s) = read_weights_into(bytes, file, &sk, None, None, doc, diag)? {
+        s.mesh = None;
+        doc.skins.push(s);
+    }
+    Ok(())
+}
+
 /// Join a weights file to the skeleton: a skin (and `mhmask-*` groups on the mesh).
 fn read_weights_into(
-    path: &std::path::Path,
+    bytes: &[u8],
+    file: &str,
     sk: &Skeleton,
     mesh_vertices: Option<usize>,
     remap: Option<&[Option<u32>]>,
     doc: &mut Document,
     diag: &mut Diagnostics,
 ) -> Result<Option<Skin>, MpfbError> {
-    let file = path.display().to_string();
-    let bytes =
-        std::fs::read(path).map_err(|e| MpfbError::File { file: file.clone(), message: format!("cannot read the weights: {e}") })?;
+    let file = file.to_string();
     // Typed parse straight into (vertex, weight) pairs: a weights file is ~3 MB of small arrays,
     // and building a serde_json::Value for each entry costs most of the read.
-    let wf: WeightsFile = serde_json::from_slice(&bytes).map_err(|e| MpfbError::Syntax {
+    let wf: WeightsFile = serde_json::from_slice(bytes).map_err(|e| MpfbError::Syntax {
         file: file.clone(),
         line: e.line(),
         column: e.column(),
