@@ -1,10 +1,13 @@
 //! Project automation: `cargo xtask <command>`.
 //!
 //! * `regen-fixtures [--check]` — regenerate every generated file under `testdata/`
-//!   deterministically; with `--check`, fail when any is stale or missing.
+//!   deterministically (including the malformed-input suite `testdata/bad/`, see `bad.rs`); with
+//!   `--check`, fail when any is stale or missing. The suite's expected messages are refreshed by
+//!   `SKELPORT_BLESS=1 cargo test -p skelport-cli --test bad_inputs`.
 //! * `gen-sl-table [--check]` — regenerate the Second Life skeleton table from the corpus's
 //!   avatar_skeleton.xml and avatar_lad.xml.
 
+mod bad;
 mod bench;
 
 use anyhow::{bail, Context, Result};
@@ -53,6 +56,7 @@ fn regen_fixtures(check: bool) -> Result<()> {
     files.extend(skelport_render::sample::golden_fixtures().into_iter().map(|(rel, b)| (testdata.join(rel), b)));
     let anvil = testdata.join("anvil");
     files.extend(skelport_anvil::derived_fixtures(&anvil).into_iter().map(|(rel, b)| (anvil.join(rel), b)));
+    files.extend(bad::fixtures().into_iter().map(|(rel, b)| (testdata.join(rel), b)));
     let stale = sync(&files, check)?;
     report("fixtures", &stale, check, files.len())
 }
@@ -84,7 +88,12 @@ fn seed_format(p: &Path, bytes: &[u8]) -> Option<&'static str> {
     if name.ends_with(".obj") {
         return Some("obj");
     }
-    if p.components().any(|c| c.as_os_str() == "bad") {
+    // Only files with an extension some reader claims (not the render goldens' .png/.svg), and
+    // not the malformed suite: seeds should be valid so the fuzzer starts deep in the reader.
+    let ext = skelport_cli::registry::extension_of(p)?;
+    if p.components().any(|c| c.as_os_str() == "bad")
+        || !skelport_cli::registry::formats().iter().any(|f| f.can_read() && f.extensions().contains(&ext.as_str()))
+    {
         return None;
     }
     skelport_cli::registry::detect_reader(Some(p), &bytes[..bytes.len().min(8192)]).map(|f| f.name())
@@ -140,9 +149,18 @@ fn fuzz(name: &str, seconds: u64) -> Result<()> {
     eprintln!("fuzz: {seeded} seeds in {}", dir.display());
     let status = std::process::Command::new("cargo")
         .env("RUSTC_BOOTSTRAP", "1")
+        // Sanitizer builds in a directory of their own, so they never invalidate the main build.
+        .env("CARGO_TARGET_DIR", root().join("target/fuzz"))
         .args(["fuzz", "run", "--fuzz-dir", "crates/skelport-fuzz", "-O", name])
         .arg(&dir)
-        .args(["--", &format!("-max_total_time={seconds}"), "-rss_limit_mb=2048", "-malloc_limit_mb=1024", "-timeout=10", "-print_final_stats=1"])
+        .args([
+            "--",
+            &format!("-max_total_time={seconds}"),
+            "-rss_limit_mb=2048",
+            "-malloc_limit_mb=1024",
+            "-timeout=10",
+            "-print_final_stats=1",
+        ])
         .current_dir(root())
         .status()
         .context("running cargo fuzz (install it with `cargo install cargo-fuzz`)")?;

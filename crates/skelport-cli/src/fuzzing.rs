@@ -39,7 +39,8 @@ fn demo_rig() -> &'static Document {
     RIG.get_or_init(|| {
         let mpfb = registry::by_name("mpfb").expect("mpfb is registered");
         let out = mpfb.write(&crate::demo::sample(), &WriteOptions::default(), &mut Diagnostics::default()).expect("demo writes as MPFB");
-        mpfb.read(Input { path: None, bytes: &out.main }, &ReadOptions::default(), &mut Diagnostics::default()).expect("demo rig reads back")
+        mpfb.read(Input { path: None, bytes: &out.main }, &ReadOptions::default(), &mut Diagnostics::default())
+            .expect("demo rig reads back")
     })
 }
 
