@@ -326,7 +326,7 @@ fn sigint_mid_batch_leaves_no_partial_file_and_resumes() {
     let converted = v["converted"].as_u64().unwrap() as usize;
     assert_eq!(converted, written.len());
     if converted < 3000 {
-        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(out.status.code(), Some(130), "an interrupted batch exits 130 (docs/cli.md)");
         assert!(v["results"].as_array().unwrap().iter().any(|r| r["error"] == "interrupted before it started"));
     }
     let out = skelport(&[&args[..], &["--skip-existing"]].concat());
