@@ -290,20 +290,20 @@ fn anvil_standard(out: &mut Vec<Case>) {
         ("position-nan", "<X>0</X>", "<X>NaN</X>", 0),
         ("position-inf", "<X>0</X>", "<X>inf</X>", 1),
         ("position-word", "<Y>0</Y>", "<Y>zero</Y>", 0),
-        ("rotation-overflow", "<W>1</W>", "<W>1e999</W>", 0),
+        ("rotation-overflow", "<Z>1</Z>", "<Z>1e999</Z>", 0),
         ("uint32-negative", "Type=\"UInt32\">0<", "Type=\"UInt32\">-1<", 0),
         ("uint32-too-big", "Type=\"UInt32\">0<", "Type=\"UInt32\">99999999999<", 0),
         ("unknown-value-type", "Type=\"UInt32\"", "Type=\"Quaternion9\"", 1),
         ("missing-bones-list", "<List Name=\"Bones\">", "<List Name=\"Bonez\">", 0),
         (
             "parent-link-unknown-id",
-            "<Value Name=\"Value\" Type=\"UInt64\">4160749568</Value>",
+            "<Value Name=\"Value\" Type=\"UInt64\">4160749569</Value>",
             "<Value Name=\"Value\" Type=\"UInt64\">12345</Value>",
             0,
         ),
         ("vector-missing-component", "<X>0</X> <Y>0</Y> <Z>0</Z> <W>0</W>", "<X>0</X> <Y>0</Y> <W>0</W>", 0),
-        ("bone-id-not-number", "<Bone ID=\"4160749568\">", "<Bone ID=\"root\">", 0),
-        ("skeleton-id-negative", "<Skeleton ID=\"4160749567\">", "<Skeleton ID=\"-4\">", 0),
+        ("bone-id-not-number", "<Bone ID=\"4160749569\">", "<Bone ID=\"root\">", 0),
+        ("skeleton-id-negative", "<Skeleton ID=\"4160749568\">", "<Skeleton ID=\"-4\">", 0),
     ];
     for (name, from, to, n) in edits {
         out.push((format!("{name}.xml"), enc(&replace_nth(&text, from, to, *n))));
@@ -328,17 +328,17 @@ fn anvil_schema(out: &mut Vec<Case>) {
     let edits: &[(&str, &str, &str, usize)] = &[
         ("vector-nan", "( 0, 0, 0, 0 )", "( NaN, 0, 0, 0 )", 0),
         ("vector-inf", "( 0, 0, 0, 0 )", "( 0, inf, 0, 0 )", 1),
-        ("vector-three-components", "( 0, 0, 0, 1 )", "( 0, 0, 1 )", 0),
+        ("vector-three-components", "( 0, 0, 1, 0 )", "( 0, 0, 1 )", 0),
         ("vector-word", "( 0, 0, 0, 0 )", "( a, b, c, d )", 0),
-        ("quaternion-overflow", "( 0, 0, 0, 1 )", "( 0, 0, 0, 1e999 )", 0),
+        ("quaternion-overflow", "( 0, 0, 1, 0 )", "( 0, 0, 1e999, 0 )", 0),
         ("unsigned8-too-big", "<Unsigned8 Name=\"SolvingPriority\">0<", "<Unsigned8 Name=\"SolvingPriority\">300<", 0),
         ("unsigned8-negative", "<Unsigned8 Name=\"SolvingPriority\">0<", "<Unsigned8 Name=\"SolvingPriority\">-1<", 0),
         ("hash-not-number", "<Hash32 Name=\"BoneID\" HashValue=\"root\">385153371<", "<Hash32 Name=\"BoneID\" HashValue=\"root\">root<", 0),
-        ("link-unknown-id", "Path=\"4160749568\">4160749568<", "Path=\"1\">1<", 0),
+        ("link-unknown-id", "Path=\"4160749569\">4160749569<", "Path=\"1\">1<", 0),
         ("pointer-type-unknown", "PointerType=\"Null\"", "PointerType=\"Teleport\"", 0),
         ("missing-bones-array", "<DynamicSmallArray Name=\"Bones\"", "<DynamicSmallArray Name=\"Bonez\"", 0),
         ("enum-unknown", "Value=\"SKELETONTYPE_BIPED\">0<", "Value=\"SKELETONTYPE_OCTOPUS\">77<", 0),
-        ("object-id-word", "<Object ID=\"4160749567\"", "<Object ID=\"skeleton\"", 0),
+        ("object-id-word", "<Object ID=\"4160749568\"", "<Object ID=\"skeleton\"", 0),
         ("float-nan", "<Float Name=\"WrinkleFactor\">0<", "<Float Name=\"WrinkleFactor\">NaN<", 0),
     ];
     for (name, from, to, n) in edits {

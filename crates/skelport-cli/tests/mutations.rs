@@ -122,9 +122,8 @@ fn every_fuzz_target_runs() {
 }
 
 /// Format detection sniffs every reader over arbitrary bytes (any file with an unclaimed
-/// extension): it must not panic.
+/// extension): it must not panic (skelport-anvil-lead's sniff did on this PNG).
 #[test]
-#[ignore = "skelport-anvil-lead's sniff slices its lossy text at byte 4096 inside a replacement character; passes once skelport-anvil replaces it"]
 fn detection_never_panics_on_binary_files() {
     let png = skelport_ir::testing::workspace_root().join("testdata/render/biped_front.png");
     let bytes = std::fs::read(png).unwrap();

@@ -665,6 +665,9 @@ impl<'de> serde::Deserialize<'de> for Groups {
             }
         }
         d.deserialize_map(V)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
