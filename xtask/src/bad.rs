@@ -396,7 +396,7 @@ fn gltf(out: &mut Vec<Case>) {
 /// A GLB from a JSON chunk and an optional BIN chunk, with true lengths.
 fn glb_from(json: &[u8], bin: Option<&[u8]>) -> Vec<u8> {
     let mut j = json.to_vec();
-    while j.len() % 4 != 0 {
+    while !j.len().is_multiple_of(4) {
         j.push(b' ');
     }
     let mut out = Vec::new();
@@ -689,7 +689,8 @@ fn ir_json(out: &mut Vec<Case>) {
 
 /// Every malformed file, as (path relative to testdata/, bytes).
 pub fn fixtures() -> Vec<(String, Vec<u8>)> {
-    let suites: &[(&str, fn(&mut Vec<Case>))] = &[
+    type Suite = (&'static str, fn(&mut Vec<Case>));
+    let suites: &[Suite] = &[
         ("mpfb", mpfb),
         ("mpfb-weights", mpfb_weights),
         ("obj", obj),
