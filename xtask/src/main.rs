@@ -1,10 +1,13 @@
 //! Project automation: `cargo xtask <command>`.
 //!
 //! * `regen-fixtures [--check]` — regenerate every generated file under `testdata/`
-//!   deterministically; with `--check`, fail when any is stale or missing.
+//!   deterministically (including the malformed-input suite `testdata/bad/`, see `bad.rs`); with
+//!   `--check`, fail when any is stale or missing. The suite's expected messages are refreshed by
+//!   `SKELPORT_BLESS=1 cargo test -p skelport-cli --test bad_inputs`.
 //! * `gen-sl-table [--check]` — regenerate the Second Life skeleton table from the corpus's
 //!   avatar_skeleton.xml and avatar_lad.xml.
 
+mod bad;
 mod bench;
 
 use anyhow::{bail, Context, Result};
@@ -53,6 +56,7 @@ fn regen_fixtures(check: bool) -> Result<()> {
     files.extend(skelport_render::sample::golden_fixtures().into_iter().map(|(rel, b)| (testdata.join(rel), b)));
     let anvil = testdata.join("anvil");
     files.extend(skelport_anvil::derived_fixtures(&anvil).into_iter().map(|(rel, b)| (anvil.join(rel), b)));
+    files.extend(bad::fixtures().into_iter().map(|(rel, b)| (testdata.join(rel), b)));
     let stale = sync(&files, check)?;
     report("fixtures", &stale, check, files.len())
 }
@@ -74,14 +78,49 @@ fn matrix() -> Result<()> {
     Ok(())
 }
 
-/// Seed a fuzz corpus from every file under testdata/ that a registered reader recognises, each
-/// prefixed with the byte that selects its format (see skelport_cli::fuzzing), then run the target.
+/// The format a seed file belongs to, by the registry's detection; MPFB weights and OBJ (read
+/// through `--weights` / `--mesh`, not the registry) by name.
+fn seed_format(p: &Path, bytes: &[u8]) -> Option<&'static str> {
+    let name = p.file_name()?.to_str()?;
+    if name.starts_with("weights") && name.ends_with(".json") {
+        return Some("mpfb-weights");
+    }
+    if name.ends_with(".obj") {
+        return Some("obj");
+    }
+    // Only files with an extension some reader claims (not the render goldens' .png/.svg), and
+    // not the malformed suite: seeds should be valid so the fuzzer starts deep in the reader.
+    let ext = skelport_cli::registry::extension_of(p)?;
+    if p.components().any(|c| c.as_os_str() == "bad")
+        || !skelport_cli::registry::formats().iter().any(|f| f.can_read() && f.extensions().contains(&ext.as_str()))
+    {
+        return None;
+    }
+    skelport_cli::registry::detect_reader(Some(p), &bytes[..bytes.len().min(8192)]).map(|f| f.name())
+}
+
+/// Seed a fuzz corpus from every valid file under testdata/ the target's reader recognises (for
+/// `read_any`/`roundtrip`: every recognised file, prefixed with the byte that selects its format,
+/// see skelport_cli::fuzzing), then run the target for `seconds`.
 fn fuzz(name: &str, seconds: u64) -> Result<()> {
+    let want = skelport_cli::fuzzing::TARGETS.iter().find(|(t, _)| *t == name).map(|(_, f)| *f);
+    if want.is_none() && name != "read_any" && name != "roundtrip" {
+        let all: Vec<&str> = skelport_cli::fuzzing::TARGETS.iter().map(|(t, _)| *t).collect();
+        bail!("unknown fuzz target {name}; targets: read_any, roundtrip, {}", all.join(", "));
+    }
     let dir = root().join("crates/skelport-fuzz/corpus").join(name);
     std::fs::create_dir_all(&dir)?;
-    let readers: Vec<_> = skelport_cli::registry::formats().iter().filter(|f| f.can_read()).collect();
     let mut stack = vec![root().join("testdata")];
     let mut seeded = 0;
+    let mut seed = |bytes: Vec<u8>| -> Result<()> {
+        std::fs::write(dir.join(format!("seed-{seeded:04}")), bytes)?;
+        seeded += 1;
+        Ok(())
+    };
+    if want == Some("obj") {
+        // No OBJ under testdata/: a small quad mesh with groups and negative indices.
+        seed(b"# skelport seed\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\ng body\nf 1/1 2/2 3/3 4/4\ng joint-a\nf -4 -3 -2\n".to_vec())?;
+    }
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d)?.flatten() {
             let p = e.path();
@@ -93,12 +132,16 @@ fn fuzz(name: &str, seconds: u64) -> Result<()> {
             if bytes.len() > 1 << 20 {
                 continue;
             }
-            if let Some(f) = skelport_cli::registry::detect_reader(Some(&p), &bytes[..bytes.len().min(8192)]) {
-                if let Some(i) = readers.iter().position(|r| r.name() == f.name()) {
-                    let mut seed = vec![i as u8];
-                    seed.extend_from_slice(&bytes);
-                    std::fs::write(dir.join(format!("seed-{seeded:04}")), seed)?;
-                    seeded += 1;
+            let Some(f) = seed_format(&p, &bytes) else { continue };
+            match want {
+                Some(w) if w == f => seed(bytes)?,
+                Some(_) => {}
+                None => {
+                    if let Some(i) = skelport_cli::fuzzing::selector(f) {
+                        let mut s = vec![i];
+                        s.extend_from_slice(&bytes);
+                        seed(s)?;
+                    }
                 }
             }
         }
@@ -106,14 +149,23 @@ fn fuzz(name: &str, seconds: u64) -> Result<()> {
     eprintln!("fuzz: {seeded} seeds in {}", dir.display());
     let status = std::process::Command::new("cargo")
         .env("RUSTC_BOOTSTRAP", "1")
+        // Sanitizer builds in a directory of their own, so they never invalidate the main build.
+        .env("CARGO_TARGET_DIR", root().join("target/fuzz"))
         .args(["fuzz", "run", "--fuzz-dir", "crates/skelport-fuzz", "-O", name])
         .arg(&dir)
-        .args(["--", &format!("-max_total_time={seconds}"), "-rss_limit_mb=4096", "-timeout=10"])
+        .args([
+            "--",
+            &format!("-max_total_time={seconds}"),
+            "-rss_limit_mb=2048",
+            "-malloc_limit_mb=1024",
+            "-timeout=10",
+            "-print_final_stats=1",
+        ])
         .current_dir(root())
         .status()
         .context("running cargo fuzz (install it with `cargo install cargo-fuzz`)")?;
     if !status.success() {
-        bail!("fuzzing found a problem: see crates/skelport-fuzz/artifacts/{name}/; copy the input to crates/skelport-fuzz/regressions/ and fix it");
+        bail!("fuzzing found a problem: see crates/skelport-fuzz/artifacts/{name}/; copy the input to crates/skelport-fuzz/regressions/{name}/ and fix it");
     }
     Ok(())
 }
@@ -145,6 +197,6 @@ fn main() -> Result<()> {
             let secs = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(60);
             fuzz(name, secs)
         }
-        _ => bail!("usage: cargo xtask regen-fixtures [--check] | gen-sl-table [--check] | matrix | bench-compare | fuzz [read_any|roundtrip] [SECONDS]"),
+        _ => bail!("usage: cargo xtask regen-fixtures [--check] | gen-sl-table [--check] | matrix | bench-compare | fuzz TARGET [SECONDS] (targets: see docs/fuzzing.md)"),
     }
 }

@@ -289,3 +289,49 @@ fn render_writes_svg_and_png_and_refuses_other_extensions() {
     let bad = skelport(&["render", src.to_str().unwrap(), "-o", d.join("pic.bmp").to_str().unwrap()]);
     assert_eq!(bad.status.code(), Some(1));
 }
+
+/// Ctrl-C in the middle of a batch: files in flight finish their atomic write, the rest are
+/// reported as interrupted, no temporary or partial file is left, and `--skip-existing` finishes
+/// the job.
+#[cfg(unix)]
+#[test]
+fn sigint_mid_batch_leaves_no_partial_file_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut inputs = Vec::new();
+    for i in 0..3000 {
+        let p = d.join(format!("f{i:04}.ir.json"));
+        std::fs::write(&p, tiny_doc(i)).unwrap();
+        inputs.push(p.to_str().unwrap().to_string());
+    }
+    let out_dir = d.join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let mut args: Vec<&str> = vec!["convert"];
+    args.extend(inputs.iter().map(String::as_str));
+    args.extend(["-o", out_dir.to_str().unwrap(), "--to", "ir-json", "--json"]);
+    let child = Command::new(env!("CARGO_BIN_EXE_skelport")).args(&args).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    // Interrupt once the batch is under way.
+    let start = std::time::Instant::now();
+    while std::fs::read_dir(&out_dir).unwrap().count() < 20 && start.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let written = std::fs::read_dir(&out_dir).unwrap().flatten().map(|e| e.path()).collect::<Vec<_>>();
+    assert!(written.iter().all(|p| !p.file_name().unwrap().to_string_lossy().starts_with(".skelport-")), "temporary file left");
+    for p in &written {
+        skelport_ir::irjson::from_slice(&std::fs::read(p).unwrap(), &p.display().to_string()).expect("every output is complete");
+    }
+    let converted = v["converted"].as_u64().unwrap() as usize;
+    assert_eq!(converted, written.len());
+    if converted < 3000 {
+        assert_eq!(out.status.code(), Some(130), "an interrupted batch exits 130 (docs/cli.md)");
+        assert!(v["results"].as_array().unwrap().iter().any(|r| r["error"] == "interrupted before it started"));
+    }
+    let out = skelport(&[&args[..], &["--skip-existing"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["skipped"].as_u64(), v["converted"].as_u64()), (Some(converted as u64), Some(3000 - converted as u64)));
+    eprintln!("interrupted after {converted} of 3000 files; resumed the remaining {}", 3000 - converted);
+}

@@ -393,7 +393,10 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
         doc.meshes.push(ir);
     }
     if let Some(wp) = &opts.weights {
-        let skin = read_weights_into(wp, &sk, mesh.as_ref().map(|m| m.positions.len()), remap.as_deref(), &mut doc, diag)?;
+        let wfile = wp.display().to_string();
+        let wbytes =
+            std::fs::read(wp).map_err(|e| MpfbError::File { file: wfile.clone(), message: format!("cannot read the weights: {e}") })?;
+        let skin = read_weights_into(&wbytes, &wfile, &sk, mesh.as_ref().map(|m| m.positions.len()), remap.as_deref(), &mut doc, diag)?;
         if let Some(mut s) = skin {
             s.mesh = (!doc.meshes.is_empty()).then_some(0);
             doc.skins.push(s);
@@ -460,21 +463,38 @@ fn build_mesh(m: &BaseMesh, lift: DVec3, keep_helpers: bool) -> (Mesh, Option<Ve
     (mesh, Some(map))
 }
 
+/// Largest vertex index + 1 a weights file may use (docs/limits.md): 16,777,216 vertices, far
+/// beyond MakeHuman's 19,158, so a corrupt index cannot size the skin.
+pub const MAX_WEIGHT_VERTICES: usize = 1 << 24;
+
+/// Join the bytes of a weights file to the first skeleton of a document read without a mesh, as
+/// `--weights` does without `--mesh` (the skin is appended). Lets the weights reader be fuzzed and
+/// tested without files.
+pub fn read_weights(bytes: &[u8], file: &str, doc: &mut Document, diag: &mut Diagnostics) -> Result<(), MpfbError> {
+    let Some(sk) = doc.skeletons.first().cloned() else {
+        return Err(MpfbError::File { file: file.into(), message: "no skeleton to join the weights to; read a rig first".into() });
+    };
+    if let Some(mut s) = read_weights_into(bytes, file, &sk, None, None, doc, diag)? {
+        s.mesh = None;
+        doc.skins.push(s);
+    }
+    Ok(())
+}
+
 /// Join a weights file to the skeleton: a skin (and `mhmask-*` groups on the mesh).
 fn read_weights_into(
-    path: &std::path::Path,
+    bytes: &[u8],
+    file: &str,
     sk: &Skeleton,
     mesh_vertices: Option<usize>,
     remap: Option<&[Option<u32>]>,
     doc: &mut Document,
     diag: &mut Diagnostics,
 ) -> Result<Option<Skin>, MpfbError> {
-    let file = path.display().to_string();
-    let bytes =
-        std::fs::read(path).map_err(|e| MpfbError::File { file: file.clone(), message: format!("cannot read the weights: {e}") })?;
+    let file = file.to_string();
     // Typed parse straight into (vertex, weight) pairs: a weights file is ~3 MB of small arrays,
     // and building a serde_json::Value for each entry costs most of the read.
-    let wf: WeightsFile = serde_json::from_slice(&bytes).map_err(|e| MpfbError::Syntax {
+    let wf: WeightsFile = serde_json::from_slice(bytes).map_err(|e| MpfbError::Syntax {
         file: file.clone(),
         line: e.line(),
         column: e.column(),
@@ -493,6 +513,14 @@ fn read_weights_into(
     for (g, pairs) in groups {
         if let Some(k) = pairs.iter().position(|p| !p.1.is_finite()) {
             return Err(jerr(&file, format!("$.weights.{g}[{k}]"), "weight must be a finite number"));
+        }
+        // Without a mesh the skin is sized by the largest index: cap it before allocating.
+        if let Some(k) = pairs.iter().position(|p| p.0 >= MAX_WEIGHT_VERTICES as u64) {
+            return Err(jerr(
+                &file,
+                format!("$.weights.{g}[{k}]"),
+                format!("vertex index {} is past skelport's limit of {MAX_WEIGHT_VERTICES} vertices; fix the index", pairs[k].0),
+            ));
         }
         max_v = max_v.max(pairs.iter().map(|p| p.0 as usize + 1).max().unwrap_or(0));
         let pairs: Vec<(usize, f64)> = pairs.into_iter().map(|(v, w)| (v as usize, w)).collect();
@@ -637,5 +665,39 @@ impl<'de> serde::Deserialize<'de> for Groups {
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RIG: &str = r#"{"root": {"head": {"strategy": "VERTEX", "vertex_index": 0, "default_position": [0, 0, 0]},
+        "tail": {"strategy": "VERTEX", "vertex_index": 1, "default_position": [0, 0, 1]}}}"#;
+
+    fn rig() -> Document {
+        read(RIG.as_bytes(), "rig.json", &ReadOptions::default(), &mut Diagnostics::default()).unwrap()
+    }
+
+    #[test]
+    fn weights_join_from_bytes_and_refuse_indices_past_the_cap() {
+        let mut doc = rig();
+        read_weights(br#"{"weights": {"root": [[0, 1.0], [3, 0.5]]}}"#, "w.json", &mut doc, &mut Diagnostics::default()).unwrap();
+        assert_eq!(doc.skins[0].influences.vertex_count(), 4);
+        // A corrupt index would size the skin at 16 GiB: refused, naming the entry and the fix.
+        let mut doc = rig();
+        let e = read_weights(
+            br#"{"weights": {"root": [[0, 1.0], [18446744073709551615, 0.5]]}}"#,
+            "w.json",
+            &mut doc,
+            &mut Diagnostics::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("w.json: at $.weights.root[1]:") && e.contains("limit of 16777216"), "{e}");
+        let e =
+            read_weights(br#"{"weights": {"root": [[16777216, 0.5]]}}"#, "w.json", &mut rig(), &mut Diagnostics::default()).unwrap_err();
+        assert!(e.to_string().contains("vertex index 16777216"), "{e}");
+        read_weights(br#"{"weights": {"root": [[16777215, 0.5]]}}"#, "w.json", &mut rig(), &mut Diagnostics::default()).unwrap();
     }
 }

@@ -625,7 +625,8 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
         }
         let mut at = 0usize;
         for (vi, &n) in vcount.iter().enumerate() {
-            let mut list = Vec::with_capacity(n as usize);
+            // `n` comes from the file: never reserve more than the entries <v> still holds.
+            let mut list = Vec::with_capacity((n as usize).min((v.len() - at.min(v.len())) / stride.max(1)));
             for _ in 0..n {
                 if at + stride > v.len() {
                     break;
