@@ -40,6 +40,14 @@ fn attr_num(svg: &str, a: &str) -> f64 {
     svg[j..j + svg[j..].find('"').expect("quote")].parse().expect("number")
 }
 
+/// The fill colour of a bone's shape: the first `fill` after its `<title>`.
+fn fill(svg: &str, name: &str) -> String {
+    let i = svg.find(&format!("<title>{name}</title>")).unwrap();
+    let s = &svg[i..];
+    let j = s.find("fill=\"").unwrap() + 6;
+    s[j..j + 7].to_string()
+}
+
 fn opts(view: View, size: u32) -> RenderOptions {
     RenderOptions { view, size, labels: false, mesh: false, caption: "t".into(), overlay: None }
 }
@@ -106,15 +114,9 @@ fn unnamed_bones_get_their_side_from_position() {
     sk.push(bone("c", Some(0), [-0.5, 0.0, 0.0], Some(0.1)));
     let doc = Document { frame: Frame::GLTF, skeletons: vec![sk], ..Default::default() };
     let svg = render_svg(&doc, &opts(View::Front, 300)).unwrap();
-    let fill = |name: &str| {
-        let i = svg.find(&format!("<title>{name}</title>")).unwrap();
-        let s = &svg[i..];
-        let j = s.find("fill=\"").unwrap() + 6;
-        s[j..j + 7].to_string()
-    };
-    assert_eq!(fill("a"), "#2e8b57", "centre");
-    assert_eq!(fill("b"), "#1f6fd1", "+X is the character's left");
-    assert_eq!(fill("c"), "#d1402a", "right");
+    assert_eq!(fill(&svg, "a"), "#2e8b57", "centre");
+    assert_eq!(fill(&svg, "b"), "#1f6fd1", "+X is the character's left");
+    assert_eq!(fill(&svg, "c"), "#d1402a", "right");
 
     // A right arm much longer than the left (a prop in the hand) and more helper bones on the
     // left do not move the centre line: the root's X sets it, so the spine stays centre.
@@ -131,15 +133,9 @@ fn unnamed_bones_get_their_side_from_position() {
     sk.push(bone("chest", Some(0), [0.0, 0.3, 0.0], Some(0.1)));
     let doc = Document { frame: Frame::GLTF, skeletons: vec![sk], ..Default::default() };
     let svg = render_svg(&doc, &opts(View::Front, 300)).unwrap();
-    let fill = |name: &str| {
-        let i = svg.find(&format!("<title>{name}</title>")).unwrap();
-        let s = &svg[i..];
-        let j = s.find("fill=\"").unwrap() + 6;
-        s[j..j + 7].to_string()
-    };
-    assert_eq!(fill("spine"), "#2e8b57", "centre although the heads' X range is lopsided");
-    assert_eq!(fill("chest"), "#2e8b57", "centre although more bones are named left");
-    assert_eq!(fill("prop"), "#d1402a", "the prop is on the right");
+    assert_eq!(fill(&svg, "spine"), "#2e8b57", "centre although the heads' X range is lopsided");
+    assert_eq!(fill(&svg, "chest"), "#2e8b57", "centre although more bones are named left");
+    assert_eq!(fill(&svg, "prop"), "#d1402a", "the prop is on the right");
 }
 
 #[test]
