@@ -223,46 +223,10 @@ fn parse_i64(t: &str) -> Option<i64> {
     Some(if neg { -v } else { v })
 }
 
-/// Powers of ten exactly representable in an f64 (Clinger's fast path).
-const POW10: [f64; 23] =
-    [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
-
-/// Plain decimals (`-0.123456`, what exporters write) by Clinger's fast path: when the digits fit
-/// in 2^53 and the scale is at most 10^22, one exact division gives the correctly rounded value,
-/// the same as `str::parse`. Everything else (exponents, long mantissas) goes to `str::parse`.
-fn fast_decimal(t: &str) -> Option<f64> {
-    let b = t.as_bytes();
-    let (neg, b) = match b {
-        [b'-', rest @ ..] => (true, rest),
-        [b'+', rest @ ..] => (false, rest),
-        rest => (false, rest),
-    };
-    let (mut m, mut digits, mut frac, mut seen_dot) = (0u64, 0u32, 0usize, false);
-    for &c in b {
-        match c {
-            b'0'..=b'9' => {
-                m = m * 10 + (c - b'0') as u64;
-                digits += 1;
-                frac += seen_dot as usize;
-                if digits > 15 {
-                    return None;
-                }
-            }
-            b'.' if !seen_dot => seen_dot = true,
-            _ => return None,
-        }
-    }
-    if digits == 0 || frac >= POW10.len() {
-        return None;
-    }
-    let v = m as f64 / POW10[frac];
-    Some(if neg { -v } else { v })
-}
-
 /// Collada numbers: decimal floats, plus the spellings some exporters write for non-finite values
 /// (which are parsed so the validator can name them).
 fn parse_f64(t: &str) -> Option<f64> {
-    if let Some(v) = fast_decimal(t) {
+    if let Some(v) = skelport_ir::num::fast_decimal(t) {
         return Some(v);
     }
     match t.parse::<f64>() {
