@@ -237,6 +237,8 @@ pub(crate) struct BoneData {
     pub child_count: Option<Option<usize>>,
     /// Classes of modifiers whose Owner link is not this bone.
     pub bad_owners: Vec<String>,
+    /// How many bone modifiers the bone has.
+    pub modifiers: usize,
 }
 
 /// How a skeleton was read, for the extension.
@@ -267,6 +269,7 @@ pub fn to_document(mut model: AnvilSkeleton, names: &Names, file: &str, stem: &s
                 .filter(|m| m.link(names::OWNER).map(|o| Some(o) != b.id).unwrap_or(false))
                 .map(|m| m.class.to_string())
                 .collect(),
+            modifiers: b.modifiers().count(),
         })
         .collect();
     let form = model.form;
@@ -447,6 +450,7 @@ pub(crate) fn build_document(
     // not be re-emitted verbatim.
     e.insert("fingerprint".into(), Json::String(if needs_rewrite { String::new() } else { fp }));
     e.insert("source".into(), Json::String(info.text));
+    e.insert("modifiers".into(), Json::from(bones.iter().map(|b| b.modifiers).sum::<usize>()));
     sk.ext.set_raw(NAMESPACE, Json::Object(e));
     let mut doc = Document::new(ANVIL_FRAME);
     doc.source_format = Some(match info.form {

@@ -208,6 +208,12 @@ impl Format for AnvilSchemaFormat {
     }
 }
 
+/// How many bone modifiers the AnvilToolkit skeletons of `doc` had when they were read (0 for
+/// documents from other formats): what a target without bone modifiers loses.
+pub fn modifier_count(doc: &Document) -> usize {
+    doc.skeletons.iter().filter_map(|s| s.ext.raw(ir::NAMESPACE)?.get("modifiers")?.as_u64()).map(|n| n as usize).sum()
+}
+
 /// The fixture stems in `testdata/anvil/`: the seed's biped (every modifier kind), its sword addon
 /// and its hidden-blade addon.
 pub const FIXTURE_STEMS: &[&str] = &["biped", "sword_addon", "hidden_blade_addon"];

@@ -300,6 +300,7 @@ fn bone(c: &Ctx<'_>, item: u32, id: u64) -> Result<BoneData> {
         index: None,
         child_count: None,
         bad_owners: Vec::new(),
+        modifiers: 0,
     };
     let mut have_hash = None;
     let (mut seen_parent, mut seen_mirror) = (false, false);
@@ -352,6 +353,7 @@ fn bone(c: &Ctx<'_>, item: u32, id: u64) -> Result<BoneData> {
                     if !c.is_object(m) {
                         continue;
                     }
+                    b.modifiers += 1;
                     let Some(o) = s.children(m).find(|&f| s.attr(f, "Name") == Some(names::OWNER)) else { continue };
                     if let Some(Some(owner)) = c.link(o)? {
                         if owner != id {

@@ -30,9 +30,9 @@ pub fn check(doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
             );
         }
     }
-    // AnvilToolkit bone modifiers live in the source XML the anvil readers keep.
+    // AnvilToolkit bone modifiers, as the anvil reader counted them.
     if !name.starts_with("anvil") {
-        let n = anvil_modifiers(doc);
+        let n = skelport_anvil::modifier_count(doc);
         if n > 0 && extras {
             diag.info(
                 "anvil.extras-only",
@@ -60,22 +60,4 @@ pub fn check(doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
             );
         }
     }
-}
-
-/// Bone modifiers in the AnvilToolkit source kept in the document's or a skeleton's `anvil`
-/// extension: Standard files write `<HingeBoneModifier ID=…>`, Schema-Based ones
-/// `Type="HingeBoneModifier" PointerType=…`. Counting these markers in the kept text avoids
-/// depending on either AnvilToolkit crate's model.
-fn anvil_modifiers(doc: &Document) -> usize {
-    fn count(v: &serde_json::Value) -> usize {
-        match v {
-            serde_json::Value::String(s) => s.matches("BoneModifier ID=\"").count() + s.matches("BoneModifier\" PointerType=").count(),
-            serde_json::Value::Array(a) => a.iter().map(count).sum(),
-            serde_json::Value::Object(o) => o.values().map(count).sum(),
-            _ => 0,
-        }
-    }
-    let mut n = doc.ext.raw("anvil").map(count).unwrap_or(0);
-    n += doc.skeletons.iter().filter_map(|s| s.ext.raw("anvil")).map(count).sum::<usize>();
-    n
 }

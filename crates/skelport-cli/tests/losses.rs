@@ -46,8 +46,9 @@ fn anvil_modifiers_are_lost_into_sl() {
     let biped = skelport_cli::load(&p, None, &ReadOptions::default()).unwrap().doc;
     let (_, d) = render(&biped, registry::by_name("dae").unwrap(), &WriteOptions { file_stem: "x".into(), ..Default::default() }).unwrap();
     let m = d.items.iter().find(|i| i.code == "anvil.modifiers").expect("modifier loss");
-    // biped.standard.xml has 14 (hinge, roll, look-at, constraint, … modifiers).
-    assert!(m.message.starts_with("14 AnvilToolkit bone modifier(s)"), "{}", m.message);
+    // biped.standard.xml has 19: 14 `…BoneModifier` classes and 5 named `…Modifier`
+    // (RotationConstraint, RotationExpression, RotationPaste, SplineConstraint, SpringBox).
+    assert!(m.message.starts_with("19 AnvilToolkit bone modifier(s)"), "{}", m.message);
     assert!(losses(&biped, "anvil-schema").iter().all(|c| c != "anvil.modifiers"));
     assert!(!losses(&demo::sample(), "dae").contains(&"anvil.modifiers".to_string()));
 }
