@@ -82,7 +82,9 @@ pub struct PoseTest {
 /// compare the linear-blend-skinned vertices of every skin (skins paired by order). When neither
 /// file has a skin, compare the posed world positions of the joints both have.
 pub fn pose_test(a: &Document, b: &Document, poses: usize, seed: u64) -> anyhow::Result<PoseTest> {
-    use skelport_ir::pose::{deform_all, max_deviation, posed_heads, random_pose};
+    use skelport_ir::pose::{deform_all, in_report_frame, max_deviation, posed_heads, random_pose};
+    // Converted once: every pose below borrows them.
+    let (a, b) = (&*in_report_frame(a), &*in_report_frame(b));
     let names: Vec<&str> = a.skeletons.iter().flat_map(|s| s.bones.iter().map(|b| b.name.as_str())).collect();
     let mut worst = 0.0f64;
     let (mut vertices, mut joints) = (0, 0);

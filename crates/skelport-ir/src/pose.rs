@@ -61,8 +61,7 @@ pub fn posed_worlds(sk: &crate::document::Skeleton, pose: &Pose) -> Vec<DMat4> {
 /// Posed joint heads by bone name, in the report frame (metres), over every skeleton: the
 /// comparison for skeleton-only files, which have no vertices to skin.
 pub fn posed_heads(doc: &Document, pose: &Pose) -> std::collections::BTreeMap<String, DVec3> {
-    let mut d = doc.clone();
-    d.convert_frame(Frame::REPORT);
+    let d = in_report_frame(doc);
     let mut out = std::collections::BTreeMap::new();
     for sk in &d.skeletons {
         for (b, m) in sk.bones.iter().zip(posed_worlds(sk, pose)) {
@@ -75,16 +74,24 @@ pub fn posed_heads(doc: &Document, pose: &Pose) -> std::collections::BTreeMap<St
 /// Deform skin `skin` of `doc` by `pose`; returns the skinned vertices in the report frame
 /// (metres). Vertices without influences stay where the bind shape puts them.
 pub fn deform(doc: &Document, skin: usize, pose: &Pose) -> Vec<DVec3> {
-    let mut d = doc.clone();
-    d.convert_frame(Frame::REPORT);
-    deform_in_place(&d, skin, pose)
+    deform_in_place(&in_report_frame(doc), skin, pose)
 }
 
 /// [`deform`] for every skin of `doc` (the frame is converted once).
 pub fn deform_all(doc: &Document, pose: &Pose) -> Vec<Vec<DVec3>> {
+    let d = in_report_frame(doc);
+    (0..d.skins.len()).map(|k| deform_in_place(&d, k, pose)).collect()
+}
+
+/// `doc` in the report frame: borrowed when it already is (so callers posing one document many
+/// times convert it once, up front), else a converted copy.
+pub fn in_report_frame(doc: &Document) -> std::borrow::Cow<'_, Document> {
+    if doc.frame == Frame::REPORT {
+        return std::borrow::Cow::Borrowed(doc);
+    }
     let mut d = doc.clone();
     d.convert_frame(Frame::REPORT);
-    (0..d.skins.len()).map(|k| deform_in_place(&d, k, pose)).collect()
+    std::borrow::Cow::Owned(d)
 }
 
 fn deform_in_place(d: &Document, skin: usize, pose: &Pose) -> Vec<DVec3> {

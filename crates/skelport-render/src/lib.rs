@@ -334,7 +334,8 @@ fn collect_bones(doc: &Document) -> Vec<DrawBone> {
 fn collect_meshes(doc: &Document) -> Vec<(Vec<DVec3>, Vec<u32>)> {
     let mut d = Document { frame: doc.frame, meshes: doc.meshes.clone(), ..Default::default() };
     d.convert_frame(Frame::REPORT);
-    let rest = skelport_ir::pose::Pose::new();
+    // Every skin at rest, computed once (each call would otherwise copy the document).
+    let rest = if doc.skins.is_empty() { Vec::new() } else { skelport_ir::pose::deform_all(doc, &skelport_ir::pose::Pose::new()) };
     d.meshes
         .into_iter()
         .enumerate()
@@ -344,7 +345,7 @@ fn collect_meshes(doc: &Document) -> Vec<(Vec<DVec3>, Vec<u32>)> {
                 .skins
                 .iter()
                 .position(|s| s.mesh == Some(mi))
-                .map(|k| skelport_ir::pose::deform(doc, k, &rest))
+                .and_then(|k| rest.get(k).cloned())
                 .filter(|p| p.len() == m.positions.len());
             (skinned.unwrap_or(m.positions), tris)
         })
