@@ -416,7 +416,7 @@ impl Reader<'_> {
         let skin_name = skin.name.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| format!("skin{si}"));
         // Same root as an earlier skin and all joints among its bones: share that skeleton.
         let shared = built.iter().position(|b| b.root == skel_root && joints.iter().all(|j| b.bone_of.contains_key(j)));
-        let (skeleton_index, bone_of) = match shared {
+        let k = match shared {
             Some(k) => {
                 let b = &built[k];
                 let sk = &mut doc.skeletons[b.index];
@@ -426,10 +426,11 @@ impl Reader<'_> {
                         sk.bones[b.bone_of[j].index()].deform = true;
                     }
                 }
-                (b.index, b.bone_of.clone())
+                k
             }
             None => self.build_skeleton(g, &joints, &joint_set, skel_root, &skin_extras, &skin_name, doc, built),
         };
+        let (skeleton_index, bone_of) = (built[k].index, &built[k].bone_of);
         // Geometry: every primitive of every mesh used with this skin, merged.
         let mut mesh_ids: Vec<usize> = Vec::new();
         for &mn in &mesh_nodes {
@@ -461,7 +462,8 @@ impl Reader<'_> {
         Ok(())
     }
 
-    /// Read the bones of one skin's node hierarchy into a new skeleton of `doc`.
+    /// Read the bones of one skin's node hierarchy into a new skeleton of `doc`; returns its
+    /// entry in `built`.
     #[allow(clippy::too_many_arguments)]
     fn build_skeleton(
         &mut self,
@@ -473,7 +475,7 @@ impl Reader<'_> {
         skin_name: &str,
         doc: &mut Document,
         built: &mut Vec<BuiltSkeleton>,
-    ) -> (usize, HashMap<usize, BoneId>) {
+    ) -> usize {
         // Bones: the subtree of the skin's `skeleton` node (or, without one, of the joints'
         // lowest common ancestor): the joints, the nodes between them, helper and end nodes.
         // Nodes carrying a mesh or camera (and what hangs below them) are not bones.
@@ -566,8 +568,8 @@ impl Reader<'_> {
         }
         let index = doc.skeletons.len();
         doc.skeletons.push(sk);
-        built.push(BuiltSkeleton { root: skel_root, index, bone_of: bone_of.clone() });
-        (index, bone_of)
+        built.push(BuiltSkeleton { root: skel_root, index, bone_of });
+        built.len() - 1
     }
 
     fn merge_meshes(&mut self, mesh_ids: &[usize], joint_count: usize, si: usize) -> Result<(Mesh, Influences), GltfError> {
