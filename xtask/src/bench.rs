@@ -125,6 +125,20 @@ fn validator_errors(root: &Path, file: &Path) -> Option<u64> {
     line.rsplit_once(": ")?.1.split(' ').next()?.parse().ok()
 }
 
+/// A headless Blender script: a factory-empty scene, `import` (one bpy import call), then a glTF
+/// export to `out`. Debian's numpy needs `numpy.bool` back for Blender 3.4's glTF add-on.
+fn blender_script(import: &str, out: &Path) -> String {
+    format!(
+        "import numpy\nnumpy.bool = bool\nimport bpy\nbpy.ops.wm.read_factory_settings(use_empty=True)\n{import}\nbpy.ops.export_scene.gltf(filepath={:?})\n",
+        out.display().to_string()
+    )
+}
+
+/// The command that runs a Blender script headless and quietly.
+fn blender_command(py: &Path) -> String {
+    format!("blender -b --factory-startup -noaudio --python {} >/dev/null 2>&1", py.display())
+}
+
 /// A 65,535-bone binary-tree skeleton (the Unity-era AnvilToolkit limit).
 fn big_skeleton() -> Document {
     let mut sk = Skeleton::new("big");
@@ -208,19 +222,9 @@ pub fn compare(root: &Path) -> Result<()> {
         let py = t.join("a.py");
         std::fs::write(
             &py,
-            format!(
-                "import numpy\nnumpy.bool = bool\nimport bpy\nbpy.ops.wm.read_factory_settings(use_empty=True)\nbpy.ops.import_scene.obj(filepath={:?})\nbpy.ops.export_scene.gltf(filepath={:?})\n",
-                obj.display().to_string(),
-                t.join("a-blender.glb").display().to_string()
-            ),
+            blender_script(&format!("bpy.ops.import_scene.obj(filepath={:?})", obj.display().to_string()), &t.join("a-blender.glb")),
         )?;
-        row(
-            A,
-            "a.blender",
-            "Blender 3.4 headless (OBJ import + glTF export only)",
-            format!("blender -b --factory-startup -noaudio --python {} >/dev/null 2>&1", py.display()),
-            None,
-        );
+        row(A, "a.blender", "Blender 3.4 headless (OBJ import + glTF export only)", blender_command(&py), None);
     }
 
     // (b) the Linden body, beside assimp and Blender.
@@ -234,19 +238,9 @@ pub fn compare(root: &Path) -> Result<()> {
         let py = t.join("b.py");
         std::fs::write(
             &py,
-            format!(
-                "import numpy\nnumpy.bool = bool\nimport bpy\nbpy.ops.wm.read_factory_settings(use_empty=True)\nbpy.ops.wm.collada_import(filepath={:?})\nbpy.ops.export_scene.gltf(filepath={:?})\n",
-                female.display().to_string(),
-                t.join("b-blender.glb").display().to_string()
-            ),
+            blender_script(&format!("bpy.ops.wm.collada_import(filepath={:?})", female.display().to_string()), &t.join("b-blender.glb")),
         )?;
-        row(
-            B,
-            "b.blender",
-            "Blender 3.4 headless",
-            format!("blender -b --factory-startup -noaudio --python {} >/dev/null 2>&1", py.display()),
-            None,
-        );
+        row(B, "b.blender", "Blender 3.4 headless", blender_command(&py), None);
     }
 
     // (c) Fox.
