@@ -37,24 +37,25 @@ pub(crate) fn read(input: Input<'_>, format: &str, diag: &mut Diagnostics) -> Re
     };
     let json_err =
         |e: serde_json::Error| GltfError::Json { file: file.to_owned(), line: e.line(), column: e.column(), message: e.to_string() };
-    let raw: serde_json::Value = serde_json::from_slice(json).map_err(json_err)?;
-    let version = raw.pointer("/asset/version").and_then(|v| v.as_str()).unwrap_or("");
+    // A probe pass first (no allocation: every value is skipped, with serde_json's nesting cap),
+    // then one typed parse. `extras` arrive as raw JSON text and are parsed only where skelport
+    // reads its own entry; a whole-document `serde_json::Value` used to cost more than the typed
+    // parse. The probe also tells an absent array from `[]`, which the typed model reads alike.
+    let probe: Probe = serde_json::from_slice(json).map_err(json_err)?;
+    let version = probe.version.as_deref().unwrap_or("");
     if !version.starts_with("2.") {
         return Err(GltfError::invalid(file, "/asset/version", format!("version is '{version}', only glTF 2.x is supported")));
     }
-    for key in ["skins", "nodes", "meshes", "accessors", "scenes", "buffers", "bufferViews"] {
-        if raw.get(key).and_then(|v| v.as_array()).is_some_and(|a| a.is_empty()) {
-            return Err(GltfError::invalid(file, format!("/{key}"), "array must not be empty (omit the property instead)"));
-        }
+    if let Some(key) = probe.empty {
+        return Err(GltfError::invalid(file, format!("/{key}"), "array must not be empty (omit the property instead)"));
     }
     let root: Root = serde_json::from_slice(json).map_err(json_err)?;
     let buffers = buffers::load(&root, bin, input.path, file)?;
-    Reader { root: &root, raw: &raw, buffers: &buffers, file, diag }.run(format)
+    Reader { root: &root, buffers: &buffers, file, diag }.run(format)
 }
 
 struct Reader<'a> {
     root: &'a Root,
-    raw: &'a serde_json::Value,
     buffers: &'a [Vec<u8>],
     file: &'a str,
     diag: &'a mut Diagnostics,
@@ -87,15 +88,15 @@ impl Reader<'_> {
         GltfError::invalid(self.file, pointer, message)
     }
 
-    fn extras(&self, pointer: &str) -> Option<&serde_json::Value> {
-        self.raw.pointer(pointer).and_then(|e| e.get("extras")).and_then(|e| e.get(crate::EXTRAS_KEY))
+    fn node_extras(&self, node: usize) -> Option<serde_json::Value> {
+        own_extras(&self.root.nodes[node].extras)
     }
 
     fn run(mut self, format: &str) -> Result<Document, GltfError> {
         let g = self.graph()?;
         let mut doc = Document::new(Frame::GLTF);
         doc.source_format = Some(format.to_owned());
-        if let Some(x) = self.extras("").and_then(|v| serde_json::from_value::<DocExtras>(v.clone()).ok()) {
+        if let Some(x) = own_extras(&self.root.extras).and_then(|v| serde_json::from_value::<DocExtras>(v).ok()) {
             doc.ext = x.ext;
         }
         let scene_tops = self.scene_tops(&g)?;
@@ -412,7 +413,7 @@ impl Reader<'_> {
         }
         let joint_set: HashSet<usize> = joints.iter().copied().collect();
         let skel_root = skin.skeleton.map(|s| s.value()).unwrap_or(lca);
-        let skin_extras: SkinExtras = self.extras(&sp).and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default();
+        let skin_extras: SkinExtras = own_extras(&skin.extras).and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
         let skin_name = skin.name.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| format!("skin{si}"));
         // Same root as an earlier skin and all joints among its bones: share that skeleton.
         let shared = built.iter().position(|b| b.root == skel_root && joints.iter().all(|j| b.bone_of.contains_key(j)));
@@ -421,7 +422,7 @@ impl Reader<'_> {
                 let b = &built[k];
                 let sk = &mut doc.skeletons[b.index];
                 for j in &joints {
-                    let explicit = self.extras(&format!("/nodes/{j}")).and_then(|v| v.get("deform")).is_some_and(|d| !d.is_null());
+                    let explicit = self.node_extras(*j).and_then(|v| v.get("deform").cloned()).is_some_and(|d| !d.is_null());
                     if !explicit {
                         sk.bones[b.bone_of[j].index()].deform = true;
                     }
@@ -501,8 +502,7 @@ impl Reader<'_> {
         }
         let lca = skel_root;
         // A synthetic root written by skelport for multi-root skeletons is not a bone.
-        let synthetic =
-            |i: usize| self.extras(&format!("/nodes/{i}")).and_then(|v| v.get("synthetic_root")).and_then(|v| v.as_bool()).unwrap_or(false);
+        let synthetic = |i: usize| self.node_extras(i).and_then(|v| v.get("synthetic_root").and_then(|v| v.as_bool())).unwrap_or(false);
         let mut roots = vec![lca];
         if !joint_set.contains(&lca) && synthetic(lca) {
             in_set.remove(&lca);
@@ -548,7 +548,7 @@ impl Reader<'_> {
             used.insert(name.clone());
             let mut bone = Bone::new(name, parent, rest);
             bone.deform = joint_set.contains(&node);
-            if let Some(x) = self.extras(&format!("/nodes/{node}")).and_then(|v| serde_json::from_value::<BoneExtras>(v.clone()).ok()) {
+            if let Some(x) = self.node_extras(node).and_then(|v| serde_json::from_value::<BoneExtras>(v).ok()) {
                 bone.length = x.length;
                 bone.roll = x.roll;
                 bone.anchors = x.anchors;
@@ -582,8 +582,7 @@ impl Reader<'_> {
         for (k, &mi) in mesh_ids.iter().enumerate() {
             let gm = &self.root.meshes[mi];
             if k == 0 {
-                let x: MeshExtras =
-                    self.extras(&format!("/meshes/{mi}")).and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default();
+                let x: MeshExtras = own_extras(&gm.extras).and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
                 mesh.name = gm.name.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| format!("mesh{mi}"));
                 mesh.ext = x.ext;
             }
@@ -768,4 +767,126 @@ fn check_joints_weights(jd: &AccessorData, wd: &AccessorData, vcount: usize) -> 
         return Err(format!("JOINTS has {} and WEIGHTS {} entries but POSITION has {vcount}", jd.count, wd.count));
     }
     Ok(())
+}
+
+/// skelport's own entry (`extras.skelport`) of a glTF object, parsed from gltf-json's raw extras.
+fn own_extras(extras: &gltf_json::extras::Extras) -> Option<serde_json::Value> {
+    let mut map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(extras.as_ref()?.get()).ok()?;
+    map.remove(crate::EXTRAS_KEY)
+}
+
+/// What the reader needs before the typed parse: `asset.version`, and the first top-level array
+/// that glTF requires to be non-empty when present but is `[]`.
+#[derive(Default)]
+struct Probe {
+    version: Option<String>,
+    empty: Option<&'static str>,
+}
+
+/// Top-level arrays that must have at least one element when present (glTF 2.0, 5.x `minItems`).
+const NON_EMPTY: [&str; 7] = ["skins", "nodes", "meshes", "accessors", "scenes", "buffers", "bufferViews"];
+
+impl<'de> serde::Deserialize<'de> for Probe {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Probe;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a glTF JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Probe, A::Error> {
+                let mut probe = Probe::default();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if key == "asset" {
+                        probe.version = map.next_value::<AssetProbe>()?.version;
+                    } else if let Some(k) = NON_EMPTY.iter().find(|k| **k == key) {
+                        if map.next_value::<Skip>()?.0 == 0 && probe.empty.is_none() {
+                            probe.empty = Some(k);
+                        }
+                    } else {
+                        map.next_value::<Skip>()?;
+                    }
+                }
+                Ok(probe)
+            }
+            // Not an object: no version (reported as such); arrays are still walked for depth.
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Probe, A::Error> {
+                while seq.next_element::<Skip>()?.is_some() {}
+                Ok(Probe::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Probe, E> {
+                Ok(Probe::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Probe, E> {
+                Ok(Probe::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Probe, E> {
+                Ok(Probe::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Probe, E> {
+                Ok(Probe::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Probe, E> {
+                Ok(Probe::default())
+            }
+            fn visit_unit<E>(self) -> Result<Probe, E> {
+                Ok(Probe::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct AssetProbe {
+    version: Option<String>,
+    #[serde(flatten)]
+    _rest: std::collections::BTreeMap<String, Skip>,
+}
+
+/// Any JSON value, skipped without allocating; holds the element count of an array (1 for
+/// anything else). It goes through `deserialize_any`, so serde_json's nesting cap (128) refuses
+/// deeply nested input with its place.
+struct Skip(usize);
+
+impl<'de> serde::Deserialize<'de> for Skip {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Skip;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
+                let mut n = 0;
+                while seq.next_element::<Skip>()?.is_some() {
+                    n += 1;
+                }
+                Ok(Skip(n))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
+                while map.next_entry::<serde::de::IgnoredAny, Skip>()?.is_some() {}
+                Ok(Skip(1))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
+                Ok(Skip(1))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
+                Ok(Skip(1))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
+                Ok(Skip(1))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
+                Ok(Skip(1))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
+                Ok(Skip(1))
+            }
+            fn visit_unit<E>(self) -> Result<Skip, E> {
+                Ok(Skip(1))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
