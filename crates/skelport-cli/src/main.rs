@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use skelport_cli::{diff, inspect, io, load, registry, render, stem_of, Loaded};
 use skelport_ir::{Diagnostic, Diagnostics, Document, Format, ReadOptions, Severity, WriteOptions};
+use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -271,7 +272,9 @@ fn print_diagnostics(file: &str, d: &Diagnostics) {
             Severity::Warning => "warning",
             Severity::Loss => "loss",
         };
-        eprintln!("{tag}: {file}: {}", item.message);
+        // Some readers already name the file (library users see no other prefix); say it once.
+        let message = item.message.strip_prefix(file).and_then(|m| m.strip_prefix(": ")).unwrap_or(&item.message);
+        eprintln!("{tag}: {file}: {message}");
     }
 }
 
@@ -409,12 +412,43 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
     static INTERRUPTED: AtomicBool = AtomicBool::new(false);
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
     let any_failed = AtomicBool::new(false);
-    let results: Vec<ConvertResult> = a
-        .inputs
-        .par_iter()
-        .map(|input| {
-            let out = a.output.join(format!("{}.{ext}", stem_of(input)));
-            let r = if INTERRUPTED.load(Ordering::SeqCst) {
+    // Outputs are named by input stem, so `a/rig.json` and `b/rig.glb` would write the same file
+    // and one would silently replace the other. Such inputs fail, naming each other; the rest
+    // of the batch goes on.
+    let outputs: Vec<PathBuf> = a.inputs.iter().map(|i| a.output.join(format!("{}.{ext}", stem_of(i)))).collect();
+    let mut claimed: HashMap<&Path, Vec<usize>> = HashMap::new();
+    for (k, o) in outputs.iter().enumerate() {
+        claimed.entry(o.as_path()).or_default().push(k);
+    }
+    let collision = |k: usize| -> Option<String> {
+        let users = &claimed[outputs[k].as_path()];
+        (users.len() > 1).then(|| {
+            let others: Vec<String> =
+                users.iter().filter(|&&u| u != k).map(|&u| format!("'{}'", a.inputs[u].display())).collect();
+            format!(
+                "its output {} would also be written by {}; convert inputs with the same file stem in separate batches (or to separate directories)",
+                outputs[k].display(),
+                others.join(", ")
+            )
+        })
+    };
+    let results: Vec<ConvertResult> = (0..a.inputs.len())
+        .into_par_iter()
+        .map(|k| {
+            let (input, out) = (&a.inputs[k], outputs[k].clone());
+            let r = if let Some(error) = collision(k) {
+                any_failed.store(true, Ordering::Relaxed);
+                ConvertResult {
+                    input: input.display().to_string(),
+                    output: None,
+                    from: None,
+                    to: target.name().into(),
+                    ok: false,
+                    skipped: false,
+                    error: Some(error),
+                    diagnostics: vec![],
+                }
+            } else if INTERRUPTED.load(Ordering::SeqCst) {
                 any_failed.store(true, Ordering::Relaxed);
                 ConvertResult {
                     input: input.display().to_string(),

@@ -335,3 +335,47 @@ fn sigint_mid_batch_leaves_no_partial_file_and_resumes() {
     assert_eq!((v["skipped"].as_u64(), v["converted"].as_u64()), (Some(converted as u64), Some(3000 - converted as u64)));
     eprintln!("interrupted after {converted} of 3000 files; resumed the remaining {}", 3000 - converted);
 }
+
+#[test]
+fn convert_validate_and_diff_json_reports_match_their_schemas() {
+    let dir = demo_dir();
+    let d = dir.path();
+    let s = |p: &Path| p.to_str().unwrap().to_owned();
+    let json = |out: &Output| -> Value { serde_json::from_slice(&out.stdout).expect("JSON on stdout") };
+    let convert = schema_validator("convert-report.schema.json");
+    // One input: one result, with a loss diagnostic.
+    let out = skelport(&["convert", &s(&d.join("sample.glb")), "-o", &s(&d.join("one.dae")), "--json"]);
+    assert!(out.status.success());
+    let v = json(&out);
+    assert_valid(&convert, &v);
+    assert_eq!(v["diagnostics"][0]["severity"], "loss");
+    // A batch with a broken input and two inputs that would write the same output file.
+    std::fs::write(d.join("broken.ir.json"), b"{ not json").unwrap();
+    let inputs = ["sample.ir.json", "broken.ir.json", "sample.g4b", "rig.sample.json"].map(|n| s(&d.join(n)));
+    let mut args: Vec<&str> = vec!["convert"];
+    args.extend(inputs.iter().map(String::as_str));
+    let out_dir = s(&d.join("batch"));
+    args.extend(["--to", "glb", "-o", &out_dir, "--json"]);
+    let out = skelport(&args);
+    assert_eq!(out.status.code(), Some(1));
+    let v = json(&out);
+    assert_valid(&convert, &v);
+    assert_eq!((v["total"].as_u64(), v["converted"].as_u64(), v["failed"].as_u64()), (Some(4), Some(1), Some(3)));
+    // Neither of the colliding inputs wrote sample.glb: one would silently have replaced the other.
+    let clash = v["results"][2]["error"].as_str().unwrap();
+    assert!(clash.contains("sample.glb") && clash.contains("sample.ir.json") && clash.contains("separate"), "{clash}");
+    assert!(!d.join("batch/sample.glb").exists() && d.join("batch/rig.sample.glb").exists());
+
+    let validate = schema_validator("validate-report.schema.json");
+    let out = skelport(&["validate", &s(&d.join("sample.glb")), "--target", "sl", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "the demo's joint names are not SL names");
+    let v = json(&out);
+    assert_valid(&validate, &v);
+    assert!(!v["problems"].as_array().unwrap().is_empty());
+
+    let diff = schema_validator("diff-report.schema.json");
+    let out = skelport(&["diff", &s(&d.join("sample.glb")), &s(&d.join("sample.dae")), "--pose-test", "--json"]);
+    let v = json(&out);
+    assert_valid(&diff, &v);
+    assert!(v["pose_test"]["vertices"].as_u64().unwrap() > 0, "{v}");
+}
