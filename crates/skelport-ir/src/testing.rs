@@ -51,3 +51,47 @@ pub fn workspace_root() -> PathBuf {
     }
     dir
 }
+
+/// A synthetic skinned body for benchmarks and tests: `bones` joints in a binary tree (each 5 cm
+/// from its parent along the frame's up axis, slightly turned), a `w` × `h` grid of quads 1 cm
+/// apart, and four influences per vertex (0.4, 0.3, 0.2, 0.1). `w` = 124, `h` = 154 and 163
+/// bones is MakeHuman-sized (19,096 vertices, like base.obj's 19,158).
+pub fn synthetic_body(frame: crate::Frame, bones: u32, w: usize, h: usize) -> crate::Document {
+    use crate::{Bone, BoneId, DMat4, DQuat, DVec3, Document, Faces, Influences, Mesh, Skeleton, Skin, Transform};
+    let mut doc = Document::new(frame);
+    let mut sk = Skeleton::new("body");
+    let up = if frame == crate::Frame::BLENDER { DVec3::Z } else { DVec3::Y };
+    for i in 0..bones {
+        let parent = if i == 0 { None } else { Some(BoneId((i - 1) / 2)) };
+        sk.push(Bone::new(format!("bone{i}"), parent, Transform::from_rt(DQuat::from_rotation_x(0.01 * i as f64), up * 0.05)));
+    }
+    let inverse_bind: Vec<DMat4> = sk.world_matrices().iter().map(|m| m.inverse()).collect();
+    doc.skeletons.push(sk);
+    let positions: Vec<DVec3> = (0..w * h).map(|i| DVec3::new((i % w) as f64 * 0.01, 0.0, 0.0) + up * ((i / w) as f64 * 0.012)).collect();
+    let mut faces = Faces::default();
+    for z in 0..h.saturating_sub(1) {
+        for x in 0..w.saturating_sub(1) {
+            let a = (z * w + x) as u32;
+            faces.counts.push(4);
+            faces.indices.extend([a, a + 1, a + 1 + w as u32, a + w as u32]);
+        }
+    }
+    let n = positions.len();
+    doc.meshes.push(Mesh { name: "body".into(), positions, faces, ..Default::default() });
+    let last = bones.saturating_sub(4);
+    let lists = (0..n).map(|v| {
+        let j = (v as u32) % (last + 1);
+        vec![(j, 0.4), (j + 1, 0.3), (j + 2, 0.2), (j + 3, 0.1)]
+    });
+    doc.skins.push(Skin {
+        name: "body".into(),
+        skeleton: 0,
+        mesh: Some(0),
+        joints: (0..bones).map(BoneId).collect(),
+        inverse_bind,
+        bind_shape: DMat4::IDENTITY,
+        influences: Influences::from_lists(lists),
+        ext: Default::default(),
+    });
+    doc
+}
