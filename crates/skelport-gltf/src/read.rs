@@ -13,6 +13,7 @@ use gltf_json::accessor::ComponentType;
 use gltf_json::mesh::{Mode, Semantic};
 use gltf_json::validation::Checked;
 use gltf_json::Root;
+use skelport_ir::jsonskip::JsonSkip;
 use skelport_ir::{
     Bone, BoneId, DMat4, DQuat, DVec3, Diagnostics, Document, Frame, Influences, Input, Mesh, Normals, Skeleton, Skin, Transform,
 };
@@ -800,18 +801,18 @@ impl<'de> serde::Deserialize<'de> for Probe {
                     if key == "asset" {
                         probe.version = map.next_value::<AssetProbe>()?.version;
                     } else if let Some(k) = NON_EMPTY.iter().find(|k| **k == key) {
-                        if map.next_value::<Skip>()?.0 == 0 && probe.empty.is_none() {
+                        if map.next_value::<JsonSkip>()?.0 == 0 && probe.empty.is_none() {
                             probe.empty = Some(k);
                         }
                     } else {
-                        map.next_value::<Skip>()?;
+                        map.next_value::<JsonSkip>()?;
                     }
                 }
                 Ok(probe)
             }
             // Not an object: no version (reported as such); arrays are still walked for depth.
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Probe, A::Error> {
-                while seq.next_element::<Skip>()?.is_some() {}
+                while seq.next_element::<JsonSkip>()?.is_some() {}
                 Ok(Probe::default())
             }
             fn visit_bool<E>(self, _: bool) -> Result<Probe, E> {
@@ -841,52 +842,5 @@ impl<'de> serde::Deserialize<'de> for Probe {
 struct AssetProbe {
     version: Option<String>,
     #[serde(flatten)]
-    _rest: std::collections::BTreeMap<String, Skip>,
-}
-
-/// Any JSON value, skipped without allocating; holds the element count of an array (1 for
-/// anything else). It goes through `deserialize_any`, so serde_json's nesting cap (128) refuses
-/// deeply nested input with its place.
-struct Skip(usize);
-
-impl<'de> serde::Deserialize<'de> for Skip {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Skip;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
-                let mut n = 0;
-                while seq.next_element::<Skip>()?.is_some() {
-                    n += 1;
-                }
-                Ok(Skip(n))
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
-                while map.next_entry::<serde::de::IgnoredAny, Skip>()?.is_some() {}
-                Ok(Skip(1))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
-                Ok(Skip(1))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
-                Ok(Skip(1))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
-                Ok(Skip(1))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
-                Ok(Skip(1))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
-                Ok(Skip(1))
-            }
-            fn visit_unit<E>(self) -> Result<Skip, E> {
-                Ok(Skip(1))
-            }
-        }
-        d.deserialize_any(V)
-    }
+    _rest: std::collections::BTreeMap<String, JsonSkip>,
 }

@@ -41,6 +41,7 @@ pub mod ext;
 pub mod format;
 pub mod frame;
 pub mod irjson;
+pub mod jsonskip;
 pub mod num;
 pub mod pose;
 pub mod proc;
