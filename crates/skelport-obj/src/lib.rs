@@ -79,9 +79,9 @@ impl ObjMesh {
     }
 }
 
-/// A decimal: the shared fast path for the plain decimals a MakeHuman OBJ holds, else `str::parse`.
+/// A decimal, correctly rounded (the shared number parser of the text readers).
 fn parse_f64(t: &str) -> Option<f64> {
-    skelport_ir::num::fast_decimal(t).or_else(|| t.parse().ok())
+    skelport_ir::num::fast_decimal(t)
 }
 
 fn num(tok: Option<&str>, file: &str, line: usize, what: &str) -> Result<f64, ObjError> {
