@@ -436,7 +436,9 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
         .into_par_iter()
         .map(|k| {
             let (input, out) = (&a.inputs[k], outputs[k].clone());
-            let r = if let Some(error) = collision(k) {
+            // Never started: its output would collide, or Ctrl-C came first.
+            let refused = collision(k).or_else(|| INTERRUPTED.load(Ordering::SeqCst).then(|| "interrupted before it started".to_owned()));
+            let r = if let Some(error) = refused {
                 any_failed.store(true, Ordering::Relaxed);
                 ConvertResult {
                     input: input.display().to_string(),
@@ -446,18 +448,6 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
                     ok: false,
                     skipped: false,
                     error: Some(error),
-                    diagnostics: vec![],
-                }
-            } else if INTERRUPTED.load(Ordering::SeqCst) {
-                any_failed.store(true, Ordering::Relaxed);
-                ConvertResult {
-                    input: input.display().to_string(),
-                    output: None,
-                    from: None,
-                    to: target.name().into(),
-                    ok: false,
-                    skipped: false,
-                    error: Some("interrupted before it started".into()),
                     diagnostics: vec![],
                 }
             } else if a.skip_existing && out.exists() {
