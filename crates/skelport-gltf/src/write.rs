@@ -1,7 +1,8 @@
 //! IR → glTF.
 //!
 //! The document is converted to glTF's frame first (exactly, no extra root node). Each skeleton
-//! becomes a node hierarchy with TRS; each IR skin a glTF skin whose inverse bind matrices are
+//! becomes a node hierarchy with TRS (under an identity node marked `synthetic_root` when it has
+//! several roots or its root is not a joint); each IR skin a glTF skin whose inverse bind matrices are
 //! the IR's bind pose; the skinned mesh a single triangle primitive with POSITION (min/max),
 //! NORMAL, indices and as many JOINTS_n/WEIGHTS_n sets as the widest vertex needs. Weights are
 //! written sorted largest first and normalized in float32 (the largest weight absorbs the
@@ -146,11 +147,16 @@ pub(crate) fn write(doc: &Document, opts: &WriteOptions, container: Container, d
         };
         let roots: Vec<usize> = (0..sk.bones.len()).filter(|&i| sk.bones[i].parent.is_none()).collect();
         let children = sk.children();
-        let synthetic = roots.len() > 1;
+        // An identity node above the roots when there are several (glTF needs one common root
+        // above a skin's joints), or when the root is not a joint: Blender's importer makes a
+        // non-joint skeleton root the armature *object*, not a bone, and takes the inverse bind
+        // matrices as relative to it, so a root with a rotation or offset (the demo's root faces
+        // forward) would turn its whole rest pose. Above an identity node both readings agree.
+        let root_not_joint = roots.len() == 1 && !is_joint[roots[0]];
+        let synthetic = roots.len() > 1 || root_not_joint;
         let top = nodes.len();
         let base = if synthetic { top + 1 } else { top };
         if synthetic {
-            // glTF needs one common root above a skin's joints; this identity node is it.
             let kids: Vec<usize> = roots.iter().map(|r| base + r).collect();
             let ex = BoneExtras { synthetic_root: true, ..Default::default() };
             let mut n = json!({ "name": sk.name.clone(), "children": kids });
@@ -158,10 +164,12 @@ pub(crate) fn write(doc: &Document, opts: &WriteOptions, container: Container, d
                 n["extras"] = e;
             }
             nodes.push(n);
-            diag.info(
-                "gltf.synthetic-root",
-                format!("skeleton '{}' has {} roots; added an identity node above them", sk.name, roots.len()),
-            );
+            let why = if root_not_joint {
+                format!("its root '{}' is not a joint", sk.bones[roots[0]].name)
+            } else {
+                format!("it has {} roots", roots.len())
+            };
+            diag.info("gltf.synthetic-root", format!("skeleton '{}': {why}; added an identity node above it", sk.name));
         }
         for (i, bone) in sk.bones.iter().enumerate() {
             let mut n = Map::new();

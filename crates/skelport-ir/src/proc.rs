@@ -3,7 +3,8 @@
 
 use crate::document::{Document, Skeleton, Transform};
 use crate::frame::Frame;
-use glam::{DMat3, DQuat, DVec3};
+use crate::skin::Skin;
+use glam::{DMat3, DMat4, DQuat, DVec3};
 use serde::Serialize;
 
 /// Blender's `vec_roll_to_mat3_normalized` (Blender ≥ 2.93 thresholds), in f64: the rest
@@ -106,6 +107,16 @@ pub struct ReportBone {
     pub tail: [f64; 3],
     /// World rest orientation (x, y, z, w).
     pub rotation: [f64; 4],
+    /// Where the skin binds this joint: the translation of the inverse of its inverse bind matrix
+    /// (the first skin that uses the bone). Equal to `head` when the mesh was bound in the rest
+    /// pose; Blender's importers build their rest (edit-bone) pose from it. `None` for bones no
+    /// skin uses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bind_head: Option<[f64; 3]>,
+    /// The whole bind matrix (inverse of the inverse bind matrix), column-major as glTF stores
+    /// matrices: the bind can carry a rotation or scale the rest does not (Linden's female shape).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bind_matrix: Option<[f64; 16]>,
 }
 
 /// A skeleton as reports show it.
@@ -117,13 +128,38 @@ pub struct ReportSkeleton {
 
 /// The document's skeletons in the report frame (glTF's: +Y up, +Z forward, metres).
 pub fn report_skeletons(doc: &Document) -> Vec<ReportSkeleton> {
-    let mut d = Document { frame: doc.frame, skeletons: doc.skeletons.clone(), ..Default::default() };
+    // Only what the report reads is converted: skins without their weights.
+    let skins = doc
+        .skins
+        .iter()
+        .map(|s| Skin {
+            name: String::new(),
+            skeleton: s.skeleton,
+            mesh: None,
+            joints: s.joints.clone(),
+            inverse_bind: s.inverse_bind.clone(),
+            bind_shape: DMat4::IDENTITY,
+            influences: Default::default(),
+            ext: Default::default(),
+        })
+        .collect();
+    let mut d = Document { frame: doc.frame, skeletons: doc.skeletons.clone(), skins, ..Default::default() };
     d.convert_frame(Frame::REPORT);
     d.skeletons
         .iter()
-        .map(|sk| {
+        .enumerate()
+        .map(|(si, sk)| {
             let world = sk.world_transforms();
             let tails = tails(sk, &world, 1.0);
+            let mut bind: Vec<Option<DMat4>> = vec![None; sk.bones.len()];
+            for s in d.skins.iter().filter(|s| s.skeleton == si) {
+                for (j, ibm) in s.joints.iter().zip(&s.inverse_bind) {
+                    if let Some(slot @ None) = bind.get_mut(j.index()) {
+                        let m = ibm.inverse();
+                        *slot = m.is_finite().then_some(m);
+                    }
+                }
+            }
             ReportSkeleton {
                 name: sk.name.clone(),
                 bones: sk
@@ -136,6 +172,8 @@ pub fn report_skeletons(doc: &Document) -> Vec<ReportSkeleton> {
                         head: clean(world[i].translation.to_array()),
                         tail: clean(tails[i].to_array()),
                         rotation: clean(world[i].rotation.to_array()),
+                        bind_head: bind[i].map(|m| clean(m.w_axis.truncate().to_array())),
+                        bind_matrix: bind[i].map(|m| clean(m.to_cols_array())),
                     })
                     .collect(),
             }
