@@ -291,3 +291,41 @@ fn khronos_validator_gate_synthetic() {
     assert!(out.status.success(), "validator found errors or warnings:\n{text}{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(text.lines().filter(|l| l.contains(": 0 errors, 0 warnings")).count(), files.len());
 }
+
+/// A single root that is not a joint and faces forward (the demo's `root`): the writer puts an
+/// identity node above it, so Blender's importer, which makes a non-joint skeleton root its
+/// armature object and reads inverse binds relative to it, keeps `root` a bone and does not turn
+/// the rest pose. skelport's reader drops the node again.
+#[test]
+fn non_joint_root_gets_an_identity_node_above_it() {
+    let mut doc = Document::new(Frame::GLTF);
+    let mut sk = Skeleton::new("turned");
+    sk.push(Bone { deform: false, ..bone("root", None, [0.0, 0.0, 0.0], DQuat::from_rotation_y(std::f64::consts::PI)) });
+    sk.push(bone("pelvis", Some(0), [0.0, 0.95, 0.0], DQuat::IDENTITY));
+    let world = sk.world_matrices();
+    doc.skins.push(Skin {
+        name: "turned-skin".into(),
+        skeleton: 0,
+        mesh: None,
+        joints: vec![BoneId(1)],
+        inverse_bind: vec![world[1].inverse()],
+        bind_shape: DMat4::IDENTITY,
+        influences: Influences::default(),
+        ext: Default::default(),
+    });
+    doc.skeletons.push(sk);
+    let (back, diag, bytes) = write_read(&doc, &GltfFormat, "non-joint-root", WriteOptions::default());
+    assert!(diag.items.iter().any(|d| d.code == "gltf.synthetic-root" && d.message.contains("'root' is not a joint")), "{diag:?}");
+    let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let top = json["scenes"][0]["nodes"][0].as_u64().unwrap() as usize;
+    let node = &json["nodes"][top];
+    assert_eq!(node["extras"]["skelport"]["synthetic_root"], true, "{node}");
+    assert!(node.get("rotation").is_none() && node.get("translation").is_none() && node.get("matrix").is_none(), "{node}");
+    assert_eq!(json["nodes"][node["children"][0].as_u64().unwrap() as usize]["name"], "root");
+    assert_eq!(json["skins"][0]["skeleton"].as_u64(), Some(top as u64));
+    let b = &back.skeletons[0];
+    assert_eq!(b.bones.iter().map(|x| x.name.as_str()).collect::<Vec<_>>(), ["root", "pelvis"]);
+    let wb = b.world_matrices();
+    assert!(max_diff(&wb[0], &world[0]) < 1e-6 && max_diff(&wb[1], &world[1]) < 1e-6);
+    assert!(!b.bones[0].deform && b.bones[1].deform);
+}

@@ -194,6 +194,36 @@ mod tests {
     use super::*;
 
     #[test]
+    fn report_gives_the_bind_of_skinned_joints_in_the_report_frame() {
+        // Blender frame (Z up): bound 2 cm lower than the rest; `tip` is in no skin.
+        use crate::document::{Bone, BoneId};
+        let mut sk = Skeleton::new("s");
+        sk.push(Bone::new("root", None, Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 0.0, 1.0))));
+        sk.push(Bone::new("tip", Some(BoneId(0)), Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 0.0, 0.5))));
+        let ib = (DMat4::from_translation(DVec3::new(0.0, 0.0, -0.02)) * sk.world_matrices()[0]).inverse();
+        let mut doc = Document::new(Frame::BLENDER);
+        doc.skeletons.push(sk);
+        doc.skins.push(Skin {
+            name: "k".into(),
+            skeleton: 0,
+            mesh: None,
+            joints: vec![BoneId(0)],
+            inverse_bind: vec![ib],
+            bind_shape: DMat4::IDENTITY,
+            influences: Default::default(),
+            ext: Default::default(),
+        });
+        let r = &report_skeletons(&doc)[0];
+        let (root, tip) = (&r.bones[0], &r.bones[1]);
+        assert!((DVec3::from_array(root.head) - DVec3::new(0.0, 1.0, 0.0)).length() < 1e-12);
+        let bind = DVec3::from_array(root.bind_head.expect("root is skinned"));
+        assert!((bind - DVec3::new(0.0, 0.98, 0.0)).length() < 1e-12, "{bind}");
+        let m = root.bind_matrix.expect("with bind_head");
+        assert_eq!(DVec3::new(m[12], m[13], m[14]), bind);
+        assert!(tip.bind_head.is_none() && tip.bind_matrix.is_none());
+    }
+
+    #[test]
     fn roll_zero_along_z_matches_blender() {
         // A bone pointing up (+Z) with roll 0 in Blender has local X = world X, local Z = world -Y.
         let m = vec_roll_to_mat3(DVec3::Z, 0.0);
