@@ -212,8 +212,9 @@ fn fix_unweighted(lists: &mut [Vec<(u32, f64)>], positions: &[DVec3]) -> usize {
     let at = |v: usize| positions.get(v).copied().unwrap_or(DVec3::ZERO);
     // An R*-tree instead of a scan over every weighted vertex for each unweighted one (that was
     // 2 × 10⁹ distance tests for a 65,535-vertex mesh half unweighted).
-    let tree =
-        rstar::RTree::bulk_load(weighted.iter().filter(|&&v| at(v).is_finite()).map(|&v| GeomWithData::new(at(v).to_array(), v)).collect());
+    let tree = rstar::RTree::bulk_load(
+        weighted.iter().filter(|&&v| at(v).is_finite()).map(|&v| rstar::primitives::GeomWithData::new(at(v).to_array(), v)).collect(),
+    );
     let mut fixed = 0;
     for v in 0..lists.len() {
         if lists[v].is_empty() {
@@ -225,48 +226,15 @@ fn fix_unweighted(lists: &mut [Vec<(u32, f64)>], positions: &[DVec3]) -> usize {
     fixed
 }
 
-use rstar::primitives::GeomWithData;
-
 /// The nearest point's vertex; among equally near ones the lowest vertex, as a scan in vertex
 /// order picks, so the output does not depend on the tree's layout.
-fn nearest_lowest(tree: &rstar::RTree<GeomWithData<[f64; 3], usize>>, p: DVec3) -> Option<usize> {
+fn nearest_lowest(tree: &rstar::RTree<rstar::primitives::GeomWithData<[f64; 3], usize>>, p: DVec3) -> Option<usize> {
     if !p.is_finite() {
         return None;
     }
     let mut it = tree.nearest_neighbor_iter_with_distance_2(&p.to_array());
     let (first, d) = it.next()?;
     Some(it.take_while(|(_, e)| *e == d).map(|(g, _)| g.data).fold(first.data, usize::min))
-}
-
-#[cfg(test)]
-mod nearest_tests {
-    use super::*;
-
-    #[test]
-    fn fix_unweighted_copies_the_nearest_weighted_vertex_as_a_scan_would() {
-        let mut seed = 7u64;
-        let mut rnd = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 11) as f64 / (1u64 << 53) as f64
-        };
-        // A dense blob, far points, exact duplicates (ties), and every third vertex unweighted.
-        let mut pts: Vec<DVec3> = (0..3000).map(|_| DVec3::new(rnd(), rnd() * 0.1, rnd() * 0.01)).collect();
-        pts.extend([DVec3::new(50.0, 0.0, 0.0), DVec3::new(-50.0, 3.0, 0.0), DVec3::splat(0.5), DVec3::splat(0.5), DVec3::splat(0.5)]);
-        let lists: Vec<Vec<(u32, f64)>> = (0..pts.len()).map(|v| if v % 3 == 0 { vec![] } else { vec![(v as u32, 1.0)] }).collect();
-        let mut fixed = lists.clone();
-        assert_eq!(fix_unweighted(&mut fixed, &pts), lists.iter().filter(|l| l.is_empty()).count());
-        let weighted: Vec<usize> = (0..pts.len()).filter(|&v| !lists[v].is_empty()).collect();
-        for v in (0..pts.len()).filter(|&v| lists[v].is_empty()) {
-            let brute = weighted
-                .iter()
-                .copied()
-                .min_by(|&a, &b| pts[a].distance_squared(pts[v]).total_cmp(&pts[b].distance_squared(pts[v])))
-                .unwrap();
-            assert_eq!(fixed[v], lists[brute], "vertex {v}");
-        }
-        // The copies of (0.5, 0.5, 0.5) are 3002, 3003 (unweighted) and 3004: 3002 wins the tie.
-        assert_eq!(fixed[3003], vec![(3002, 1.0)]);
-    }
 }
 
 /// Apply the SL importer's weight rules to one skin, or fail naming the vertices.
@@ -669,5 +637,36 @@ fn write_joints(o: &mut String, joints: &[SceneJoint]) {
                 o.push_str("</node>\n");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod nearest_tests {
+    use super::*;
+
+    #[test]
+    fn fix_unweighted_copies_the_nearest_weighted_vertex_as_a_scan_would() {
+        let mut seed = 7u64;
+        let mut rnd = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        // A dense blob, far points, exact duplicates (ties), and every third vertex unweighted.
+        let mut pts: Vec<DVec3> = (0..3000).map(|_| DVec3::new(rnd(), rnd() * 0.1, rnd() * 0.01)).collect();
+        pts.extend([DVec3::new(50.0, 0.0, 0.0), DVec3::new(-50.0, 3.0, 0.0), DVec3::splat(0.5), DVec3::splat(0.5), DVec3::splat(0.5)]);
+        let lists: Vec<Vec<(u32, f64)>> = (0..pts.len()).map(|v| if v % 3 == 0 { vec![] } else { vec![(v as u32, 1.0)] }).collect();
+        let mut fixed = lists.clone();
+        assert_eq!(fix_unweighted(&mut fixed, &pts), lists.iter().filter(|l| l.is_empty()).count());
+        let weighted: Vec<usize> = (0..pts.len()).filter(|&v| !lists[v].is_empty()).collect();
+        for v in (0..pts.len()).filter(|&v| lists[v].is_empty()) {
+            let brute = weighted
+                .iter()
+                .copied()
+                .min_by(|&a, &b| pts[a].distance_squared(pts[v]).total_cmp(&pts[b].distance_squared(pts[v])))
+                .unwrap();
+            assert_eq!(fixed[v], lists[brute], "vertex {v}");
+        }
+        // The copies of (0.5, 0.5, 0.5) are 3002, 3003 (unweighted) and 3004: 3002 wins the tie.
+        assert_eq!(fixed[3003], vec![(3002, 1.0)]);
     }
 }
