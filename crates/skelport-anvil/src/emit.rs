@@ -147,7 +147,6 @@ impl<'a> Emitter<'a> {
                 if tag != want_tag || sname != fname || s.attr(n, "Type") != l.item_type.as_deref() {
                     return false;
                 }
-                let node = *s.node(n);
                 if l.items.is_empty() {
                     // `<List Name="X" />` or `<List Name="X"></List>`: as written while it stays empty.
                     if !s.has_children(n) {
@@ -156,7 +155,7 @@ impl<'a> Emitter<'a> {
                     }
                     return false;
                 }
-                if node.self_closing {
+                if s.self_closing(n) {
                     return false;
                 }
                 self.push(s.start_tag(n));
@@ -217,15 +216,15 @@ impl<'a> Emitter<'a> {
                         }
                         true
                     }
-                    (Value::Scalar(a), Value::Scalar(b)) if a.ty == b.ty && a.attrs == b.attrs && !s.node(n).self_closing => {
+                    (Value::Scalar(a), Value::Scalar(b)) if a.ty == b.ty && a.attrs == b.attrs && !s.self_closing(n) => {
                         self.replace_content(n, &b.text);
                         true
                     }
-                    (Value::Hash(a), Value::Hash(b)) if a.label == b.label && !s.node(n).self_closing => {
+                    (Value::Hash(a), Value::Hash(b)) if a.label == b.label && !s.self_closing(n) => {
                         self.replace_content(n, &b.text);
                         true
                     }
-                    (Value::Enum(a), Value::Enum(b)) if a.ty == b.ty && a.value_name == b.value_name && !s.node(n).self_closing => {
+                    (Value::Enum(a), Value::Enum(b)) if a.ty == b.ty && a.value_name == b.value_name && !s.self_closing(n) => {
                         self.replace_content(n, &b.text);
                         true
                     }
@@ -396,8 +395,7 @@ impl<'a> Emitter<'a> {
         src_attrs.sort();
         let header_same = src_attrs == self.header_attrs(o, name, ptr);
         let fields = self.object_fields(o, owner);
-        let node = *s.node(n);
-        if node.self_closing {
+        if s.self_closing(n) {
             if header_same && fields.is_empty() {
                 self.push(s.raw(n));
                 return true;

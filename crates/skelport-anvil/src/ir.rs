@@ -158,25 +158,38 @@ pub fn check(model: &AnvilSkeleton, names: &Names, file: &str) -> Result<Vec<Str
     Ok(display)
 }
 
-/// A 64-bit FNV-1a fingerprint of what the IR holds of a skeleton, to tell whether a document
-/// was edited since it was read.
+/// A 64-bit fingerprint of what the IR holds of a skeleton, to tell whether a document was
+/// edited since it was read. It takes a 64-bit word per step (a 65,535-bone skeleton is 6 MB of
+/// words; FNV-1a a byte at a time cost ~10 ms on each read and write): `h = (rotl(h, 23) ^ w) ×
+/// K`. Each step is a bijection of the state for a given word and injective in the word for a
+/// given state, so any edit that changes one word (one coordinate, one link, one name chunk) always
+/// changes the result; a collision needs several words changed at once by chance (~2⁻⁶⁴). Names
+/// go in as their length, then 8-byte chunks (the last zero-padded).
 pub fn fingerprint(sk: &Skeleton) -> String {
-    struct Fnv(u64);
-    impl Fnv {
-        fn bytes(&mut self, b: &[u8]) {
-            for &x in b {
-                self.0 ^= x as u64;
-                self.0 = self.0.wrapping_mul(0x100_0000_01b3);
-            }
+    struct H(u64);
+    impl H {
+        #[inline]
+        fn u64(&mut self, w: u64) {
+            self.0 = (self.0.rotate_left(23) ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         }
-        fn u64(&mut self, v: u64) {
-            self.bytes(&v.to_le_bytes());
+        fn bytes(&mut self, b: &[u8]) {
+            self.u64(b.len() as u64);
+            let mut chunks = b.chunks_exact(8);
+            for c in &mut chunks {
+                self.u64(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+            }
+            let rest = chunks.remainder();
+            if !rest.is_empty() {
+                let mut last = [0u8; 8];
+                last[..rest.len()].copy_from_slice(rest);
+                self.u64(u64::from_le_bytes(last));
+            }
         }
         fn f(&mut self, v: f64) {
             self.u64(v.to_bits());
         }
     }
-    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    let mut h = H(0xcbf2_9ce4_8422_2325);
     h.u64(sk.bones.len() as u64);
     for b in &sk.bones {
         h.bytes(b.name.as_bytes());
@@ -191,7 +204,9 @@ pub fn fingerprint(sk: &Skeleton) -> String {
         }
         h.u64(bone_ext_id(b).unwrap_or(u64::MAX));
     }
-    format!("{:016x}", h.0)
+    // Fold the high bits down so the printed value depends on all of them evenly.
+    let x = h.0 ^ (h.0 >> 32);
+    format!("{x:016x}")
 }
 
 /// The Anvil ID stored on an IR bone.

@@ -170,7 +170,11 @@ pub(crate) fn read_text(text: String, bytes: ByteForm, names: &Names, file: &str
         }
     })?;
     let bones = extract(&Ctx { src: &src, form, file }, names)?;
-    let Source { text, .. } = src;
+    // Free the tree (nodes and attribute spans, most of the read's memory) before the IR is
+    // built: a `let Source { text, .. }` pattern would keep the other fields alive to the end of
+    // this function, and they were the peak.
+    let Source { text, nodes, attr_spans, .. } = src;
+    drop((nodes, attr_spans));
     let text = Arc::try_unwrap(text).unwrap_or_else(|a| (*a).clone());
     build_document(bones, ReadInfo { form, bytes, text }, names, file, stem, diag)
 }

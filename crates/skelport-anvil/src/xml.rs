@@ -15,7 +15,10 @@ use std::sync::Arc;
 /// "No node".
 pub const NONE: u32 = u32::MAX;
 
-/// One element.
+/// One element: 32 bytes, since a 65,535-bone file has two million of them (what the nodes do
+/// not store is implied by document order: an element's first child, if any, is the next node;
+/// its attributes run up to the next node's first; it is self-closing when its content ends
+/// where it ends).
 #[derive(Debug, Clone, Copy)]
 pub struct Node {
     /// Offset of `<`.
@@ -24,25 +27,16 @@ pub struct Node {
     pub name_end: u32,
     /// Offset just after the start tag's `>` (or `/>`).
     pub tag_end: u32,
-    /// Offset of the end tag's `<` (equals `tag_end` for a self-closing element).
+    /// Offset of the end tag's `<` (equals `tag_end` and `end` for a self-closing element).
     pub content_end: u32,
     /// Offset just after the element.
     pub end: u32,
-    /// Where the gap before this element starts: the end of the previous sibling element, or the
-    /// end of the parent's start tag.
-    pub gap_start: u32,
     /// The parent element.
     pub parent: u32,
-    /// The first child element.
-    pub first_child: u32,
     /// The next sibling element.
     pub next_sibling: u32,
-    /// `<x/>` form.
-    pub self_closing: bool,
-    /// First entry of this element's attributes in [`Source::attrs`].
+    /// First entry of this element's attributes in [`Source::attr_spans`].
     pub attr_start: u32,
-    /// Number of attributes.
-    pub attr_len: u32,
 }
 
 /// Where one attribute's name and raw value lie in the text.
@@ -177,7 +171,19 @@ impl Source {
     /// The gap text before this element (after the previous sibling or the parent's start tag).
     pub fn gap_before(&self, i: u32) -> &str {
         let n = self.node(i);
-        &self.text[n.gap_start as usize..n.start as usize]
+        let gap_start = if n.parent == NONE {
+            n.start
+        } else if n.parent == i - 1 {
+            self.node(n.parent).tag_end
+        } else {
+            // The previous sibling is the ancestor of the previous node that is our sibling.
+            let mut p = i - 1;
+            while self.node(p).parent != n.parent {
+                p = self.node(p).parent;
+            }
+            self.node(p).end
+        };
+        &self.text[gap_start as usize..n.start as usize]
     }
 
     /// The gap after the last child element up to the end tag (the whole content if no child).
@@ -190,10 +196,35 @@ impl Source {
     /// Attributes in order.
     pub fn attrs(&self, i: u32) -> impl Iterator<Item = Attr<'_>> + '_ {
         let n = self.node(i);
-        self.attr_spans[n.attr_start as usize..(n.attr_start + n.attr_len) as usize].iter().map(move |a| Attr {
+        self.attr_spans[n.attr_start as usize..self.attr_end(i)].iter().map(move |a| Attr {
             name: &self.text[a.name_start as usize..a.name_end as usize],
             raw: &self.text[a.value_start as usize..a.value_end as usize],
         })
+    }
+
+    /// Where element `i`'s attributes end in [`Source::attr_spans`]: where the next element's
+    /// start (elements and their attributes are both stored in document order).
+    fn attr_end(&self, i: u32) -> usize {
+        self.nodes.get(i as usize + 1).map(|n| n.attr_start as usize).unwrap_or(self.attr_spans.len())
+    }
+
+    /// How many attributes element `i` has.
+    pub fn attr_count(&self, i: u32) -> usize {
+        self.attr_end(i) - self.node(i).attr_start as usize
+    }
+
+    /// Whether element `i` was written `<x/>`.
+    pub fn self_closing(&self, i: u32) -> bool {
+        let n = self.node(i);
+        n.content_end == n.end
+    }
+
+    /// The first child element (`NONE` when there is none): the next node, if it is a child.
+    fn first_child(&self, i: u32) -> u32 {
+        match self.nodes.get(i as usize + 1) {
+            Some(c) if c.parent == i => i + 1,
+            _ => NONE,
+        }
     }
 
     /// One attribute's raw value.
@@ -203,7 +234,7 @@ impl Source {
 
     /// Child elements.
     pub fn children(&self, i: u32) -> Children<'_> {
-        Children { src: self, next: self.node(i).first_child }
+        Children { src: self, next: self.first_child(i) }
     }
 
     /// The first child element with this name.
@@ -213,7 +244,7 @@ impl Source {
 
     /// Whether the element has child elements.
     pub fn has_children(&self, i: u32) -> bool {
-        self.node(i).first_child != NONE
+        self.first_child(i) != NONE
     }
 
     /// Line and column of an element's start.
@@ -495,30 +526,19 @@ impl Tokenizer<'_> {
         }
         let idx = self.nodes.len() as u32;
         let parent = self.stack.last().copied().unwrap_or(NONE);
-        let gap_start = match (self.last_child.last().copied(), parent) {
-            (Some(lc), _) if lc != NONE => self.nodes[lc as usize].end,
-            (_, p) if p != NONE => self.nodes[p as usize].tag_end,
-            _ => lt as u32,
-        };
         self.nodes.push(Node {
             start: lt as u32,
             name_end: name_end as u32,
             tag_end: i as u32,
             content_end: i as u32,
             end: i as u32,
-            gap_start,
             parent,
-            first_child: NONE,
             next_sibling: NONE,
-            self_closing,
             attr_start,
-            attr_len: self.attrs.len() as u32 - attr_start,
         });
         if let Some(lc) = self.last_child.last_mut() {
             if *lc != NONE {
                 self.nodes[*lc as usize].next_sibling = idx;
-            } else if parent != NONE {
-                self.nodes[parent as usize].first_child = idx;
             }
             *lc = idx;
         }
@@ -611,6 +631,27 @@ mod tests {
         assert_eq!(a, vec![("x", "1"), ("y", "2")]);
         assert_eq!(s.indent_of(kids[1]), "  ");
         assert_eq!(s.newline(), "\r\n");
+    }
+
+    #[test]
+    fn implied_links_gaps_and_attributes() {
+        // Links the nodes do not store: first child, previous sibling (through a nested one),
+        // attribute ranges, self-closing.
+        let t = "<a k=\"1\">\n <b><x y='1' z='2'/><w></w></b> <!-- c --> <c/>\n</a>";
+        let s = Source::parse(t.to_string()).unwrap();
+        let kids: Vec<u32> = s.children(s.root).collect();
+        assert_eq!(kids.iter().map(|&k| s.name(k)).collect::<Vec<_>>(), ["b", "c"]);
+        let inner: Vec<u32> = s.children(kids[0]).collect();
+        assert_eq!(inner.iter().map(|&k| s.name(k)).collect::<Vec<_>>(), ["x", "w"]);
+        assert_eq!(s.gap_before(kids[0]), "\n ");
+        assert_eq!(s.gap_before(kids[1]), " <!-- c --> ");
+        assert_eq!(s.gap_before(inner[1]), "");
+        assert_eq!((s.attr_count(s.root), s.attr_count(kids[0]), s.attr_count(inner[0]), s.attr_count(kids[1])), (1, 0, 2, 0));
+        assert_eq!(s.attr(inner[0], "z"), Some("2"));
+        assert!(s.self_closing(inner[0]) && s.self_closing(kids[1]));
+        assert!(!s.self_closing(inner[1]) && !s.has_children(inner[1]) && s.has_children(kids[0]));
+        assert_eq!(s.content(inner[1]), "");
+        assert_eq!(s.gap_before(s.root), "");
     }
 
     #[test]
