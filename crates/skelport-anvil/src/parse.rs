@@ -120,7 +120,7 @@ pub(crate) fn vector_parts<'s>(s: &'s Source, n: u32, form: Form, mut f: impl Fn
             const AXES: [&str; 4] = ["X", "Y", "Z", "W"];
             let mut count = 0;
             for (i, k) in s.children(n).enumerate() {
-                if i >= kind.len() || s.name(k) != AXES[i] || s.has_children(k) || s.attr_count(k) != 0 {
+                if i >= kind.len() || !s.name_is(k, AXES[i]) || s.has_children(k) || s.attr_count(k) != 0 {
                     return None;
                 }
                 count += 1;

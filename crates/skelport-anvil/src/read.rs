@@ -255,7 +255,7 @@ fn extract(c: &Ctx<'_>, names: &Names) -> Result<Vec<BoneData>> {
         None
     };
     for n in 0..s.nodes.len() as u32 {
-        if s.name(n) != "Link" {
+        if !s.name_is(n, "Link") {
             continue;
         }
         let ptr = s.node(n).parent;

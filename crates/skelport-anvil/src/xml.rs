@@ -229,7 +229,19 @@ impl Source {
 
     /// One attribute's raw value.
     pub fn attr(&self, i: u32, name: &str) -> Option<&str> {
-        self.attrs(i).find(|a| a.name == name).map(|a| a.raw)
+        // Compared as bytes: the readers ask this of every element, and building a `&str` for
+        // each attribute name checks char boundaries first.
+        let b = self.text.as_bytes();
+        let a = self.attr_spans[self.node(i).attr_start as usize..self.attr_end(i)]
+            .iter()
+            .find(|a| &b[a.name_start as usize..a.name_end as usize] == name.as_bytes())?;
+        Some(&self.text[a.value_start as usize..a.value_end as usize])
+    }
+
+    /// Whether element `i` is named `name` (a byte comparison, for loops over every element).
+    pub fn name_is(&self, i: u32, name: &str) -> bool {
+        let n = self.node(i);
+        &self.text.as_bytes()[n.start as usize + 1..n.name_end as usize] == name.as_bytes()
     }
 
     /// Child elements.
