@@ -3,9 +3,16 @@
 //! The tree records only *elements*, as byte ranges into the decoded text: everything between
 //! elements (whitespace, line breaks, comments, processing instructions) lives in the gaps
 //! between those ranges, so concatenating `text[..]` around untouched elements reproduces the file
-//! byte for byte. Attributes are read on demand from the raw start tag. The tokenizer checks
-//! well-formedness (matching tags, quoted attributes, references, one root) and reports the line
-//! and column of the first problem.
+//! byte for byte. Attributes are recorded as spans (name and raw value) in one array for the whole
+//! file. The tokenizer checks well-formedness (matching tags, quoted attributes, references, one
+//! root) and reports the line and column of the first problem.
+//!
+//! Why hand-rolled: byte-identical re-export needs the exact byte range of every start tag, end
+//! tag, attribute value and gap, which roxmltree and quick-xml do not give back together (roxmltree
+//! keeps no gap or tag ranges and resolves references; quick-xml events would need a second tree of
+//! our own anyway). For speed and memory on a 65,535-bone file (two million elements) it allocates
+//! nothing per element: one `Vec` of 32-byte nodes and one of attribute spans, indices into the one
+//! decoded string, sized up front from the text length.
 
 use crate::text::{entity_char, line_col, unescape};
 use std::borrow::Cow;
