@@ -8,6 +8,7 @@
 //! tree. Nothing here applies SL rules; [`crate::read`] and [`crate::validate`] do.
 
 use crate::error::SlError;
+use crate::xml;
 use skelport_ir::{DMat4, DVec3};
 use std::collections::HashMap;
 
@@ -146,22 +147,18 @@ impl Dae {
 /// Fail with the place of `node`.
 struct Ctx<'a> {
     file: &'a str,
-    /// Byte offset of each line's start: positions are found by binary search, because
-    /// roxmltree's `text_pos_at` scans from the file's start on every call.
-    lines: Vec<usize>,
 }
 
 impl Ctx<'_> {
-    fn pos(&self, n: roxmltree::Node) -> Pos {
-        let at = n.range().start;
-        let line = self.lines.partition_point(|&s| s <= at);
-        Pos { line, column: at - self.lines[line - 1] + 1 }
+    fn pos(&self, n: xml::Node<'_, '_>) -> Pos {
+        let (line, column) = n.line_column();
+        Pos { line, column }
     }
-    fn err(&self, n: roxmltree::Node, msg: impl Into<String>) -> SlError {
+    fn err(&self, n: xml::Node<'_, '_>, msg: impl Into<String>) -> SlError {
         let p = self.pos(n);
         SlError::invalid(self.file, p.line, p.column, msg)
     }
-    fn floats(&self, n: roxmltree::Node) -> Result<Vec<f64>, SlError> {
+    fn floats(&self, n: xml::Node<'_, '_>) -> Result<Vec<f64>, SlError> {
         let text = n.text().unwrap_or("");
         let mut out = Vec::with_capacity(text.len() / 8);
         for (i, t) in tokens(text).enumerate() {
@@ -169,7 +166,7 @@ impl Ctx<'_> {
         }
         Ok(out)
     }
-    fn ints(&self, n: roxmltree::Node) -> Result<Vec<i64>, SlError> {
+    fn ints(&self, n: xml::Node<'_, '_>) -> Result<Vec<i64>, SlError> {
         let text = n.text().unwrap_or("");
         let mut out = Vec::with_capacity(text.len() / 3);
         for (i, t) in tokens(text).enumerate() {
@@ -240,12 +237,12 @@ fn parse_f64(t: &str) -> Option<f64> {
     }
 }
 
-fn child<'a, 'i>(n: roxmltree::Node<'a, 'i>, name: &str) -> Option<roxmltree::Node<'a, 'i>> {
-    n.children().find(|c| c.is_element() && c.tag_name().name() == name)
+fn child<'a, 'i>(n: xml::Node<'a, 'i>, name: &str) -> Option<xml::Node<'a, 'i>> {
+    n.children().find(|c| c.name() == name)
 }
 
-fn children<'a, 'i: 'a>(n: roxmltree::Node<'a, 'i>, name: &'a str) -> impl Iterator<Item = roxmltree::Node<'a, 'i>> + 'a {
-    n.children().filter(move |c| c.is_element() && c.tag_name().name() == name)
+fn children<'a, 'i: 'a>(n: xml::Node<'a, 'i>, name: &'a str) -> impl Iterator<Item = xml::Node<'a, 'i>> + 'a {
+    n.children().filter(move |c| c.name() == name)
 }
 
 fn url(s: &str) -> &str {
@@ -265,20 +262,13 @@ pub fn matrix_from_row_major(v: &[f64]) -> DMat4 {
     DMat4::from_cols_array(&a).transpose()
 }
 
-/// Largest document skelport parses as XML (the CLI caps files at 1 GiB; Collada is text).
-const MAX_NODES: u32 = 50_000_000;
-
 /// Parse a Collada document. `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
-    // No DTD: Collada needs none, and refusing it refuses entity-expansion bombs and external entities.
-    let opts = roxmltree::ParsingOptions { allow_dtd: false, nodes_limit: MAX_NODES, ..Default::default() };
-    let doc = roxmltree::Document::parse_with_options(text, opts).map_err(|e| SlError::xml(file, &e))?;
-    let mut lines = vec![0usize];
-    lines.extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1));
-    let cx = Ctx { file, lines };
-    let root = doc.root_element();
-    if root.tag_name().name() != "COLLADA" {
-        return Err(cx.err(root, format!("the root element is <{}>, not <COLLADA>: this is not a Collada file", root.tag_name().name())));
+    let doc = xml::parse(text, file)?;
+    let cx = Ctx { file };
+    let root = doc.root();
+    if root.name() != "COLLADA" {
+        return Err(cx.err(root, format!("the root element is <{}>, not <COLLADA>: this is not a Collada file", root.name())));
     }
     let mut dae = Dae::default();
     if let Some(asset) = child(root, "asset") {
@@ -298,8 +288,8 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
         }
     }
     // Every element with an id, for URL lookups.
-    let mut ids: HashMap<&str, roxmltree::Node> = HashMap::new();
-    for n in root.descendants().filter(|n| n.is_element()) {
+    let mut ids: HashMap<&str, xml::Node<'_, '_>> = HashMap::new();
+    for n in root.descendants() {
         if let Some(id) = n.attribute("id") {
             ids.entry(id).or_insert(n);
         }
@@ -308,7 +298,7 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
         .descendants()
         .filter(|n| n.has_tag_name("material") && n.parent().is_some_and(|p| p.has_tag_name("library_materials")))
         .count();
-    let source = |s: roxmltree::Node| -> Result<SourceData, SlError> {
+    let source = |s: xml::Node<'_, '_>| -> Result<SourceData, SlError> {
         let stride = child(s, "technique_common")
             .and_then(|t| child(t, "accessor"))
             .and_then(|a| a.attribute("stride"))
@@ -335,7 +325,7 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
         }
         Err(cx.err(s, "a <source> without float_array, Name_array or IDREF_array"))
     };
-    let source_at = |u: &str, from: roxmltree::Node| -> Result<SourceData, SlError> {
+    let source_at = |u: &str, from: xml::Node<'_, '_>| -> Result<SourceData, SlError> {
         let s = ids.get(url(u)).copied().ok_or_else(|| cx.err(from, format!("source \"{u}\" is not in the file")))?;
         source(s)
     };
@@ -361,13 +351,13 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
             vertex_normals = true;
         }
         let mut normal_source: Option<String> = vertex_normals.then(|| String::from("<vertices>"));
-        for p in mesh.children().filter(|c| c.is_element()) {
-            let kind = p.tag_name().name();
+        for p in mesh.children() {
+            let kind = p.name();
             if !matches!(kind, "polylist" | "triangles" | "polygons") {
                 continue;
             }
             let mut prim = Primitive { material: p.attribute("material").map(str::to_string), pos: cx.pos(p), ..Default::default() };
-            let inputs: Vec<roxmltree::Node> = children(p, "input").collect();
+            let inputs: Vec<xml::Node<'_, '_>> = children(p, "input").collect();
             let mut stride = 0usize;
             let mut v_off = None;
             let mut n_off = None;
@@ -415,7 +405,7 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
             let declared: Option<usize> = p.attribute("count").and_then(|c| c.trim().parse().ok());
             // Index lists (with the node to blame) and polygons as ranges into them: one
             // allocation per <p>, not one per polygon.
-            let mut lists: Vec<(Vec<i64>, roxmltree::Node)> = Vec::new();
+            let mut lists: Vec<(Vec<i64>, xml::Node<'_, '_>)> = Vec::new();
             let mut polys: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
             match kind {
                 "polylist" => {
@@ -613,7 +603,7 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
     }
 
     // The visual scene: the instanced one, else the first.
-    let scenes: Vec<roxmltree::Node> = root.descendants().filter(|n| n.has_tag_name("visual_scene")).collect();
+    let scenes: Vec<xml::Node<'_, '_>> = root.descendants().filter(|n| n.has_tag_name("visual_scene")).collect();
     let instanced = child(root, "scene")
         .and_then(|s| child(s, "instance_visual_scene"))
         .and_then(|i| i.attribute("url"))
@@ -621,12 +611,12 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
     if let Some(scene) = instanced.or(scenes.first().copied()) {
         dae.has_visual_scene = true;
         // Iterative walk so a deeply nested file cannot overflow the stack.
-        let mut stack: Vec<(roxmltree::Node, Option<usize>)> = children(scene, "node").map(|n| (n, None)).collect();
+        let mut stack: Vec<(xml::Node<'_, '_>, Option<usize>)> = children(scene, "node").map(|n| (n, None)).collect();
         stack.reverse();
         while let Some((n, parent)) = stack.pop() {
             let idx = dae.nodes.len();
             dae.nodes.push(node(&cx, n, parent)?);
-            let mut kids: Vec<(roxmltree::Node, Option<usize>)> = children(n, "node").map(|c| (c, Some(idx))).collect();
+            let mut kids: Vec<(xml::Node<'_, '_>, Option<usize>)> = children(n, "node").map(|c| (c, Some(idx))).collect();
             kids.reverse();
             stack.extend(kids);
         }
@@ -634,7 +624,7 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
     Ok(dae)
 }
 
-fn vec3s(cx: &Ctx<'_>, at: roxmltree::Node, s: SourceData) -> Result<Vec<DVec3>, SlError> {
+fn vec3s(cx: &Ctx<'_>, at: xml::Node<'_, '_>, s: SourceData) -> Result<Vec<DVec3>, SlError> {
     match s {
         SourceData::Floats(v, stride) => {
             let stride = stride.max(3);
@@ -644,7 +634,7 @@ fn vec3s(cx: &Ctx<'_>, at: roxmltree::Node, s: SourceData) -> Result<Vec<DVec3>,
     }
 }
 
-fn node(cx: &Ctx<'_>, n: roxmltree::Node, parent: Option<usize>) -> Result<Node, SlError> {
+fn node(cx: &Ctx<'_>, n: xml::Node<'_, '_>, parent: Option<usize>) -> Result<Node, SlError> {
     let mut out = Node {
         id: n.attribute("id").map(str::to_string),
         name: n.attribute("name").map(str::to_string),
@@ -658,8 +648,8 @@ fn node(cx: &Ctx<'_>, n: roxmltree::Node, parent: Option<usize>) -> Result<Node,
     let mut by_sid: [Option<DVec3>; 2] = [None, None];
     let mut first_translate = None;
     let mut matrix_t = None;
-    for t in n.children().filter(|c| c.is_element()) {
-        let kind = t.tag_name().name();
+    for t in n.children() {
+        let kind = t.name();
         let need = match kind {
             "matrix" => 16,
             "translate" | "scale" => 3,
