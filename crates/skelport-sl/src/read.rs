@@ -192,8 +192,13 @@ fn influences(
     let mut bind_shape_pairs = 0usize;
     let mut dropped = 0usize;
     let mut bad = 0usize;
-    let inf = Influences::from_lists(c.influences.iter().map(|list| {
-        let mut v: Vec<(u32, f64)> = Vec::with_capacity(list.len());
+    // Built in place: one buffer for all vertices, not one list per vertex.
+    let mut inf = Influences { offsets: Vec::with_capacity(c.influence_offsets.len().max(1)), ..Default::default() };
+    inf.offsets.push(0);
+    inf.joints.reserve(c.influence_pairs.len());
+    inf.weights.reserve(c.influence_pairs.len());
+    for list in c.influences() {
+        let first = inf.joints.len();
         for &(j, w) in list {
             if j < 0 {
                 bind_shape_pairs += 1;
@@ -204,14 +209,17 @@ fn influences(
             } else {
                 let slot = slot_of[j as usize];
                 // Two entries for one joint (or two aliases of one joint) add up.
-                match v.iter_mut().find(|e| e.0 == slot) {
-                    Some(e) => e.1 += w,
-                    None => v.push((slot, w)),
+                match inf.joints[first..].iter().position(|&e| e == slot) {
+                    Some(k) => inf.weights[first + k] += w,
+                    None => {
+                        inf.joints.push(slot);
+                        inf.weights.push(w);
+                    }
                 }
             }
         }
-        v
-    }));
+        inf.offsets.push(inf.joints.len() as u32);
+    }
     if bind_shape_pairs > 0 {
         diag.info(
             "dae-bind-shape-weight",
