@@ -18,10 +18,10 @@ pub use error::SlError;
 pub use skeleton::{generate_table, SlAttachmentPoint, SlBone, SlCollisionVolume, SlJoint, SlSkeleton, Support};
 pub use skelfmt::{skeleton_document, SlSkeletonFormat};
 pub mod collada;
-mod xml;
 pub mod read;
 pub mod validate;
 pub mod write;
+mod xml;
 
 pub use validate::{validate_bytes as validate_sl, Level, Violation};
 
