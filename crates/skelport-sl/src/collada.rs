@@ -574,6 +574,12 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
                     }
                 }
             }
+            let corners_total: usize = polys.iter().map(|(_, r)| r.len() / stride).sum();
+            prim.counts.reserve(polys.len());
+            prim.vertex.reserve(corners_total);
+            if vertex_normals || n_off.is_some() {
+                prim.normal.reserve(corners_total);
+            }
             for (list, range) in polys {
                 let (all, at) = (&lists[list].0, lists[list].1);
                 let idx = &all[range];
