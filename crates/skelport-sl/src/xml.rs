@@ -227,6 +227,9 @@ fn build(text: &str) -> Result<(Doc<'_>, bool), (usize, String)> {
                     let key = a.key.into_inner();
                     unsure |= !plain_name(key);
                     let key = within(text, key).ok_or((at, "attribute name outside the text".to_string()))?;
+                    // XML wants whitespace before each attribute; quick-xml does not insist.
+                    let key_at = key.as_ptr() as usize - text.as_ptr() as usize;
+                    unsure |= !text.as_bytes()[..key_at].last().is_some_and(u8::is_ascii_whitespace);
                     if let Some(p) = key.strip_prefix("xmlns:") {
                         prefixes.push(p);
                     } else if key.contains(':') && !key.starts_with("xml:") {
@@ -288,6 +291,10 @@ fn build(text: &str) -> Result<(Doc<'_>, bool), (usize, String)> {
             }
             Event::Text(t) => {
                 let raw = t.into_inner();
+                // `]]>` may not appear in character data; quick-xml does not check it.
+                if raw.contains(&b'>') && raw.windows(3).any(|w| w == b"]]>") {
+                    unsure = true;
+                }
                 match stack.last() {
                     None => {
                         if !raw.iter().all(u8::is_ascii_whitespace) {
@@ -338,7 +345,12 @@ fn build(text: &str) -> Result<(Doc<'_>, bool), (usize, String)> {
                 }
             }
             Event::Comment(_) => collecting = false,
-            Event::Decl(_) => unsure |= !first,
+            Event::Decl(_) => {
+                // quick-xml does not check the declaration's pseudo-attributes: let roxmltree
+                // judge it on its own (a few bytes) and the whole text if it objects.
+                let decl = text.get(at..reader.buffer_position() as usize).unwrap_or("");
+                unsure |= !first || roxmltree::Document::parse(&format!("{decl}<a/>")).is_err();
+            }
             Event::PI(_) => {
                 unsure = true;
                 collecting = false;
@@ -419,6 +431,9 @@ mod tests {
             ("<p:a/>", "unknown namespace prefix"),
             ("<1a/>", "invalid name token"),
             ("<a></b>", "expected 'a' tag"),
+            ("<a>1]]>2</a>", "']]>'"),
+            ("<a x=\"1\"y=\"2\"/>", "expected a whitespace"),
+            ("<?xml version=\"1.0\" encoding>\n<a/>", "expected '='"),
         ] {
             let e = parse(text, "t").err().unwrap_or_else(|| panic!("{text:?} was accepted")).to_string();
             assert!(e.contains(want), "{text:?}: {e}");
