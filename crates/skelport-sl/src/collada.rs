@@ -188,9 +188,10 @@ impl Ctx<'_> {
 ///
 /// Number lists are most of a Collada file, so this is one pass over the bytes with one branch
 /// per byte: a word made of an optional sign and digits with at most one dot (what exporters
-/// write) is accumulated as it is scanned and finished by Clinger's fast path, exactly as
-/// [`skelport_ir::num::fast_decimal`] does (digits below 2^53, at most 22 decimals, one exact
-/// division: bit for bit `str::parse`); any other word goes to [`parse_f64`].
+/// write) is accumulated as it is scanned and finished by Clinger's fast path (at most 15
+/// significant digits, so below 2^53, and at most 22 decimals: one exact division, bit for bit
+/// `str::parse`); any other word goes to [`parse_f64`] (fast-float2, then the odd spellings).
+/// Fused because splitting the words first and parsing each again read every byte twice.
 fn floats_into<'t>(text: &'t str, out: &mut Vec<f64>) -> Result<(), (usize, &'t str)> {
     const POW10: [f64; 23] =
         [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
