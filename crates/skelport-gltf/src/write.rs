@@ -488,19 +488,34 @@ fn per_corner_to_vertex(mesh: &Mesh, corners: &[DVec3], diag: &mut Diagnostics) 
     Some(sum.into_iter().map(|s| s.normalize_or_zero()).collect())
 }
 
+/// Per-vertex (slot, weight) lists, vertex after vertex in one buffer: vertex `v`'s are
+/// `pairs[ends[v - 1]..ends[v]]` (from 0 for the first).
+pub(crate) struct Prepared {
+    pub pairs: Vec<(u32, f64)>,
+    pub ends: Vec<usize>,
+}
+
+impl Prepared {
+    /// Each vertex's list.
+    pub fn lists(&self) -> impl Iterator<Item = &[(u32, f64)]> + '_ {
+        (0..self.ends.len()).map(|v| &self.pairs[if v == 0 { 0 } else { self.ends[v - 1] }..self.ends[v]])
+    }
+}
+
 /// Per-vertex (slot, weight) lists ready for writing: positive weights only, largest first,
-/// limited, normalized; vertices without influences bound to slot 0.
-pub(crate) fn prepared_lists(skin: &Skin, nv: usize, max_influences: Option<usize>) -> (Vec<Vec<(u32, f64)>>, usize, usize) {
+/// limited, normalized; vertices without influences bound to slot 0. One scratch list and one
+/// output buffer, not one `Vec` per vertex.
+pub(crate) fn prepared_lists(skin: &Skin, nv: usize, max_influences: Option<usize>) -> (Prepared, usize, usize) {
     let mut limited = 0usize;
     let mut unbound = 0usize;
     let slots = skin.joints.len() as u32;
-    let mut out = Vec::with_capacity(nv);
+    let mut out = Prepared { pairs: Vec::with_capacity(skin.influences.joints.len().max(nv)), ends: Vec::with_capacity(nv) };
+    let mut l: Vec<(u32, f64)> = Vec::new();
     for v in 0..nv {
-        let mut l: Vec<(u32, f64)> = if v < skin.influences.vertex_count() {
-            skin.influences.vertex(v).filter(|&(j, w)| w > 0.0 && w.is_finite() && j < slots).collect()
-        } else {
-            Vec::new()
-        };
+        l.clear();
+        if v < skin.influences.vertex_count() {
+            l.extend(skin.influences.vertex(v).filter(|&(j, w)| w > 0.0 && w.is_finite() && j < slots));
+        }
         // Merge duplicate slots (the validator refuses a joint listed twice).
         l.sort_by_key(|e| e.0);
         l.dedup_by(|a, b| {
@@ -520,29 +535,32 @@ pub(crate) fn prepared_lists(skin: &Skin, nv: usize, max_influences: Option<usiz
         }
         let s: f64 = l.iter().map(|e| e.1).sum();
         if l.is_empty() || s <= 0.0 {
-            l = vec![(0, 1.0)];
+            l.clear();
+            l.push((0, 1.0));
             unbound += 1;
         } else {
             for e in &mut l {
                 e.1 /= s;
             }
         }
-        out.push(l);
+        out.pairs.extend_from_slice(&l);
+        out.ends.push(out.pairs.len());
     }
     (out, limited, unbound)
 }
 
 /// Float32 weights whose sum is as close to 1 as float32 allows: the largest weight (first)
-/// takes up the rounding of the others.
-pub(crate) fn f32_weights(l: &[(u32, f64)]) -> Vec<f32> {
-    let mut w: Vec<f32> = l.iter().map(|e| e.1 as f32).collect();
+/// takes up the rounding of the others. Appended to `out` (one buffer for a whole skin).
+pub(crate) fn f32_weights_into(l: &[(u32, f64)], out: &mut Vec<f32>) {
+    let first = out.len();
+    out.extend(l.iter().map(|e| e.1 as f32));
+    let w = &mut out[first..];
     if w.len() > 1 {
         let rest: f64 = w[1..].iter().map(|&x| x as f64).sum();
         w[0] = (1.0 - rest) as f32;
     } else if let Some(x) = w.first_mut() {
         *x = 1.0;
     }
-    w
 }
 
 fn write_influences(
@@ -586,14 +604,19 @@ fn write_influences(
             ),
         );
     }
-    let widest = lists.iter().map(Vec::len).max().unwrap_or(1).max(1);
+    let widest = lists.lists().map(<[_]>::len).max().unwrap_or(1).max(1);
     let sets = widest.div_ceil(4);
     let wide = skin.joints.len() > 256;
-    let weights: Vec<Vec<f32>> = lists.iter().map(|l| f32_weights(l)).collect();
+    // Same layout as `lists`: vertex v's weights are at the same positions as its pairs.
+    let mut weights: Vec<f32> = Vec::with_capacity(lists.pairs.len());
+    for l in lists.lists() {
+        f32_weights_into(l, &mut weights);
+    }
     for s in 0..sets {
         let mut jb = Vec::with_capacity(nv * if wide { 8 } else { 4 });
         let mut wb = Vec::with_capacity(nv * 16);
-        for (l, w) in lists.iter().zip(&weights) {
+        for (v, l) in lists.lists().enumerate() {
+            let w = &weights[if v == 0 { 0 } else { lists.ends[v - 1] }..lists.ends[v]];
             for c in 0..4 {
                 let k = s * 4 + c;
                 let (j, wt) = match (l.get(k), w.get(k)) {

@@ -15,6 +15,17 @@ fn bench(c: &mut Criterion) {
     c.bench_function("dae/xml_floor_female", |b| {
         b.iter(|| roxmltree::Document::parse(std::str::from_utf8(&bytes).unwrap()).unwrap().descendants().count())
     });
+    // The reader's own tokenizer: a bare quick-xml event pass over the same text.
+    c.bench_function("dae/quick_xml_floor_female", |b| {
+        b.iter(|| {
+            let mut r = quick_xml::Reader::from_str(std::str::from_utf8(&bytes).unwrap());
+            let mut n = 0usize;
+            while !matches!(r.read_event().unwrap(), quick_xml::events::Event::Eof) {
+                n += 1;
+            }
+            n
+        })
+    });
     c.bench_function("dae/read_female", |b| b.iter(read));
     c.bench_function("dae/write_female", |b| {
         b.iter(|| DaeFormat.write(&doc, &WriteOptions::default(), &mut Diagnostics::default()).unwrap().main.len())

@@ -8,6 +8,7 @@
 //! tree. Nothing here applies SL rules; [`crate::read`] and [`crate::validate`] do.
 
 use crate::error::SlError;
+use crate::xml;
 use skelport_ir::{DMat4, DVec3};
 use std::collections::HashMap;
 
@@ -75,8 +76,12 @@ pub struct Controller {
     pub weight_count: usize,
     /// Number of `<vcount>` entries.
     pub vcount_len: usize,
-    /// Per vertex-weights entry: (joint index, weight) with -1 = the bind shape.
-    pub influences: Vec<Vec<(i64, f64)>>,
+    /// Every (joint index, weight) pair, -1 = the bind shape, vertex after vertex: vertex `v`'s
+    /// are `influence_pairs[influence_offsets[v]..influence_offsets[v + 1]]` (one buffer, not
+    /// one allocation per vertex).
+    pub influence_pairs: Vec<(i64, f64)>,
+    /// `vcount + 1` offsets into [`Controller::influence_pairs`].
+    pub influence_offsets: Vec<u32>,
     /// `len(<v>)` and what vcount and the inputs require, when they differ.
     pub v_mismatch: Option<(usize, usize)>,
     /// Location of `<vertex_weights>`.
@@ -134,6 +139,13 @@ pub struct Dae {
     pub materials: usize,
 }
 
+impl Controller {
+    /// Each vertex-weights entry's (joint index, weight) pairs.
+    pub fn influences(&self) -> impl ExactSizeIterator<Item = &[(i64, f64)]> + '_ {
+        self.influence_offsets.windows(2).map(|w| &self.influence_pairs[w[0] as usize..w[1] as usize])
+    }
+}
+
 impl Dae {
     pub fn geometry(&self, id: &str) -> Option<usize> {
         self.geometries.iter().position(|g| g.id == id)
@@ -146,59 +158,158 @@ impl Dae {
 /// Fail with the place of `node`.
 struct Ctx<'a> {
     file: &'a str,
-    /// Byte offset of each line's start: positions are found by binary search, because
-    /// roxmltree's `text_pos_at` scans from the file's start on every call.
-    lines: Vec<usize>,
 }
 
 impl Ctx<'_> {
-    fn pos(&self, n: roxmltree::Node) -> Pos {
-        let at = n.range().start;
-        let line = self.lines.partition_point(|&s| s <= at);
-        Pos { line, column: at - self.lines[line - 1] + 1 }
+    fn pos(&self, n: xml::Node<'_, '_>) -> Pos {
+        let (line, column) = n.line_column();
+        Pos { line, column }
     }
-    fn err(&self, n: roxmltree::Node, msg: impl Into<String>) -> SlError {
+    fn err(&self, n: xml::Node<'_, '_>, msg: impl Into<String>) -> SlError {
         let p = self.pos(n);
         SlError::invalid(self.file, p.line, p.column, msg)
     }
-    fn floats(&self, n: roxmltree::Node) -> Result<Vec<f64>, SlError> {
+    fn floats(&self, n: xml::Node<'_, '_>) -> Result<Vec<f64>, SlError> {
         let text = n.text().unwrap_or("");
         let mut out = Vec::with_capacity(text.len() / 8);
-        for (i, t) in tokens(text).enumerate() {
-            out.push(parse_f64(t).ok_or_else(|| self.err(n, format!("value {} \"{t}\" is not a number", i + 1)))?);
-        }
+        floats_into(text, &mut out).map_err(|(i, t)| self.err(n, format!("value {} \"{t}\" is not a number", i + 1)))?;
         Ok(out)
     }
-    fn ints(&self, n: roxmltree::Node) -> Result<Vec<i64>, SlError> {
+    fn ints(&self, n: xml::Node<'_, '_>) -> Result<Vec<i64>, SlError> {
         let text = n.text().unwrap_or("");
         let mut out = Vec::with_capacity(text.len() / 3);
-        for (i, t) in tokens(text).enumerate() {
-            out.push(parse_i64(t).ok_or_else(|| self.err(n, format!("value {} \"{t}\" is not an integer", i + 1)))?);
-        }
+        ints_into(text, &mut out).map_err(|(i, t)| self.err(n, format!("value {} \"{t}\" is not an integer", i + 1)))?;
         Ok(out)
     }
 }
 
-/// The whitespace-separated words of a list, as `split_ascii_whitespace` gives them, by a plain
-/// byte loop: `split_ascii_whitespace` filters empty pieces through a generic splitter, which
-/// was a third of the cost of reading a number list.
-fn tokens(text: &str) -> impl Iterator<Item = &str> {
+/// Append the numbers of a whitespace-separated list (words as `split_ascii_whitespace` gives
+/// them) to `out`, or give the index and text of the first word that is not a number.
+///
+/// Number lists are most of a Collada file, so this is one pass over the bytes with one branch
+/// per byte: a word made of an optional sign and digits with at most one dot (what exporters
+/// write) is accumulated as it is scanned and finished by Clinger's fast path (at most 15
+/// significant digits, so below 2^53, and at most 22 decimals: one exact division, bit for bit
+/// `str::parse`); any other word goes to [`parse_f64`] (fast-float2, then the odd spellings).
+/// Fused because splitting the words first and parsing each again read every byte twice.
+fn floats_into<'t>(text: &'t str, out: &mut Vec<f64>) -> Result<(), (usize, &'t str)> {
+    const POW10: [f64; 23] =
+        [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
     let b = text.as_bytes();
-    let mut i = 0;
-    std::iter::from_fn(move || {
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
+    let mut start = usize::MAX; // the current word's start; MAX between words
+    let (mut m, mut significant, mut frac, mut digits, mut dot, mut neg, mut odd) = (0u64, 0u32, 0usize, 0u32, false, false, false);
+    // The slow path, out of the loop.
+    let slow = |out: &mut Vec<f64>, start: usize, end: usize| {
+        let t = text.get(start..end).unwrap_or("");
+        match parse_f64(t) {
+            Some(v) => {
+                out.push(v);
+                Ok(())
+            }
+            None => Err((out.len(), t)),
         }
-        if i == b.len() {
-            return None;
+    };
+    for (k, &c) in b.iter().enumerate() {
+        let d = c.wrapping_sub(b'0');
+        if d < 10 {
+            if start == usize::MAX {
+                start = k;
+            }
+            // Past 15 significant digits the word goes to the slow path: wrapping is harmless.
+            m = m.wrapping_mul(10).wrapping_add(u64::from(d));
+            significant += u32::from(m != 0);
+            frac += usize::from(dot);
+            digits += 1;
+        } else if c.is_ascii_whitespace() {
+            if start != usize::MAX {
+                if !odd && digits > 0 && significant <= 15 && frac < POW10.len() {
+                    let v = m as f64 / POW10[frac];
+                    out.push(if neg { -v } else { v });
+                } else {
+                    slow(out, start, k)?;
+                }
+                start = usize::MAX;
+                (m, significant, frac, digits, dot, neg, odd) = (0, 0, 0, 0, false, false, false);
+            }
+        } else if c == b'.' && !dot {
+            if start == usize::MAX {
+                start = k;
+            }
+            dot = true;
+        } else if (c == b'-' || c == b'+') && start == usize::MAX {
+            start = k;
+            neg = c == b'-';
+        } else {
+            if start == usize::MAX {
+                start = k;
+            }
+            odd = true;
         }
-        let start = i;
-        while i < b.len() && !b[i].is_ascii_whitespace() {
-            i += 1;
+    }
+    if start != usize::MAX {
+        if !odd && digits > 0 && significant <= 15 && frac < POW10.len() {
+            let v = m as f64 / POW10[frac];
+            out.push(if neg { -v } else { v });
+        } else {
+            slow(out, start, b.len())?;
         }
-        // Both ends are at ASCII bytes (or the ends of the text), so this is a char boundary.
-        text.get(start..i)
-    })
+    }
+    Ok(())
+}
+
+/// Integers as [`floats_into`] reads decimals: a word of an optional sign and at most 18 digits
+/// (no overflow) is accumulated as it is scanned; any other word goes to [`parse_i64`].
+fn ints_into<'t>(text: &'t str, out: &mut Vec<i64>) -> Result<(), (usize, &'t str)> {
+    let b = text.as_bytes();
+    let mut start = usize::MAX;
+    let (mut v, mut digits, mut neg, mut odd) = (0i64, 0u32, false, false);
+    // The slow path, out of the loop.
+    let slow = |out: &mut Vec<i64>, start: usize, end: usize| {
+        let t = text.get(start..end).unwrap_or("");
+        match parse_i64(t) {
+            Some(v) => {
+                out.push(v);
+                Ok(())
+            }
+            None => Err((out.len(), t)),
+        }
+    };
+    for (k, &c) in b.iter().enumerate() {
+        let d = c.wrapping_sub(b'0');
+        if d < 10 {
+            if start == usize::MAX {
+                start = k;
+            }
+            v = v.wrapping_mul(10).wrapping_add(i64::from(d));
+            digits += 1;
+        } else if c.is_ascii_whitespace() {
+            if start != usize::MAX {
+                if !odd && (1..=18).contains(&digits) {
+                    out.push(if neg { -v } else { v });
+                } else {
+                    slow(out, start, k)?;
+                }
+                start = usize::MAX;
+                (v, digits, neg, odd) = (0, 0, false, false);
+            }
+        } else if (c == b'-' || c == b'+') && start == usize::MAX {
+            start = k;
+            neg = c == b'-';
+        } else {
+            if start == usize::MAX {
+                start = k;
+            }
+            odd = true;
+        }
+    }
+    if start != usize::MAX {
+        if !odd && (1..=18).contains(&digits) {
+            out.push(if neg { -v } else { v });
+        } else {
+            slow(out, start, b.len())?;
+        }
+    }
+    Ok(())
 }
 
 /// Index lists are most of a Collada file: a plain digit loop (what `str::parse` does after its
@@ -240,12 +351,12 @@ fn parse_f64(t: &str) -> Option<f64> {
     }
 }
 
-fn child<'a, 'i>(n: roxmltree::Node<'a, 'i>, name: &str) -> Option<roxmltree::Node<'a, 'i>> {
-    n.children().find(|c| c.is_element() && c.tag_name().name() == name)
+fn child<'a, 'i>(n: xml::Node<'a, 'i>, name: &str) -> Option<xml::Node<'a, 'i>> {
+    n.children().find(|c| c.name() == name)
 }
 
-fn children<'a, 'i: 'a>(n: roxmltree::Node<'a, 'i>, name: &'a str) -> impl Iterator<Item = roxmltree::Node<'a, 'i>> + 'a {
-    n.children().filter(move |c| c.is_element() && c.tag_name().name() == name)
+fn children<'a, 'i: 'a>(n: xml::Node<'a, 'i>, name: &'a str) -> impl Iterator<Item = xml::Node<'a, 'i>> + 'a {
+    n.children().filter(move |c| c.name() == name)
 }
 
 fn url(s: &str) -> &str {
@@ -265,20 +376,13 @@ pub fn matrix_from_row_major(v: &[f64]) -> DMat4 {
     DMat4::from_cols_array(&a).transpose()
 }
 
-/// Largest document skelport parses as XML (the CLI caps files at 1 GiB; Collada is text).
-const MAX_NODES: u32 = 50_000_000;
-
 /// Parse a Collada document. `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
-    // No DTD: Collada needs none, and refusing it refuses entity-expansion bombs and external entities.
-    let opts = roxmltree::ParsingOptions { allow_dtd: false, nodes_limit: MAX_NODES, ..Default::default() };
-    let doc = roxmltree::Document::parse_with_options(text, opts).map_err(|e| SlError::xml(file, &e))?;
-    let mut lines = vec![0usize];
-    lines.extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1));
-    let cx = Ctx { file, lines };
-    let root = doc.root_element();
-    if root.tag_name().name() != "COLLADA" {
-        return Err(cx.err(root, format!("the root element is <{}>, not <COLLADA>: this is not a Collada file", root.tag_name().name())));
+    let doc = xml::parse(text, file)?;
+    let cx = Ctx { file };
+    let root = doc.root();
+    if root.name() != "COLLADA" {
+        return Err(cx.err(root, format!("the root element is <{}>, not <COLLADA>: this is not a Collada file", root.name())));
     }
     let mut dae = Dae::default();
     if let Some(asset) = child(root, "asset") {
@@ -298,8 +402,8 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
         }
     }
     // Every element with an id, for URL lookups.
-    let mut ids: HashMap<&str, roxmltree::Node> = HashMap::new();
-    for n in root.descendants().filter(|n| n.is_element()) {
+    let mut ids: HashMap<&str, xml::Node<'_, '_>> = HashMap::new();
+    for n in root.descendants() {
         if let Some(id) = n.attribute("id") {
             ids.entry(id).or_insert(n);
         }
@@ -308,7 +412,7 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
         .descendants()
         .filter(|n| n.has_tag_name("material") && n.parent().is_some_and(|p| p.has_tag_name("library_materials")))
         .count();
-    let source = |s: roxmltree::Node| -> Result<SourceData, SlError> {
+    let source = |s: xml::Node<'_, '_>| -> Result<SourceData, SlError> {
         let stride = child(s, "technique_common")
             .and_then(|t| child(t, "accessor"))
             .and_then(|a| a.attribute("stride"))
@@ -335,7 +439,7 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
         }
         Err(cx.err(s, "a <source> without float_array, Name_array or IDREF_array"))
     };
-    let source_at = |u: &str, from: roxmltree::Node| -> Result<SourceData, SlError> {
+    let source_at = |u: &str, from: xml::Node<'_, '_>| -> Result<SourceData, SlError> {
         let s = ids.get(url(u)).copied().ok_or_else(|| cx.err(from, format!("source \"{u}\" is not in the file")))?;
         source(s)
     };
@@ -361,13 +465,13 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
             vertex_normals = true;
         }
         let mut normal_source: Option<String> = vertex_normals.then(|| String::from("<vertices>"));
-        for p in mesh.children().filter(|c| c.is_element()) {
-            let kind = p.tag_name().name();
+        for p in mesh.children() {
+            let kind = p.name();
             if !matches!(kind, "polylist" | "triangles" | "polygons") {
                 continue;
             }
             let mut prim = Primitive { material: p.attribute("material").map(str::to_string), pos: cx.pos(p), ..Default::default() };
-            let inputs: Vec<roxmltree::Node> = children(p, "input").collect();
+            let inputs: Vec<xml::Node<'_, '_>> = children(p, "input").collect();
             let mut stride = 0usize;
             let mut v_off = None;
             let mut n_off = None;
@@ -415,7 +519,7 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
             let declared: Option<usize> = p.attribute("count").and_then(|c| c.trim().parse().ok());
             // Index lists (with the node to blame) and polygons as ranges into them: one
             // allocation per <p>, not one per polygon.
-            let mut lists: Vec<(Vec<i64>, roxmltree::Node)> = Vec::new();
+            let mut lists: Vec<(Vec<i64>, xml::Node<'_, '_>)> = Vec::new();
             let mut polys: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
             match kind {
                 "polylist" => {
@@ -470,6 +574,12 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
                         lists.push((idx, pn));
                     }
                 }
+            }
+            let corners_total: usize = polys.iter().map(|(_, r)| r.len() / stride).sum();
+            prim.counts.reserve(polys.len());
+            prim.vertex.reserve(corners_total);
+            if vertex_normals || n_off.is_some() {
+                prim.normal.reserve(corners_total);
             }
             for (list, range) in polys {
                 let (all, at) = (&lists[list].0, lists[list].1);
@@ -588,9 +698,11 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
             ctl.v_mismatch = Some((v.len(), need));
         }
         let mut at = 0usize;
+        // Never reserve more than the entries <v> holds (the counts come from the file).
+        ctl.influence_pairs.reserve(v.len() / stride.max(1));
+        ctl.influence_offsets.reserve(vcount.len() + 1);
+        ctl.influence_offsets.push(0);
         for (vi, &n) in vcount.iter().enumerate() {
-            // `n` comes from the file: never reserve more than the entries <v> still holds.
-            let mut list = Vec::with_capacity((n as usize).min((v.len() - at.min(v.len())) / stride.max(1)));
             for _ in 0..n {
                 if at + stride > v.len() {
                     break;
@@ -604,16 +716,16 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
                 if j < -1 || j >= ctl.joints.len() as i64 {
                     return Err(cx.err(vw, format!("vertex {vi}: joint index {j} is outside the {} joints", ctl.joints.len())));
                 }
-                list.push((j, wv));
+                ctl.influence_pairs.push((j, wv));
                 at += stride;
             }
-            ctl.influences.push(list);
+            ctl.influence_offsets.push(ctl.influence_pairs.len() as u32);
         }
         dae.controllers.push(ctl);
     }
 
     // The visual scene: the instanced one, else the first.
-    let scenes: Vec<roxmltree::Node> = root.descendants().filter(|n| n.has_tag_name("visual_scene")).collect();
+    let scenes: Vec<xml::Node<'_, '_>> = root.descendants().filter(|n| n.has_tag_name("visual_scene")).collect();
     let instanced = child(root, "scene")
         .and_then(|s| child(s, "instance_visual_scene"))
         .and_then(|i| i.attribute("url"))
@@ -621,12 +733,12 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
     if let Some(scene) = instanced.or(scenes.first().copied()) {
         dae.has_visual_scene = true;
         // Iterative walk so a deeply nested file cannot overflow the stack.
-        let mut stack: Vec<(roxmltree::Node, Option<usize>)> = children(scene, "node").map(|n| (n, None)).collect();
+        let mut stack: Vec<(xml::Node<'_, '_>, Option<usize>)> = children(scene, "node").map(|n| (n, None)).collect();
         stack.reverse();
         while let Some((n, parent)) = stack.pop() {
             let idx = dae.nodes.len();
             dae.nodes.push(node(&cx, n, parent)?);
-            let mut kids: Vec<(roxmltree::Node, Option<usize>)> = children(n, "node").map(|c| (c, Some(idx))).collect();
+            let mut kids: Vec<(xml::Node<'_, '_>, Option<usize>)> = children(n, "node").map(|c| (c, Some(idx))).collect();
             kids.reverse();
             stack.extend(kids);
         }
@@ -634,7 +746,7 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
     Ok(dae)
 }
 
-fn vec3s(cx: &Ctx<'_>, at: roxmltree::Node, s: SourceData) -> Result<Vec<DVec3>, SlError> {
+fn vec3s(cx: &Ctx<'_>, at: xml::Node<'_, '_>, s: SourceData) -> Result<Vec<DVec3>, SlError> {
     match s {
         SourceData::Floats(v, stride) => {
             let stride = stride.max(3);
@@ -644,7 +756,7 @@ fn vec3s(cx: &Ctx<'_>, at: roxmltree::Node, s: SourceData) -> Result<Vec<DVec3>,
     }
 }
 
-fn node(cx: &Ctx<'_>, n: roxmltree::Node, parent: Option<usize>) -> Result<Node, SlError> {
+fn node(cx: &Ctx<'_>, n: xml::Node<'_, '_>, parent: Option<usize>) -> Result<Node, SlError> {
     let mut out = Node {
         id: n.attribute("id").map(str::to_string),
         name: n.attribute("name").map(str::to_string),
@@ -658,8 +770,8 @@ fn node(cx: &Ctx<'_>, n: roxmltree::Node, parent: Option<usize>) -> Result<Node,
     let mut by_sid: [Option<DVec3>; 2] = [None, None];
     let mut first_translate = None;
     let mut matrix_t = None;
-    for t in n.children().filter(|c| c.is_element()) {
-        let kind = t.tag_name().name();
+    for t in n.children() {
+        let kind = t.name();
         let need = match kind {
             "matrix" => 16,
             "translate" | "scale" => 3,
@@ -719,7 +831,7 @@ fn node(cx: &Ctx<'_>, n: roxmltree::Node, parent: Option<usize>) -> Result<Node,
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_f64, parse_i64};
+    use super::{floats_into, ints_into, parse_f64, parse_i64};
 
     /// The fast paths must give bit-for-bit what `str::parse` gives (golden files depend on it).
     #[test]
@@ -766,11 +878,70 @@ mod tests {
         for bad in ["", "-", ".", "1..2", "1.2.3", "abc", "1-2"] {
             assert_eq!(parse_f64(bad).is_some(), bad.parse::<f64>().is_ok(), "{bad}");
         }
-        for t in ["", "  ", "a", " 1  2\t3\n", "x\u{a0}y z", "é 1"] {
-            assert_eq!(super::tokens(t).collect::<Vec<_>>(), t.split_ascii_whitespace().collect::<Vec<_>>(), "{t:?}");
-        }
         for c in ["0", "-0", "+7", "42", "-123456789012345678", "9223372036854775807", "99999999999999999999", "", "-", "1a", "--1"] {
             assert_eq!(parse_i64(c), c.parse::<i64>().ok(), "{c}");
+        }
+    }
+
+    /// The list loops must give what splitting on ASCII whitespace and parsing each word gives,
+    /// and name the first bad word by its index.
+    #[test]
+    fn list_loops_equal_split_and_parse() {
+        let words = [
+            "0",
+            "-0",
+            "+7",
+            "42",
+            "-1",
+            "007",
+            "123456789012345678",
+            "-123456789012345678",
+            "1234567890123456789",
+            "9223372036854775807",
+            "99999999999999999999",
+            "-",
+            "+",
+            "1a",
+            "--1",
+            "1.5",
+            "-2.25e3",
+            "nan",
+            "1.#INF",
+            "x",
+            "é",
+            "0.1",
+            "-.5",
+            "5.",
+            "3.14159265358979",
+            "1234567890123456",
+            "0.0000000000000000000000001",
+            "-0.000001",
+            "1.2.3",
+            "+-1",
+            "1-",
+        ];
+        let seps = [" ", "  ", "\t", "\n", "\r\n", " \x0c "];
+        let mut x = 0x9E3779B97F4A7C15u64;
+        for _ in 0..5_000 {
+            let mut text = String::new();
+            for _ in 0..(x % 7) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                text.push_str(seps[(x % 6) as usize]);
+                text.push_str(words[(x >> 8) as usize % words.len()]);
+            }
+            if x & 1 == 0 {
+                text.push_str(seps[(x >> 3) as usize % 6]);
+            }
+            let split: Vec<&str> = text.split_ascii_whitespace().collect();
+            let mut got = Vec::new();
+            let want: Result<Vec<i64>, (usize, &str)> = split.iter().enumerate().map(|(k, t)| parse_i64(t).ok_or((k, *t))).collect();
+            assert_eq!(ints_into(&text, &mut got).map(|_| got.clone()), want, "{text:?}");
+            let mut got = Vec::new();
+            let want: Result<Vec<u64>, (usize, &str)> =
+                split.iter().enumerate().map(|(k, t)| parse_f64(t).map(f64::to_bits).ok_or((k, *t))).collect();
+            assert_eq!(floats_into(&text, &mut got).map(|_| got.iter().map(|v| v.to_bits()).collect()), want, "{text:?}");
         }
     }
 }

@@ -21,6 +21,7 @@ pub mod collada;
 pub mod read;
 pub mod validate;
 pub mod write;
+mod xml;
 
 pub use validate::{validate_bytes as validate_sl, Level, Violation};
 

@@ -25,9 +25,9 @@ use skelport_ir::{
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-/// Decode a `.dae` file's bytes: UTF-8 (BOM optional) or UTF-16 with a BOM.
-pub fn decode(bytes: &[u8], file: &str) -> Result<String, SlError> {
-    let utf16 = |le: bool| -> Result<String, SlError> {
+/// Decode a `.dae` file's bytes: UTF-8 (BOM optional, borrowed, not copied) or UTF-16 with a BOM.
+pub fn decode<'b>(bytes: &'b [u8], file: &str) -> Result<std::borrow::Cow<'b, str>, SlError> {
+    let utf16 = |le: bool| -> Result<std::borrow::Cow<'b, str>, SlError> {
         let body = &bytes[2..];
         if body.len() % 2 != 0 {
             return Err(SlError::invalid(file, 0, 0, "UTF-16 text with an odd number of bytes (truncated file?)"));
@@ -35,6 +35,7 @@ pub fn decode(bytes: &[u8], file: &str) -> Result<String, SlError> {
         let units = body.chunks_exact(2).map(|c| if le { u16::from_le_bytes([c[0], c[1]]) } else { u16::from_be_bytes([c[0], c[1]]) });
         char::decode_utf16(units)
             .collect::<Result<String, _>>()
+            .map(std::borrow::Cow::Owned)
             .map_err(|e| SlError::invalid(file, 0, 0, format!("invalid UTF-16 text: {e}; save the file as UTF-8")))
     };
     match bytes {
@@ -42,7 +43,7 @@ pub fn decode(bytes: &[u8], file: &str) -> Result<String, SlError> {
         [0xFE, 0xFF, ..] => utf16(false),
         _ => {
             let b = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(bytes);
-            std::str::from_utf8(b).map(str::to_string).map_err(|e| {
+            std::str::from_utf8(b).map(std::borrow::Cow::Borrowed).map_err(|e| {
                 let at = e.valid_up_to();
                 let line = b[..at].iter().filter(|&&c| c == b'\n').count() + 1;
                 SlError::invalid(
@@ -192,8 +193,13 @@ fn influences(
     let mut bind_shape_pairs = 0usize;
     let mut dropped = 0usize;
     let mut bad = 0usize;
-    let inf = Influences::from_lists(c.influences.iter().map(|list| {
-        let mut v: Vec<(u32, f64)> = Vec::with_capacity(list.len());
+    // Built in place: one buffer for all vertices, not one list per vertex.
+    let mut inf = Influences { offsets: Vec::with_capacity(c.influence_offsets.len().max(1)), ..Default::default() };
+    inf.offsets.push(0);
+    inf.joints.reserve(c.influence_pairs.len());
+    inf.weights.reserve(c.influence_pairs.len());
+    for list in c.influences() {
+        let first = inf.joints.len();
         for &(j, w) in list {
             if j < 0 {
                 bind_shape_pairs += 1;
@@ -204,14 +210,17 @@ fn influences(
             } else {
                 let slot = slot_of[j as usize];
                 // Two entries for one joint (or two aliases of one joint) add up.
-                match v.iter_mut().find(|e| e.0 == slot) {
-                    Some(e) => e.1 += w,
-                    None => v.push((slot, w)),
+                match inf.joints[first..].iter().position(|&e| e == slot) {
+                    Some(k) => inf.weights[first + k] += w,
+                    None => {
+                        inf.joints.push(slot);
+                        inf.weights.push(w);
+                    }
                 }
             }
         }
-        v
-    }));
+        inf.offsets.push(inf.joints.len() as u32);
+    }
     if bind_shape_pairs > 0 {
         diag.info(
             "dae-bind-shape-weight",
@@ -295,7 +304,7 @@ fn sl_document(dae: &Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostics) -
         }
     }
     let mut order: Vec<SlJoint> = set.into_iter().collect();
-    order.sort_by_key(|&j| sl.rank(j));
+    order.sort_by_cached_key(|&j| sl.rank(j));
     let mut sk = Skeleton::new(
         dae.nodes
             .iter()

@@ -247,7 +247,10 @@ impl SlSkeleton {
         collision_volumes: Vec<SlCollisionVolume>,
         attachment_points: Vec<SlAttachmentPoint>,
     ) -> Result<SlSkeleton, String> {
-        let mut names: HashMap<String, SlJoint> = HashMap::new();
+        // Sized up front: the built-in table is assembled on every run.
+        let aliases: usize = bones.iter().map(|b| b.aliases.len()).sum();
+        let mut names: HashMap<String, SlJoint> =
+            HashMap::with_capacity(2 + bones.len() + aliases + collision_volumes.len() + 2 * attachment_points.len());
         fn add(names: &mut HashMap<String, SlJoint>, n: &str, j: SlJoint) -> Result<(), String> {
             match names.insert(n.to_string(), j) {
                 Some(prev) if prev != j => Err(format!("the joint name \"{n}\" is defined twice")),

@@ -158,7 +158,7 @@ pub fn validate(dae: &Dae, file: &str, sl: &SlSkeleton) -> Vec<Violation> {
         let mut over = Vec::new();
         let mut unweighted = Vec::new();
         let mut tiny = 0usize;
-        for (v, l) in c.influences.iter().enumerate() {
+        for (v, l) in c.influences().enumerate() {
             let real: Vec<f64> = l.iter().filter(|(j, w)| *j >= 0 && *w > 0.0).map(|e| e.1).collect();
             if real.is_empty() {
                 unweighted.push(v);

@@ -94,8 +94,25 @@ fn ints<I: IntoIterator<Item = u32>>(out: &mut String, it: I) {
             out.push(' ');
         }
         first = false;
-        let _ = write!(out, "{v}");
+        push_u32(out, v);
     }
+}
+
+/// Decimal digits of `v`: index lists are most of a written file, and `write!` goes through
+/// `core::fmt` (a `Formatter`, padding) for each one, several times the cost of this loop.
+fn push_u32(out: &mut String, mut v: u32) {
+    let mut buf = [0u8; 10];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or_default());
 }
 
 /// Row-major, as Collada stores matrices.
@@ -668,5 +685,26 @@ mod nearest_tests {
         }
         // The copies of (0.5, 0.5, 0.5) are 3002, 3003 (unweighted) and 3004: 3002 wins the tie.
         assert_eq!(fixed[3003], vec![(3002, 1.0)]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The digit loop must print what `Display` prints.
+    #[test]
+    fn push_u32_equals_display() {
+        let mut x = 0x2545F4914F6CDD1Du64;
+        let mut cases: Vec<u32> = vec![0, 1, 9, 10, 99, 100, 65535, 65536, 999_999_999, 1_000_000_000, u32::MAX];
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            cases.push((x as u32) >> (x % 32));
+        }
+        for v in cases {
+            let mut s = String::from("x");
+            super::push_u32(&mut s, v);
+            assert_eq!(s, format!("x{v}"));
+        }
     }
 }

@@ -1,0 +1,442 @@
+//! A small read-only element tree for the Collada reader, built from quick-xml events.
+//!
+//! Why not roxmltree (which the reader used before): building its full tree (text nodes, every
+//! attribute normalised, every character checked) was a third of the work of converting a Linden
+//! Lab body. This tree keeps only elements, their attributes and their leading text, all borrowed
+//! from the input (entity references and odd whitespace in attribute values are the only copies),
+//! so the number lists (`<float_array>`, `<p>`, `<v>`, `<vcount>`) are parsed straight from the
+//! file's bytes into typed buffers.
+//!
+//! Well-formedness stays roxmltree's: quick-xml checks tags, end names, attributes, comments and
+//! references on the fast path, the builder adds the document-level rules (one root, nothing but
+//! whitespace outside it, no DTD), and anything it does not check itself (a non-XML character,
+//! an unusual name or namespace prefix, a processing instruction) sends the whole text through
+//! roxmltree's validation. Every error comes from roxmltree when roxmltree rejects the text, so
+//! the messages (and their line:column) are what they were; DTDs, and so entity bombs and
+//! external entities, are refused.
+
+use crate::error::SlError;
+use quick_xml::events::Event;
+use std::borrow::Cow;
+
+/// No link (first child, next sibling, parent).
+const NONE: u32 = u32::MAX;
+
+/// Largest number of elements skelport reads (the CLI caps files at 1 GiB; Collada is text).
+const MAX_ELEMENTS: usize = 50_000_000;
+
+/// One element: its local name, where it starts, its attributes and its leading text.
+struct Elem<'a> {
+    name: &'a str,
+    /// Byte offset of its `<` and its 1-based line.
+    start: usize,
+    line: u32,
+    /// Range into [`Doc::attrs`].
+    attrs: (u32, u32),
+    parent: u32,
+    first_child: u32,
+    next_sibling: u32,
+    /// One past the last element of its subtree (elements are stored in document order).
+    end: u32,
+    /// The text before its first child element, comment or processing instruction, as roxmltree's
+    /// `Node::text` gives it.
+    text: Option<Cow<'a, str>>,
+}
+
+/// A parsed document: elements in document order, the root first.
+pub(crate) struct Doc<'a> {
+    text: &'a str,
+    elems: Vec<Elem<'a>>,
+    attrs: Vec<(&'a str, Cow<'a, str>)>,
+}
+
+/// An element of a [`Doc`].
+#[derive(Clone, Copy)]
+pub(crate) struct Node<'d, 'a> {
+    doc: &'d Doc<'a>,
+    id: u32,
+}
+
+impl<'d, 'a> Node<'d, 'a> {
+    fn e(&self) -> &'d Elem<'a> {
+        &self.doc.elems[self.id as usize]
+    }
+    /// The local name (without a namespace prefix).
+    pub fn name(&self) -> &'d str {
+        self.e().name
+    }
+    pub fn has_tag_name(&self, name: &str) -> bool {
+        self.e().name == name
+    }
+    /// The value of an unprefixed attribute.
+    pub fn attribute(&self, key: &str) -> Option<&'d str> {
+        let (a, b) = self.e().attrs;
+        self.doc.attrs[a as usize..b as usize].iter().find(|(k, _)| *k == key).map(|(_, v)| v.as_ref())
+    }
+    /// The element's leading text (see [`Elem::text`]).
+    pub fn text(&self) -> Option<&'d str> {
+        self.e().text.as_deref()
+    }
+    /// 1-based line and (byte) column of the element's `<`.
+    pub fn line_column(&self) -> (usize, usize) {
+        let e = self.e();
+        let line_start = self.doc.text.as_bytes()[..e.start].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        (e.line as usize, e.start - line_start + 1)
+    }
+    pub fn parent(&self) -> Option<Node<'d, 'a>> {
+        let p = self.e().parent;
+        (p != NONE).then_some(Node { doc: self.doc, id: p })
+    }
+    /// Child elements in order.
+    pub fn children(&self) -> impl Iterator<Item = Node<'d, 'a>> + 'd {
+        let doc = self.doc;
+        let mut at = self.e().first_child;
+        std::iter::from_fn(move || {
+            if at == NONE {
+                return None;
+            }
+            let n = Node { doc, id: at };
+            at = doc.elems[at as usize].next_sibling;
+            Some(n)
+        })
+    }
+    /// The element and every element below it, in document order.
+    pub fn descendants(&self) -> impl Iterator<Item = Node<'d, 'a>> + 'd {
+        let doc = self.doc;
+        (self.id..self.e().end).map(move |id| Node { doc, id })
+    }
+}
+
+impl<'a> Doc<'a> {
+    pub fn root(&self) -> Node<'_, 'a> {
+        Node { doc: self, id: 0 }
+    }
+}
+
+/// Parse `text` (`file` names it in errors).
+pub(crate) fn parse<'a>(text: &'a str, file: &str) -> Result<Doc<'a>, SlError> {
+    if has_unusual_bytes(text.as_bytes()) {
+        full_check(text, file)?;
+    }
+    match build(text) {
+        Ok((doc, false)) => Ok(doc),
+        Ok((doc, true)) => {
+            full_check(text, file)?;
+            Ok(doc)
+        }
+        Err((at, message)) => {
+            full_check(text, file)?;
+            // roxmltree accepts what quick-xml refused: report quick-xml's finding.
+            let before = &text[..floor_char_boundary(text, at)];
+            let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            Err(SlError::Xml {
+                file: file.into(),
+                line,
+                column,
+                message: format!("{message}; the file is not well-formed XML (truncated or hand-edited?): re-export it"),
+            })
+        }
+    }
+}
+
+fn floor_char_boundary(s: &str, mut at: usize) -> usize {
+    at = at.min(s.len());
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// roxmltree's full parse, for its verdict and error message. No DTD: Collada needs none, and
+/// refusing it refuses entity-expansion bombs and external entities.
+fn full_check(text: &str, file: &str) -> Result<(), SlError> {
+    let opts = roxmltree::ParsingOptions { allow_dtd: false, nodes_limit: MAX_ELEMENTS as u32, ..Default::default() };
+    roxmltree::Document::parse_with_options(text, opts).map(|_| ()).map_err(|e| SlError::xml(file, &e))
+}
+
+/// Bytes that may start a character XML forbids: C0 controls other than tab, newline and carriage
+/// return, and 0xEF (which begins U+FFFE and U+FFFF). Branch-free over blocks, so it vectorises.
+fn has_unusual_bytes(b: &[u8]) -> bool {
+    b.chunks(256)
+        .any(|c| c.iter().fold(0u8, |acc, &x| acc | u8::from(((x < 0x20) & (x != b'\t') & (x != b'\n') & (x != b'\r')) | (x == 0xEF))) != 0)
+}
+
+/// A name the fast path vouches for: ASCII letters, digits, `_ - . :` or non-ASCII, not starting
+/// with a digit, `-` or `.`. Anything else is left to roxmltree.
+fn plain_name(n: &[u8]) -> bool {
+    match n.first() {
+        None | Some(b'0'..=b'9' | b'-' | b'.') => false,
+        Some(_) => n.iter().all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':') || c >= 0x80),
+    }
+}
+
+/// The `&'a str` of a slice quick-xml borrowed from `text`.
+fn within<'a>(text: &'a str, part: &[u8]) -> Option<&'a str> {
+    let off = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    text.get(off..off + part.len())
+}
+
+/// Build the tree. `Ok((doc, true))` asks for roxmltree's full check (something the fast path
+/// does not vouch for); `Err((byte offset, message))` is a definite error.
+#[allow(clippy::type_complexity)]
+fn build(text: &str) -> Result<(Doc<'_>, bool), (usize, String)> {
+    let mut reader = quick_xml::Reader::from_str(text);
+    reader.config_mut().check_comments = true;
+    let mut doc = Doc { text, elems: Vec::new(), attrs: Vec::new() };
+    // Open elements and, for each, its last child so far.
+    let mut stack: Vec<(u32, u32)> = Vec::new();
+    let mut unsure = false;
+    let mut root_done = false;
+    let mut first_event = true;
+    // Prefixes declared by `xmlns:p` anywhere (scoping is left to roxmltree when it matters).
+    let mut prefixes: Vec<&str> = Vec::new();
+    let mut prefixed = false;
+    // Line counting: newlines up to `counted`.
+    let (mut counted, mut line) = (0usize, 1u32);
+    // Whether the innermost open element still collects its leading text.
+    let mut collecting = false;
+    loop {
+        let at = reader.buffer_position() as usize;
+        let ev = match reader.read_event() {
+            Ok(ev) => ev,
+            Err(e) => return Err((reader.error_position() as usize, e.to_string())),
+        };
+        let first = std::mem::replace(&mut first_event, false);
+        match ev {
+            Event::Start(ref s) | Event::Empty(ref s) => {
+                if root_done {
+                    return Err((at, "a second root element".into()));
+                }
+                if doc.elems.len() >= MAX_ELEMENTS {
+                    return Err((at, format!("more than {MAX_ELEMENTS} elements")));
+                }
+                let qname = s.name().into_inner();
+                unsure |= !plain_name(qname);
+                let qname = within(text, qname).ok_or((at, "element name outside the text".to_string()))?;
+                let name = match qname.split_once(':') {
+                    Some((_, local)) => {
+                        prefixed = true;
+                        local
+                    }
+                    None => qname,
+                };
+                let a0 = doc.attrs.len() as u32;
+                for a in s.attributes() {
+                    let a = a.map_err(|e| (at, e.to_string()))?;
+                    let key = a.key.into_inner();
+                    unsure |= !plain_name(key);
+                    let key = within(text, key).ok_or((at, "attribute name outside the text".to_string()))?;
+                    // XML wants whitespace before each attribute; quick-xml does not insist.
+                    let key_at = key.as_ptr() as usize - text.as_ptr() as usize;
+                    unsure |= !text.as_bytes()[..key_at].last().is_some_and(u8::is_ascii_whitespace);
+                    if let Some(p) = key.strip_prefix("xmlns:") {
+                        prefixes.push(p);
+                    } else if key.contains(':') && !key.starts_with("xml:") {
+                        prefixed = true;
+                    }
+                    let raw: &[u8] = &a.value;
+                    if raw.contains(&b'<') {
+                        unsure = true;
+                    }
+                    let value = if raw.iter().any(|&c| matches!(c, b'&' | b'\t' | b'\n' | b'\r')) {
+                        // References and attribute-value normalisation (XML 1.0 §3.3.3).
+                        let v = a.unescape_value().map_err(|e| (at, e.to_string()))?;
+                        Cow::Owned(v.replace(['\t', '\n', '\r'], " "))
+                    } else {
+                        Cow::Borrowed(within(text, raw).ok_or((at, "attribute value outside the text".to_string()))?)
+                    };
+                    doc.attrs.push((key, value));
+                }
+                let id = doc.elems.len() as u32;
+                line += count_newlines(&text.as_bytes()[counted..at]);
+                counted = at;
+                let parent = match stack.last_mut() {
+                    Some((p, last)) => {
+                        if *last == NONE {
+                            doc.elems[*p as usize].first_child = id;
+                        } else {
+                            doc.elems[*last as usize].next_sibling = id;
+                        }
+                        *last = id;
+                        *p
+                    }
+                    None => NONE,
+                };
+                doc.elems.push(Elem {
+                    name,
+                    start: at,
+                    line,
+                    attrs: (a0, doc.attrs.len() as u32),
+                    parent,
+                    first_child: NONE,
+                    next_sibling: NONE,
+                    end: id + 1,
+                    text: None,
+                });
+                if matches!(ev, Event::Start(_)) {
+                    stack.push((id, NONE));
+                    collecting = true;
+                } else {
+                    collecting = false;
+                    root_done |= stack.is_empty();
+                }
+            }
+            Event::End(_) => {
+                // quick-xml has checked the name against the open element.
+                let (id, _) = stack.pop().ok_or((at, "an end tag without a start tag".to_string()))?;
+                doc.elems[id as usize].end = doc.elems.len() as u32;
+                root_done |= stack.is_empty();
+                collecting = false;
+            }
+            Event::Text(t) => {
+                let raw = t.into_inner();
+                // `]]>` may not appear in character data; quick-xml does not check it.
+                if raw.contains(&b'>') && raw.windows(3).any(|w| w == b"]]>") {
+                    unsure = true;
+                }
+                match stack.last() {
+                    None => {
+                        if !raw.iter().all(u8::is_ascii_whitespace) {
+                            return Err((at, "text outside the root element".into()));
+                        }
+                    }
+                    Some(&(id, _)) if collecting => {
+                        let s = within(text, &raw).ok_or((at, "text outside the input".to_string()))?;
+                        push_text(&mut doc.elems[id as usize].text, s);
+                    }
+                    Some(_) => {}
+                }
+            }
+            Event::CData(t) => {
+                let raw = t.into_inner();
+                match stack.last() {
+                    Some(&(id, _)) if collecting => {
+                        let s = within(text, &raw).ok_or((at, "CDATA outside the input".to_string()))?;
+                        push_text(&mut doc.elems[id as usize].text, s);
+                    }
+                    Some(_) => {}
+                    None => return Err((at, "CDATA outside the root element".into())),
+                }
+            }
+            Event::GeneralRef(r) => {
+                let c: char = match r.resolve_char_ref() {
+                    Ok(Some(c)) => c,
+                    Ok(None) => match &*r {
+                        b"lt" => '<',
+                        b"gt" => '>',
+                        b"amp" => '&',
+                        b"apos" => '\'',
+                        b"quot" => '"',
+                        _ => return Err((at, "an unknown entity reference".into())),
+                    },
+                    Err(e) => return Err((at, e.to_string())),
+                };
+                if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') || matches!(c, '\u{FFFE}' | '\u{FFFF}') {
+                    unsure = true;
+                }
+                match stack.last() {
+                    Some(&(id, _)) if collecting => {
+                        let slot = &mut doc.elems[id as usize].text;
+                        slot.get_or_insert(Cow::Borrowed("")).to_mut().push(c);
+                    }
+                    Some(_) => {}
+                    None => return Err((at, "a reference outside the root element".into())),
+                }
+            }
+            Event::Comment(_) => collecting = false,
+            Event::Decl(_) => {
+                // quick-xml does not check the declaration's pseudo-attributes: let roxmltree
+                // judge it on its own (a few bytes) and the whole text if it objects.
+                let decl = text.get(at..reader.buffer_position() as usize).unwrap_or("");
+                unsure |= !first || roxmltree::Document::parse(&format!("{decl}<a/>")).is_err();
+            }
+            Event::PI(_) => {
+                unsure = true;
+                collecting = false;
+            }
+            Event::DocType(_) => return Err((at, "a DTD".into())),
+            Event::Eof => {
+                if !stack.is_empty() || !root_done {
+                    return Err((at, "the document ends inside the root element or has none".into()));
+                }
+                break;
+            }
+        }
+    }
+    if prefixed {
+        // An undeclared prefix is an error for roxmltree; let it judge unless every prefix used
+        // is declared somewhere.
+        let declared = |q: &str| q.split_once(':').is_none_or(|(p, _)| p == "xml" || p == "xmlns" || prefixes.contains(&p));
+        let all_declared = doc.attrs.iter().all(|(k, _)| declared(k))
+            && doc.elems.iter().all(|e| {
+                // The stored name is local: find the qualified one in the text.
+                let q = &text[e.start + 1..];
+                let end = q.find(|c: char| c.is_ascii_whitespace() || c == '>' || c == '/').unwrap_or(q.len());
+                declared(&q[..end])
+            });
+        unsure |= !all_declared;
+    }
+    Ok((doc, unsure))
+}
+
+fn push_text<'a>(slot: &mut Option<Cow<'a, str>>, s: &'a str) {
+    match slot {
+        None => *slot = Some(Cow::Borrowed(s)),
+        Some(t) => t.to_mut().push_str(s),
+    }
+}
+
+/// Byte-wide sums over blocks of 255, so that the count vectorises on full-width lanes.
+fn count_newlines(b: &[u8]) -> u32 {
+    b.chunks(255).map(|c| u32::from(c.iter().fold(0u8, |a, &x| a + u8::from(x == b'\n')))).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    #[test]
+    fn tree_shape_text_and_positions() {
+        let text = "<?xml version=\"1.0\"?>\n<a x=\"1\">\n  <b id=\"p&amp;q\" n=\"a\tb\">1 2 &lt;3</b><c/>\n  <b>x<!-- c -->y</b>\n</a>\n";
+        let doc = parse(text, "t").unwrap();
+        let root = doc.root();
+        assert_eq!(root.name(), "a");
+        assert_eq!(root.attribute("x"), Some("1"));
+        let kids: Vec<_> = root.children().map(|n| n.name()).collect();
+        assert_eq!(kids, ["b", "c", "b"]);
+        let b = root.children().next().unwrap();
+        assert_eq!(b.attribute("id"), Some("p&q"));
+        assert_eq!(b.attribute("n"), Some("a b"));
+        assert_eq!(b.text(), Some("1 2 <3"));
+        assert_eq!(b.line_column(), (3, 3));
+        assert_eq!(&text[b.e().start..b.e().start + 2], "<b");
+        assert_eq!(root.children().nth(2).unwrap().text(), Some("x"));
+        assert_eq!(root.descendants().count(), 4);
+        assert_eq!(b.parent().unwrap().name(), "a");
+        assert_eq!(root.children().nth(1).unwrap().text(), None);
+    }
+
+    #[test]
+    fn malformed_documents_get_roxmltree_messages() {
+        for (text, want) in [
+            ("", "the document does not have a root node"),
+            ("<a>", "the root node was opened but never closed"),
+            ("<a/><b/>", "unknown token"),
+            ("<a/>x", "unknown token"),
+            ("<!DOCTYPE a [<!ENTITY e \"x\">]><a>&e;</a>", "DTD"),
+            ("<a>&nosuch;</a>", "unknown entity reference"),
+            ("<a x=y/>", "expected a quote"),
+            ("<a>\0</a>", "non-XML character"),
+            ("<p:a/>", "unknown namespace prefix"),
+            ("<1a/>", "invalid name token"),
+            ("<a></b>", "expected 'a' tag"),
+            ("<a>1]]>2</a>", "']]>'"),
+            ("<a x=\"1\"y=\"2\"/>", "expected a whitespace"),
+            ("<?xml version=\"1.0\" encoding>\n<a/>", "expected '='"),
+        ] {
+            let e = parse(text, "t").err().unwrap_or_else(|| panic!("{text:?} was accepted")).to_string();
+            assert!(e.contains(want), "{text:?}: {e}");
+        }
+    }
+}
