@@ -151,6 +151,7 @@ fn pose(p: Option<([f64; 4], usize)>, r: Option<([f64; 4], usize)>) -> Option<Po
 
 /// Read decoded text into an IR document.
 pub(crate) fn read_text(text: String, bytes: ByteForm, names: &Names, file: &str, stem: &str, diag: &mut Diagnostics) -> Result<Document> {
+    crate::validate::check_text(&text, bytes, file)?;
     let src = Source::parse(text).map_err(|e| AnvilError::Syntax {
         file: file.to_string(),
         line: e.line,
@@ -169,6 +170,7 @@ pub(crate) fn read_text(text: String, bytes: ByteForm, names: &Names, file: &str
             ),
         }
     })?;
+    crate::validate::check(&src, form, file)?;
     let bones = extract(&Ctx { src: &src, form, file }, names)?;
     let Source { text, .. } = src;
     let text = Arc::try_unwrap(text).unwrap_or_else(|a| (*a).clone());

@@ -32,6 +32,20 @@ pub(crate) fn read(input: Input<'_>, format: &str, diag: &mut Diagnostics) -> Re
     } else {
         None
     };
+    if glb.is_some() {
+        // The header's length is the whole file (GLB spec, "Header"); bytes past it would be
+        // ignored silently, so a mismatch means a cut or appended-to file.
+        let declared = u32::from_le_bytes([input.bytes[8], input.bytes[9], input.bytes[10], input.bytes[11]]) as usize;
+        if declared != input.bytes.len() {
+            return Err(GltfError::Glb {
+                file: file.to_owned(),
+                message: format!(
+                    "byte 8: the header says the file is {declared} bytes but it is {}; it was cut short or had bytes appended: export it again",
+                    input.bytes.len()
+                ),
+            });
+        }
+    }
     let (json, bin): (&[u8], Option<&[u8]>) = match &glb {
         Some(g) => (&g.json, g.bin.as_deref()),
         None => (input.bytes, None),
@@ -50,9 +64,40 @@ pub(crate) fn read(input: Input<'_>, format: &str, diag: &mut Diagnostics) -> Re
     if let Some(key) = probe.empty {
         return Err(GltfError::invalid(file, format!("/{key}"), "array must not be empty (omit the property instead)"));
     }
+    check_required_extensions(&raw, file)?;
+    if let Some(sc) = raw.get("scene").and_then(|v| v.as_u64()) {
+        let n = raw.get("scenes").and_then(|v| v.as_array()).map_or(0, |a| a.len());
+        if sc >= n as u64 {
+            return Err(GltfError::invalid(
+                file,
+                "/scene",
+                format!("scene {sc} does not exist (the file has {n} scene(s)); set it to an index below {n} or remove it"),
+            ));
+        }
+    }
     let root: Root = serde_json::from_slice(json).map_err(json_err)?;
     let buffers = buffers::load(&root, bin, input.path, file)?;
     Reader { root: &root, buffers: &buffers, file, diag }.run(format)
+}
+
+/// glTF 2.0 §3.12: a loader must refuse a file whose `extensionsRequired` names an extension it
+/// does not implement. skelport implements none, but those that only change materials, textures
+/// or lights leave the skeleton, skins and mesh data it reads exactly as written, so they are
+/// ignored; any other (mesh compression, quantization, unknown ones) is refused.
+fn check_required_extensions(raw: &serde_json::Value, file: &str) -> Result<(), GltfError> {
+    let Some(list) = raw.get("extensionsRequired").and_then(|v| v.as_array()) else { return Ok(()) };
+    for (i, e) in list.iter().enumerate() {
+        let name = e.as_str().unwrap_or("");
+        let harmless = ["KHR_materials_", "KHR_texture_", "EXT_texture_", "KHR_lights_punctual"].iter().any(|p| name.starts_with(p));
+        if !harmless {
+            return Err(GltfError::invalid(
+                file,
+                format!("/extensionsRequired/{i}"),
+                format!("the file requires extension {e} to be read correctly and skelport does not implement it; export without it"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 struct Reader<'a> {

@@ -169,6 +169,17 @@ impl Ctx<'_> {
         }
         Ok(out)
     }
+    /// An array's `count` attribute against the values it holds (Collada: count is "the number
+    /// of values in the array"); a mismatch means a cut or hand-edited list.
+    fn check_count(&self, n: roxmltree::Node, found: usize) -> Result<(), SlError> {
+        match n.attribute("count") {
+            Some(c) if c.trim().parse::<usize>().ok() != Some(found) => Err(self.err(
+                n,
+                format!("<{}> count=\"{c}\" but it holds {found} values; set count=\"{found}\" or restore the missing values", n.tag_name().name()),
+            )),
+            _ => Ok(()),
+        }
+    }
     fn ints(&self, n: roxmltree::Node) -> Result<Vec<i64>, SlError> {
         let text = n.text().unwrap_or("");
         let mut out = Vec::with_capacity(text.len() / 3);
@@ -280,6 +291,18 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
     if root.tag_name().name() != "COLLADA" {
         return Err(cx.err(root, format!("the root element is <{}>, not <COLLADA>: this is not a Collada file", root.tag_name().name())));
     }
+    // Collada 1.4.1 schema: <COLLADA> holds only these. (Deeper down unknown elements are
+    // ignored, as exporters' own ones are; nesting itself is not capped, since a 65,535-bone
+    // chain nests as deep.)
+    if let Some(n) = root.children().filter(|n| n.is_element()).find(|n| {
+        let t = n.tag_name().name();
+        !(t.starts_with("library_") || matches!(t, "asset" | "scene" | "extra"))
+    }) {
+        return Err(cx.err(
+            n,
+            format!("<{}> cannot be a child of <COLLADA> (only <asset>, <library_*>, <scene> and <extra>): remove it or move it into an <extra>", n.tag_name().name()),
+        ));
+    }
     let mut dae = Dae::default();
     if let Some(asset) = child(root, "asset") {
         if let Some(u) = child(asset, "unit") {
@@ -301,7 +324,10 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
     let mut ids: HashMap<&str, roxmltree::Node> = HashMap::new();
     for n in root.descendants().filter(|n| n.is_element()) {
         if let Some(id) = n.attribute("id") {
-            ids.entry(id).or_insert(n);
+            // Collada ids are xs:ID, unique in the document; a second one makes every URL to it ambiguous.
+            if let Some(first) = ids.insert(id, n) {
+                return Err(cx.err(n, format!("id \"{id}\" is also used at {}; ids must be unique: rename one", cx.pos(first))));
+            }
         }
     }
     dae.materials = root
@@ -316,10 +342,14 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
             .unwrap_or(1)
             .max(1);
         if let Some(fa) = child(s, "float_array") {
-            return Ok(SourceData::Floats(cx.floats(fa)?, stride));
+            let v = cx.floats(fa)?;
+            cx.check_count(fa, v.len())?;
+            return Ok(SourceData::Floats(v, stride));
         }
         if let Some(na) = child(s, "Name_array") {
-            return Ok(SourceData::Names(na.text().unwrap_or("").split_ascii_whitespace().map(str::to_string).collect()));
+            let v: Vec<String> = na.text().unwrap_or("").split_ascii_whitespace().map(str::to_string).collect();
+            cx.check_count(na, v.len())?;
+            return Ok(SourceData::Names(v));
         }
         if let Some(ia) = child(s, "IDREF_array") {
             let names = ia
@@ -567,7 +597,13 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
                 i.attribute("offset").and_then(|o| o.trim().parse().ok()).ok_or_else(|| cx.err(i, "an <input> without a valid offset"))?;
             stride = stride.max(off + 1);
             match i.attribute("semantic") {
-                Some("JOINT") => j_off = Some(off),
+                Some("JOINT") => {
+                    let src = i.attribute("source").unwrap_or("");
+                    if !ids.contains_key(url(src)) {
+                        return Err(cx.err(i, format!("source \"{src}\" is not in the file; point it at the <joints> JOINT source")));
+                    }
+                    j_off = Some(off)
+                }
                 Some("WEIGHT") => match source_at(i.attribute("source").unwrap_or(""), i)? {
                     SourceData::Floats(v, _) => w = Some((off, v)),
                     SourceData::Names(_) => return Err(cx.err(i, "the WEIGHT source holds names, not numbers")),
