@@ -212,7 +212,7 @@ fn extract(c: &Ctx<'_>, names: &Names) -> Result<Vec<BoneData>> {
             if let Some(raw) = s.attr(n, "ID") {
                 let id = c.parse_id(n, raw)?;
                 if !ids.insert(id) {
-                    return Err(AnvilError::Skeleton { file: c.file.into(), message: format!("two objects have the ID {id}") });
+                    return Err(c.err(n, format!("another object already has the ID {id}; IDs must be unique, so give this one an unused ID")));
                 }
             }
         }

@@ -30,7 +30,7 @@ pub fn check_text(text: &str, bytes: ByteForm, file: &str) -> Result<()> {
         return Err(at(
             i,
             format!(
-                "control character U+{:04X} is not allowed in XML: the file is damaged (a failed copy or a UTF-16 file read as UTF-8); re-export it from AnvilToolkit",
+                "control character U+{:04X} is not allowed in XML: the file is damaged (a failed copy or a UTF-16 file read as UTF-8); export it from AnvilToolkit",
                 text.as_bytes()[i]
             ),
         ));
@@ -46,13 +46,13 @@ pub fn check_text(text: &str, bytes: ByteForm, file: &str) -> Result<()> {
             if says16 && bytes.encoding == Encoding::Utf8 {
                 return Err(at(
                     d,
-                    format!("the declaration says encoding=\"{label}\" but the file is UTF-8: change it to encoding=\"utf-8\" or save the file as UTF-16 with a byte-order mark"),
+                    format!("the declaration says encoding=\"{label}\" but the file is UTF-8; change it to encoding=\"utf-8\" or save the file as UTF-16 with a byte-order mark"),
                 ));
             }
             if label == "utf-8" && bytes.encoding != Encoding::Utf8 && !bytes.bom {
                 return Err(at(
                     d,
-                    "the file is UTF-16 without a byte-order mark but its declaration says encoding=\"utf-8\": save it as UTF-8, or as UTF-16 with a BOM and encoding=\"utf-16\"".into(),
+                    "the file is UTF-16 without a byte-order mark but its declaration says encoding=\"utf-8\"; save it as UTF-8, or as UTF-16 with a BOM and encoding=\"utf-16\"".into(),
                 ));
             }
         }
@@ -73,7 +73,7 @@ pub fn check(src: &Source, form: Form, file: &str) -> Result<()> {
         if head.split_ascii_whitespace().any(|w| w == "SYSTEM" || w == "PUBLIC") {
             return Err(at(
                 d,
-                "the DOCTYPE names an external DTD, which skelport never loads (it could read local files or the network): delete the <!DOCTYPE ...> line; AnvilToolkit does not write one".into(),
+                "the DOCTYPE names an external DTD, which skelport never loads (it could read local files or the network); delete the <!DOCTYPE ...> line; AnvilToolkit does not write one".into(),
             ));
         }
     }
@@ -85,7 +85,7 @@ pub fn check(src: &Source, form: Form, file: &str) -> Result<()> {
         if d > MAX_DEPTH {
             return Err(at(
                 src.nodes[i].start as usize,
-                format!("elements nested more than {MAX_DEPTH} deep: an AnvilToolkit skeleton nests about 8 deep, so the file is damaged or not a skeleton"),
+                format!("elements nested more than {MAX_DEPTH} deep: an AnvilToolkit skeleton nests about 8 deep, so the file is damaged or not a skeleton; remove the extra elements or export it from AnvilToolkit again"),
             ));
         }
         depth[i] = d as u16;
@@ -121,7 +121,7 @@ fn leaf(src: &Source, n: u32) -> Option<Cow<'_, str>> {
 fn component(name: &str, c: &str) -> std::result::Result<(), String> {
     match parse_number(c) {
         Some(_) => Ok(()),
-        None => Err(format!("<{name}> component '{c}' is not a finite number: write a decimal number such as 0 or -0.25")),
+        None => Err(format!("<{name}> component '{c}' is not a finite number; write a decimal number such as 0 or -0.25")),
     }
 }
 
@@ -154,7 +154,7 @@ fn check_value(src: &Source, n: u32, form: Form) -> std::result::Result<(), Stri
                     let want = AXES.get(i).filter(|_| i < kind.len()).copied().unwrap_or("no more components");
                     if src.name(k) != want {
                         return Err(format!(
-                            "<{name}> has <{}> where <{want}> belongs: write its {} components as <X>…</X><Y>…</Y>… in that order",
+                            "<{name}> has <{}> where <{want}> belongs; write its {} components as <X>…</X><Y>…</Y>… in that order",
                             src.name(k),
                             kind.len()
                         ));
@@ -163,17 +163,17 @@ fn check_value(src: &Source, n: u32, form: Form) -> std::result::Result<(), Stri
                     count += 1;
                 }
                 if count != kind.len() {
-                    return Err(format!("<{name}> has {count} components, not {}: add the missing <{}>", kind.len(), AXES[count.min(3)]));
+                    return Err(format!("<{name}> has {count} components, not {}; add the missing <{}>", kind.len(), AXES[count.min(3)]));
                 }
             }
             Form::Schema => {
                 let Some(t) = leaf(src, n) else { return Ok(()) };
                 let Some(inner) = t.strip_prefix('(').and_then(|t| t.strip_suffix(')')) else {
-                    return Err(format!("<{name}> holds '{t}', not ( x, y, … ): write its {} numbers in parentheses", kind.len()));
+                    return Err(format!("<{name}> holds '{t}', not ( x, y, … ); write its {} numbers in parentheses", kind.len()));
                 };
                 let count = inner.split(',').count();
                 if count != kind.len() {
-                    return Err(format!("<{name}> has {count} components, not {}: write ( {} )", kind.len(), ["x", "y", "z", "w"][..kind.len()].join(", ")));
+                    return Err(format!("<{name}> has {count} components, not {}; write ( {} )", kind.len(), ["x", "y", "z", "w"][..kind.len()].join(", ")));
                 }
                 for c in inner.split(',') {
                     component(name, c.trim())?;
@@ -192,7 +192,7 @@ fn check_value(src: &Source, n: u32, form: Form) -> std::result::Result<(), Stri
             if name == "ObjectPtr" {
                 if let Some(pt) = src.attr(n, "PointerType") {
                     if !matches!(pt, "Null" | "Link" | "Inlined") {
-                        return Err(format!("PointerType \"{pt}\" is not Null, Link or Inlined: write one of those"));
+                        return Err(format!("PointerType \"{pt}\" is not Null, Link or Inlined; write one of those"));
                     }
                 }
                 return Ok(());
@@ -204,14 +204,14 @@ fn check_value(src: &Source, n: u32, form: Form) -> std::result::Result<(), Stri
     if let Some((lo, hi)) = int_range(ty) {
         match v.parse::<i128>() {
             Ok(x) if (lo..=hi).contains(&x) => {}
-            _ => return Err(format!("{ty} value '{v}' is not a whole number from {lo} to {hi}: write one in that range")),
+            _ => return Err(format!("{ty} value '{v}' is not a whole number from {lo} to {hi}; write one in that range")),
         }
     } else if matches!(ty, "Single" | "Double" | "Float") {
         if parse_number(&v).is_none() {
-            return Err(format!("{ty} value '{v}' is not a finite number: write a decimal number such as 0 or 0.5"));
+            return Err(format!("{ty} value '{v}' is not a finite number; write a decimal number such as 0 or 0.5"));
         }
     } else if ty == "Bool" && form == Form::Standard && !matches!(&*v, "True" | "False") {
-        return Err(format!("Bool value '{v}' is not True or False: write one of those"));
+        return Err(format!("Bool value '{v}' is not True or False; write one of those"));
     }
     Ok(())
 }

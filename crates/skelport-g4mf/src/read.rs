@@ -301,12 +301,11 @@ fn read_document(
     if dim != 3 {
         let has_rig = nodes.iter().any(|n| n.get("skeleton").is_some() || n.get("bone").is_some()) || !array(root, "meshes").is_empty();
         if has_rig {
-            return Err(G4mfError::Unsupported {
-                file: file.into(),
-                message: format!(
-                    "this is a {dim}D G4MF file with skeletons or meshes; skelport's IR holds 3D only, so it cannot convert it"
-                ),
-            });
+            return Err(err(
+                file,
+                "asset.dimension",
+                format!("this is a {dim}D G4MF file with skeletons or meshes, and skelport's IR holds 3D only; convert it to 3D first (or fix the dimension if it is wrong)"),
+            ));
         }
         diag.warn(
             "g4mf.dimension",
@@ -383,7 +382,7 @@ fn read_document(
                 return Err(err(
                     file,
                     format!("nodes[{i}].name"),
-                    format!("nodes[{i}] and nodes[{prev}] are both named \"{name}\", but G4MF names must be unique: rename one"),
+                    format!("nodes[{i}] and nodes[{prev}] are both named \"{name}\", but G4MF names must be unique; rename one"),
                 ));
             }
         }
@@ -483,7 +482,7 @@ fn read_document(
                 return Err(err(
                     file,
                     format!("{spath}.skeleton.joints[{k}]"),
-                    format!("{j} is neither a node index (the file has {} nodes) nor -1: write the index of a bone node", nodes.len()),
+                    format!("{j} is neither a node index (the file has {} nodes) nor -1; write the index of a bone node", nodes.len()),
                 ));
             }
             if ji == -1 {

@@ -28,24 +28,11 @@ pub(crate) fn read(input: Input<'_>, format: &str, diag: &mut Diagnostics) -> Re
     let file = input.display_name();
     let file = file.as_str();
     let glb = if input.bytes.starts_with(b"glTF") {
+        check_glb(input.bytes, file)?;
         Some(gltf::binary::Glb::from_slice(input.bytes).map_err(|e| GltfError::Glb { file: file.to_owned(), message: e.to_string() })?)
     } else {
         None
     };
-    if glb.is_some() {
-        // The header's length is the whole file (GLB spec, "Header"); bytes past it would be
-        // ignored silently, so a mismatch means a cut or appended-to file.
-        let declared = u32::from_le_bytes([input.bytes[8], input.bytes[9], input.bytes[10], input.bytes[11]]) as usize;
-        if declared != input.bytes.len() {
-            return Err(GltfError::Glb {
-                file: file.to_owned(),
-                message: format!(
-                    "byte 8: the header says the file is {declared} bytes but it is {}; it was cut short or had bytes appended: export it again",
-                    input.bytes.len()
-                ),
-            });
-        }
-    }
     let (json, bin): (&[u8], Option<&[u8]>) = match &glb {
         Some(g) => (&g.json, g.bin.as_deref()),
         None => (input.bytes, None),
@@ -78,6 +65,55 @@ pub(crate) fn read(input: Input<'_>, format: &str, diag: &mut Diagnostics) -> Re
     let root: Root = serde_json::from_slice(json).map_err(json_err)?;
     let buffers = buffers::load(&root, bin, input.path, file)?;
     Reader { root: &root, buffers: &buffers, file, diag }.run(format)
+}
+
+/// The GLB header and chunk headers (glTF 2.0 "GLB File Format Specification"), checked before
+/// the `gltf` crate reads them so that every problem is reported at its byte offset (the crate's
+/// errors carry none): version 2, a length equal to the file's, chunks that fit and are padded to
+/// 4 bytes, JSON first, then at most BIN.
+fn check_glb(b: &[u8], file: &str) -> Result<(), GltfError> {
+    let e = |at: usize, m: String| GltfError::Glb { file: file.to_owned(), message: format!("byte {at}: {m}") };
+    if b.len() < 12 {
+        return Err(e(0, format!("the file is {} bytes, shorter than the 12-byte GLB header; it was cut short: export it again", b.len())));
+    }
+    let u = |at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]) as usize;
+    if u(4) != 2 {
+        return Err(e(4, format!("GLB version {}; only version 2 (glTF 2.0) is read: export the file as glTF 2.0", u(4))));
+    }
+    if u(8) != b.len() {
+        return Err(e(
+            8,
+            format!("the header says the file is {} bytes but it is {}; it was cut short or had bytes appended: export it again", u(8), b.len()),
+        ));
+    }
+    let (mut at, mut k) = (12usize, 0);
+    while at < b.len() {
+        if b.len() - at < 8 {
+            return Err(e(at, format!("a chunk header needs 8 bytes but {} are left; the file was cut short: export it again", b.len() - at)));
+        }
+        let (len, ty) = (u(at), &b[at + 4..at + 8]);
+        let shown = String::from_utf8_lossy(ty).replace('\0', "\\0");
+        if len > b.len() - at - 8 {
+            return Err(e(
+                at,
+                format!("the {shown} chunk's length {len} runs past the end of the file ({} bytes left); the file was cut short or damaged: export it again", b.len() - at - 8),
+            ));
+        }
+        if len % 4 != 0 {
+            return Err(e(at, format!("the {shown} chunk's length {len} is not a multiple of 4 (GLB pads chunks to 4 bytes); export the file again")));
+        }
+        match (k, ty) {
+            (0, b"JSON") | (1, b"BIN\0") => {}
+            (0, _) => return Err(e(at + 4, format!("the first chunk is {shown}, not JSON; a GLB starts with its JSON chunk: export the file again"))),
+            _ => return Err(e(at + 4, format!("chunk {k} is of type {shown}; after the JSON chunk only one BIN chunk is read: export the file again"))),
+        }
+        at += 8 + len;
+        k += 1;
+    }
+    if k == 0 {
+        return Err(e(12, "no JSON chunk after the header; the file was cut short: export it again".into()));
+    }
+    Ok(())
 }
 
 /// glTF 2.0 §3.12: a loader must refuse a file whose `extensionsRequired` names an extension it

@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 /// Errors reading OBJ, with the line.
 #[derive(Debug, thiserror::Error)]
 pub enum ObjError {
-    #[error("{file}:{line}: {message}")]
+    #[error("{file}:{line}: {}", skelport_ir::with_hint(.message, "fix that line or export the mesh again"))]
     Line { file: String, line: usize, message: String },
-    #[error("{file}: not UTF-8 text at byte {offset}; OBJ files are text")]
+    #[error("{file}: not UTF-8 text at byte {offset}; OBJ files are text: save it as UTF-8 or ASCII, or export the mesh again")]
     Encoding { file: String, offset: usize },
 }
 

@@ -300,7 +300,7 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
     }) {
         return Err(cx.err(
             n,
-            format!("<{}> cannot be a child of <COLLADA> (only <asset>, <library_*>, <scene> and <extra>): remove it or move it into an <extra>", n.tag_name().name()),
+            format!("<{}> cannot be a child of <COLLADA> (only <asset>, <library_*>, <scene> and <extra>); remove it or move it into an <extra>", n.tag_name().name()),
         ));
     }
     let mut dae = Dae::default();
@@ -326,7 +326,7 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
         if let Some(id) = n.attribute("id") {
             // Collada ids are xs:ID, unique in the document; a second one makes every URL to it ambiguous.
             if let Some(first) = ids.insert(id, n) {
-                return Err(cx.err(n, format!("id \"{id}\" is also used at {}; ids must be unique: rename one", cx.pos(first))));
+                return Err(cx.err(n, format!("id \"{id}\" is also used at {}; ids must be unique; rename one", cx.pos(first))));
             }
         }
     }

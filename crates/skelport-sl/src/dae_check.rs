@@ -15,7 +15,7 @@ pub(crate) fn check(dae: &Dae, file: &str) -> Result<(), SlError> {
                 file,
                 c.pos.line,
                 c.pos.column,
-                format!("controller \"{}\": <bind_shape_matrix> holds NaN or infinity: write 16 finite numbers (the identity is 1 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1)", c.id),
+                format!("controller \"{}\": <bind_shape_matrix> holds NaN or infinity; write 16 finite numbers (the identity is 1 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1)", c.id),
             ));
         }
         if let Some(j) = c.inverse_binds.iter().position(|m| m.to_cols_array().iter().any(|v| !v.is_finite())) {
@@ -23,7 +23,7 @@ pub(crate) fn check(dae: &Dae, file: &str) -> Result<(), SlError> {
                 file,
                 c.joints_pos.line,
                 c.joints_pos.column,
-                format!("controller \"{}\": the inverse bind matrix of joint {j} holds NaN or infinity: re-export the skin", c.id),
+                format!("controller \"{}\": the inverse bind matrix of joint {j} holds NaN or infinity; export it again the skin", c.id),
             ));
         }
         for (v, inf) in c.influences.iter().enumerate() {
@@ -32,7 +32,7 @@ pub(crate) fn check(dae: &Dae, file: &str) -> Result<(), SlError> {
                     file,
                     c.weights_pos.line,
                     c.weights_pos.column,
-                    format!("controller \"{}\": vertex {v} has weight {w}, not a finite number: fix the WEIGHT source's <float_array>", c.id),
+                    format!("controller \"{}\": vertex {v} has weight {w}, not a finite number; fix the WEIGHT source's <float_array>", c.id),
                 ));
             }
         }
