@@ -212,7 +212,9 @@ fn extract(c: &Ctx<'_>, names: &Names) -> Result<Vec<BoneData>> {
             if let Some(raw) = s.attr(n, "ID") {
                 let id = c.parse_id(n, raw)?;
                 if !ids.insert(id) {
-                    return Err(c.err(n, format!("another object already has the ID {id}; IDs must be unique, so give this one an unused ID")));
+                    return Err(
+                        c.err(n, format!("another object already has the ID {id}; IDs must be unique, so give this one an unused ID"))
+                    );
                 }
             }
         }

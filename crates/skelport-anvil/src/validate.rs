@@ -35,7 +35,12 @@ pub fn check_text(text: &str, bytes: ByteForm, file: &str) -> Result<()> {
             ),
         ));
     }
-    let head = &text[..text.len().min(1024)];
+    // The declaration is at the start; 1 KiB, cut back to a character boundary (found by fuzzing).
+    let mut cut = text.len().min(1024);
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let head = &text[..cut];
     if let Some(d) = head.trim_start().starts_with("<?xml").then(|| head.find("<?xml")).flatten() {
         let decl = &head[d..head[d..].find("?>").map(|e| d + e).unwrap_or(head.len())];
         if let Some(label) = declared_encoding(decl) {
@@ -173,7 +178,11 @@ fn check_value(src: &Source, n: u32, form: Form) -> std::result::Result<(), Stri
                 };
                 let count = inner.split(',').count();
                 if count != kind.len() {
-                    return Err(format!("<{name}> has {count} components, not {}; write ( {} )", kind.len(), ["x", "y", "z", "w"][..kind.len()].join(", ")));
+                    return Err(format!(
+                        "<{name}> has {count} components, not {}; write ( {} )",
+                        kind.len(),
+                        ["x", "y", "z", "w"][..kind.len()].join(", ")
+                    ));
                 }
                 for c in inner.split(',') {
                     component(name, c.trim())?;

@@ -134,7 +134,9 @@ fn names_a_place(after: &str) -> bool {
         || digits_after("line ")
         || after.contains(": at ")
         || after.contains(": /")
-        || after.match_indices('[').any(|(i, _)| i > 0 && after.as_bytes()[i - 1].is_ascii_alphanumeric() && after[i + 1..].starts_with(|c: char| c.is_ascii_digit()))
+        || after.match_indices('[').any(|(i, _)| {
+            i > 0 && after.as_bytes()[i - 1].is_ascii_alphanumeric() && after[i + 1..].starts_with(|c: char| c.is_ascii_digit())
+        })
         || named.iter().any(|n| after.contains(n))
 }
 

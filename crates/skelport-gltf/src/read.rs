@@ -83,13 +83,20 @@ fn check_glb(b: &[u8], file: &str) -> Result<(), GltfError> {
     if u(8) != b.len() {
         return Err(e(
             8,
-            format!("the header says the file is {} bytes but it is {}; it was cut short or had bytes appended: export it again", u(8), b.len()),
+            format!(
+                "the header says the file is {} bytes but it is {}; it was cut short or had bytes appended: export it again",
+                u(8),
+                b.len()
+            ),
         ));
     }
     let (mut at, mut k) = (12usize, 0);
     while at < b.len() {
         if b.len() - at < 8 {
-            return Err(e(at, format!("a chunk header needs 8 bytes but {} are left; the file was cut short: export it again", b.len() - at)));
+            return Err(e(
+                at,
+                format!("a chunk header needs 8 bytes but {} are left; the file was cut short: export it again", b.len() - at),
+            ));
         }
         let (len, ty) = (u(at), &b[at + 4..at + 8]);
         let shown = String::from_utf8_lossy(ty).replace('\0', "\\0");
@@ -100,12 +107,25 @@ fn check_glb(b: &[u8], file: &str) -> Result<(), GltfError> {
             ));
         }
         if len % 4 != 0 {
-            return Err(e(at, format!("the {shown} chunk's length {len} is not a multiple of 4 (GLB pads chunks to 4 bytes); export the file again")));
+            return Err(e(
+                at,
+                format!("the {shown} chunk's length {len} is not a multiple of 4 (GLB pads chunks to 4 bytes); export the file again"),
+            ));
         }
         match (k, ty) {
             (0, b"JSON") | (1, b"BIN\0") => {}
-            (0, _) => return Err(e(at + 4, format!("the first chunk is {shown}, not JSON; a GLB starts with its JSON chunk: export the file again"))),
-            _ => return Err(e(at + 4, format!("chunk {k} is of type {shown}; after the JSON chunk only one BIN chunk is read: export the file again"))),
+            (0, _) => {
+                return Err(e(
+                    at + 4,
+                    format!("the first chunk is {shown}, not JSON; a GLB starts with its JSON chunk: export the file again"),
+                ))
+            }
+            _ => {
+                return Err(e(
+                    at + 4,
+                    format!("chunk {k} is of type {shown}; after the JSON chunk only one BIN chunk is read: export the file again"),
+                ))
+            }
         }
         at += 8 + len;
         k += 1;

@@ -175,7 +175,10 @@ impl Ctx<'_> {
         match n.attribute("count") {
             Some(c) if c.trim().parse::<usize>().ok() != Some(found) => Err(self.err(
                 n,
-                format!("<{}> count=\"{c}\" but it holds {found} values; set count=\"{found}\" or restore the missing values", n.tag_name().name()),
+                format!(
+                    "<{}> count=\"{c}\" but it holds {found} values; set count=\"{found}\" or restore the missing values",
+                    n.tag_name().name()
+                ),
             )),
             _ => Ok(()),
         }

@@ -32,7 +32,10 @@ pub(crate) fn check(dae: &Dae, file: &str) -> Result<(), SlError> {
                     file,
                     c.weights_pos.line,
                     c.weights_pos.column,
-                    format!("controller \"{}\": vertex {v} has weight {w}, not a finite number; fix the WEIGHT source's <float_array>", c.id),
+                    format!(
+                        "controller \"{}\": vertex {v} has weight {w}, not a finite number; fix the WEIGHT source's <float_array>",
+                        c.id
+                    ),
                 ));
             }
         }
