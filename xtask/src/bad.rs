@@ -257,7 +257,7 @@ fn obj(out: &mut Vec<Case>) {
     out.retain(|(n, _)| !matches!(n.as_str(), "truncated-50pct.obj" | "truncated-99pct.obj" | "truncated-last-byte.obj"));
     let cut_after = |at: &str| {
         let i = seed.find(at).unwrap_or_else(|| panic!("bad-suite seed has no {at:?}")) + at.len();
-        seed[..i].as_bytes().to_vec()
+        seed.as_bytes()[..i].to_vec()
     };
     out.push(("truncated-inside-vertex.obj".into(), cut_after("v 1.0 1.0 1.0\nv 0.0 1.0")));
     out.push(("truncated-inside-face.obj".into(), cut_after("f 4 1")));
