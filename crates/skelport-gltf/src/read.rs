@@ -51,10 +51,11 @@ pub(crate) fn read(input: Input<'_>, format: &str, diag: &mut Diagnostics) -> Re
     if let Some(key) = probe.empty {
         return Err(GltfError::invalid(file, format!("/{key}"), "array must not be empty (omit the property instead)"));
     }
-    check_required_extensions(&raw, file)?;
-    if let Some(sc) = raw.get("scene").and_then(|v| v.as_u64()) {
-        let n = raw.get("scenes").and_then(|v| v.as_array()).map_or(0, |a| a.len());
-        if sc >= n as u64 {
+    let root: Root = serde_json::from_slice(json).map_err(json_err)?;
+    check_required_extensions(&root.extensions_required, file)?;
+    if let Some(sc) = root.scene.map(|s| s.value()) {
+        let n = root.scenes.len();
+        if sc >= n {
             return Err(GltfError::invalid(
                 file,
                 "/scene",
@@ -62,7 +63,6 @@ pub(crate) fn read(input: Input<'_>, format: &str, diag: &mut Diagnostics) -> Re
             ));
         }
     }
-    let root: Root = serde_json::from_slice(json).map_err(json_err)?;
     let buffers = buffers::load(&root, bin, input.path, file)?;
     Reader { root: &root, buffers: &buffers, file, diag }.run(format)
 }
@@ -140,16 +140,16 @@ fn check_glb(b: &[u8], file: &str) -> Result<(), GltfError> {
 /// does not implement. skelport implements none, but those that only change materials, textures
 /// or lights leave the skeleton, skins and mesh data it reads exactly as written, so they are
 /// ignored; any other (mesh compression, quantization, unknown ones) is refused.
-fn check_required_extensions(raw: &serde_json::Value, file: &str) -> Result<(), GltfError> {
-    let Some(list) = raw.get("extensionsRequired").and_then(|v| v.as_array()) else { return Ok(()) };
-    for (i, e) in list.iter().enumerate() {
-        let name = e.as_str().unwrap_or("");
+fn check_required_extensions(list: &[String], file: &str) -> Result<(), GltfError> {
+    for (i, name) in list.iter().enumerate() {
         let harmless = ["KHR_materials_", "KHR_texture_", "EXT_texture_", "KHR_lights_punctual"].iter().any(|p| name.starts_with(p));
         if !harmless {
             return Err(GltfError::invalid(
                 file,
                 format!("/extensionsRequired/{i}"),
-                format!("the file requires extension {e} to be read correctly and skelport does not implement it; export without it"),
+                format!(
+                    "the file requires extension \"{name}\" to be read correctly and skelport does not implement it; export without it"
+                ),
             ));
         }
     }
