@@ -67,9 +67,14 @@ fn text_generic(seed: &[u8], ext: &str, out: &mut Vec<Case>) {
     let mut v = seed.to_vec();
     v.insert(n / 2, 0x80);
     out.push((format!("invalid-utf8-continuation.{ext}"), v));
+    // The first 4 KiB (at a line break) are enough: readers stop at the encoding.
     let text = String::from_utf8_lossy(seed);
-    out.push((format!("utf16le-without-bom.{ext}"), utf16(&text, true, false)));
-    out.push((format!("utf16be-without-bom.{ext}"), utf16(&text, false, false)));
+    let head = match text.char_indices().nth(4096) {
+        Some((i, _)) => &text[..text[..i].rfind('\n').map_or(i, |l| l + 1)],
+        None => &text[..],
+    };
+    out.push((format!("utf16le-without-bom.{ext}"), utf16(head, true, false)));
+    out.push((format!("utf16be-without-bom.{ext}"), utf16(head, false, false)));
     let mut v = seed.to_vec();
     v.splice(n / 2..n / 2, [0u8; 8]);
     out.push((format!("nul-bytes.{ext}"), v));
@@ -80,8 +85,9 @@ fn text_generic(seed: &[u8], ext: &str, out: &mut Vec<Case>) {
 fn json_generic(seed: &[u8], ext: &str, out: &mut Vec<Case>) {
     text_generic(seed, ext, out);
     let text = String::from_utf8_lossy(seed).into_owned();
-    out.push((format!("deep-arrays.{ext}"), "[".repeat(20_000).into_bytes()));
-    out.push((format!("deep-objects.{ext}"), "{\"a\":".repeat(20_000).into_bytes()));
+    // Past serde_json's recursion limit (128) with room to spare; deeper only costs bytes.
+    out.push((format!("deep-arrays.{ext}"), "[".repeat(1_000).into_bytes()));
+    out.push((format!("deep-objects.{ext}"), "{\"a\":".repeat(1_000).into_bytes()));
     out.push((
         format!("deep-inside.{ext}"),
         replace_nth(&text, "{", &format!("{{\"deep\":{}1{},", "[".repeat(300), "]".repeat(300)), 0).into_bytes(),
@@ -170,14 +176,21 @@ fn xml_generic(text: &str, root: &str, ext: &str, enc: &dyn Fn(&str) -> Vec<u8>,
     );
     out.push((format!("external-entity.{ext}"), enc(&ext_ent)));
     out.push((format!("external-dtd.{ext}"), enc(&format!("{decl}\n<!DOCTYPE {root} SYSTEM \"http://example.invalid/evil.dtd\">{body}"))));
-    let deep = format!("{}{}", "<n>".repeat(20_000), "</n>".repeat(20_000));
+    // Past the XML readers' depth caps (256, docs/limits.md) with room to spare; deeper only costs bytes.
+    let deep = format!("{}{}", "<n>".repeat(1_000), "</n>".repeat(1_000));
     let close = format!("</{root}>");
     out.push((format!("deep-nesting.{ext}"), enc(&text.replacen(&close, &format!("{deep}{close}"), 1))));
     out.push((format!("unknown-entity.{ext}"), enc(&replace_nth(text, "\">", "\" x=\"&nosuch;\">", 0))));
     out.push((format!("mismatched-close-tag.{ext}"), enc(&text.replacen(&close, &format!("</{root}x>"), 1))));
     out.push((format!("two-roots.{ext}"), enc(&format!("{text}\n<{root}/>\n"))));
     out.push((format!("text-after-root.{ext}"), enc(&format!("{text}\ntrailing text\n"))));
-    out.push((format!("unquoted-attribute.{ext}"), enc(&replace_nth(text, "=\"", "=x\"", 2))));
+    // The root element's first attribute: earlier ones may sit in the declaration or a processing
+    // instruction (AnvilToolkit's `<?info tool="…"?>`), whose content is free text, not attributes.
+    let root_at = text.match_indices('<').map(|(i, _)| i).find(|&i| !text[i + 1..].starts_with(['?', '!'])).expect("a root element");
+    out.push((
+        format!("unquoted-attribute.{ext}"),
+        enc(&format!("{}{}", &text[..root_at], replace_nth(&text[root_at..], "=\"", "=x\"", 0))),
+    ));
     out.push((format!("unterminated-comment.{ext}"), enc(&format!("{decl}\n<!-- never closed {body}"))));
     out.push((format!("wrong-root.{ext}"), enc(&format!("{decl}\n<html><body/></html>\n"))));
 }
@@ -238,6 +251,17 @@ fn obj(out: &mut Vec<Case>) {
     seed.push_str("g body\nf 1 2 3 4\nf 5 6 7 8\nf 1 2 6 5\ng helper-box\nf 2 3 7 6\nf 3 4 8 7\nf 4 1 5 8\n");
     let s = seed.as_bytes();
     text_generic(s, "obj", out);
+    // Cutting the box at 50 %, 99 % or two bytes before the end leaves whole `v` lines and faces
+    // of at least three corners: a smaller valid OBJ, not a malformed one. Those cuts are replaced
+    // by cuts inside a statement.
+    out.retain(|(n, _)| !matches!(n.as_str(), "truncated-50pct.obj" | "truncated-99pct.obj" | "truncated-last-byte.obj"));
+    let cut_after = |at: &str| {
+        let i = seed.find(at).unwrap_or_else(|| panic!("bad-suite seed has no {at:?}")) + at.len();
+        seed.as_bytes()[..i].to_vec()
+    };
+    out.push(("truncated-inside-vertex.obj".into(), cut_after("v 1.0 1.0 1.0\nv 0.0 1.0")));
+    out.push(("truncated-inside-face.obj".into(), cut_after("f 4 1")));
+    out.push(("truncated-after-first-face.obj".into(), cut_after("f 1 2 3 4\nf 5 6 7 8\nf 1 2 6 5\ng helper-box\nf 2")));
     let edits: &[(&str, &str, &str)] = &[
         ("vertex-nan", "v 1.0 0.0 0.0", "v nan 0.0 0.0"),
         ("vertex-inf", "v 1.0 0.0 0.0", "v 1.0 inf 0.0"),
@@ -455,7 +479,7 @@ fn glb(out: &mut Vec<Case>) {
     out.push(("json-chunk-not-utf8.glb".into(), glb_from(&[b'{', 0xFF, 0xFE, b'}'], Some(&bin))));
     out.push(("json-chunk-not-json.glb".into(), glb_from(b"this is not json", Some(&bin))));
     out.push(("json-chunk-truncated.glb".into(), glb_from(&json[..json.len() / 2], Some(&bin))));
-    out.push(("json-chunk-deep-nesting.glb".into(), glb_from("[".repeat(20_000).as_bytes(), Some(&bin))));
+    out.push(("json-chunk-deep-nesting.glb".into(), glb_from("[".repeat(1_000).as_bytes(), Some(&bin))));
     out.push(("bin-chunk-short.glb".into(), glb_from(&json, Some(&bin[..bin.len() / 2]))));
     let wrap = |c: Case| (c.0, glb_from(&c.1, Some(&bin)));
     gltf_json_edits(&json, "glb", out, &wrap);
@@ -538,7 +562,7 @@ fn g4b(out: &mut Vec<Case>) {
     out.push(("json-chunk-not-json.g4b".into(), rebuild(b"not json at all")));
     out.push(("json-chunk-not-utf8.g4b".into(), rebuild(&[b'{', 0xFF, 0xFE, b'}'])));
     out.push(("json-chunk-truncated.g4b".into(), rebuild(&json[..json.len() / 2])));
-    out.push(("json-chunk-deep-nesting.g4b".into(), rebuild("[".repeat(20_000).as_bytes())));
+    out.push(("json-chunk-deep-nesting.g4b".into(), rebuild("[".repeat(1_000).as_bytes())));
     let wrap = |c: Case| (c.0, rebuild(&c.1));
     g4mf_json_edits(&json, "g4b", out, &wrap);
 }
@@ -566,12 +590,6 @@ fn dae(out: &mut Vec<Case>) {
     out.push(("v-negative-weight-index.dae".into(), enc(&splice(vv, vv + 3, "0 -7"))));
     let edits: &[(&str, &str, &str, usize)] = &[
         ("float-array-count-lies", "count=\"528\"", "count=\"5280000\"", 0),
-        (
-            "float-array-nan",
-            "<float_array id=\"sample_body-mesh-positions-array\" count=\"528\">",
-            "<float_array id=\"sample_body-mesh-positions-array\" count=\"528\">NaN ",
-            0,
-        ),
         (
             "weights-inf",
             "<float_array id=\"sample_skin-skin-weights-array\" count=\"260\">1 ",
@@ -609,6 +627,11 @@ fn dae(out: &mut Vec<Case>) {
     for (name, from, to, n) in edits {
         out.push((format!("{name}.dae"), enc(&replace_nth(&text, from, to, *n))));
     }
+    // The first position replaced by NaN (inserting one would make the count lie instead).
+    let open = "<float_array id=\"sample_body-mesh-positions-array\" count=\"528\">";
+    let first = text.find(open).expect("positions array") + open.len();
+    let first_end = first + text[first..].find(' ').expect("a second value");
+    out.push(("float-array-nan.dae".into(), enc(&splice(first, first_end, "NaN"))));
 }
 
 /// A small linden_skeleton written for the suite (not the viewer's file).

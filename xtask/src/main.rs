@@ -2,7 +2,8 @@
 //!
 //! * `regen-fixtures [--check]` — regenerate every generated file under `testdata/`
 //!   deterministically (including the malformed-input suite `testdata/bad/`, see `bad.rs`); with
-//!   `--check`, fail when any is stale or missing. The suite's expected messages are refreshed by
+//!   `--check`, fail when any is stale or missing (or, in `testdata/bad/`, left over from a dropped
+//!   case: removed without `--check`). The suite's expected messages are refreshed by
 //!   `SKELPORT_BLESS=1 cargo test -p skelport-cli --test bad_inputs`.
 //! * `gen-sl-table [--check]` — regenerate the Second Life skeleton table from the corpus's
 //!   avatar_skeleton.xml and avatar_lad.xml.
@@ -57,7 +58,21 @@ fn regen_fixtures(check: bool) -> Result<()> {
     let anvil = testdata.join("anvil");
     files.extend(skelport_anvil::derived_fixtures(&anvil).into_iter().map(|(rel, b)| (anvil.join(rel), b)));
     files.extend(bad::fixtures().into_iter().map(|(rel, b)| (testdata.join(rel), b)));
-    let stale = sync(&files, check)?;
+    let mut stale = sync(&files, check)?;
+    // A case dropped from bad.rs leaves its file (and snapshot) behind: remove them, or with
+    // --check report them, so the suite holds exactly what the generator makes.
+    let generated: std::collections::HashSet<&Path> = files.iter().map(|(p, _)| p.as_path()).collect();
+    for dir in std::fs::read_dir(testdata.join("bad"))?.flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
+        for f in std::fs::read_dir(&dir)?.flatten().map(|e| e.path()) {
+            let case = f.to_string_lossy().strip_suffix(".expected").map(PathBuf::from).unwrap_or_else(|| f.clone());
+            if !generated.contains(case.as_path()) {
+                if !check {
+                    std::fs::remove_file(&f).with_context(|| format!("removing {}", f.display()))?;
+                }
+                stale.push(f);
+            }
+        }
+    }
     report("fixtures", &stale, check, files.len())
 }
 

@@ -5,7 +5,7 @@
 #[derive(Debug, thiserror::Error)]
 pub enum AnvilError {
     /// The bytes are not valid UTF-8 / UTF-16.
-    #[error("{file}: byte {offset}: {message}")]
+    #[error("{file}: byte {offset}: {}", skelport_ir::with_hint(.message, "save the file as UTF-16 with a byte-order mark (Standard form) or UTF-8 (Schema-Based), as AnvilToolkit exports it"))]
     Encoding {
         /// File name for messages.
         file: String,
@@ -15,7 +15,7 @@ pub enum AnvilError {
         message: String,
     },
     /// The text is not well-formed XML.
-    #[error("{file}:{line}:{column}: malformed XML: {message}")]
+    #[error("{file}:{line}:{column}: malformed XML: {}", skelport_ir::with_hint(.message, "fix the XML there or export the file from AnvilToolkit again"))]
     Syntax {
         /// File name for messages.
         file: String,
@@ -28,7 +28,7 @@ pub enum AnvilError {
     },
     /// Well-formed XML that is not a skeleton as AnvilToolkit writes it (a bad number, a bone
     /// without an ID …).
-    #[error("{file}:{line}:{column}: {message}")]
+    #[error("{file}:{line}:{column}: {}", skelport_ir::with_hint(.message, "fix it there or export the file from AnvilToolkit again"))]
     Structure {
         /// File name for messages.
         file: String,
@@ -40,7 +40,7 @@ pub enum AnvilError {
         message: String,
     },
     /// A link to an ID no object in the file has.
-    #[error("{file}:{line}:{column}: dangling link: {message}")]
+    #[error("{file}:{line}:{column}: dangling link: {}", skelport_ir::with_hint(.message, "point it at the ID of an object in the file, or make it a null pointer"))]
     DanglingLink {
         /// File name for messages.
         file: String,
@@ -52,7 +52,7 @@ pub enum AnvilError {
         message: String,
     },
     /// A problem with the skeleton as a whole (a parent cycle, two bones with one name …).
-    #[error("{file}: {message}")]
+    #[error("{file}: {}", skelport_ir::with_hint(.message, "fix the bones' IDs and FatherBone links"))]
     Skeleton {
         /// File name for messages.
         file: String,

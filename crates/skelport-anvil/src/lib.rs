@@ -28,6 +28,8 @@
 //! * [`model`] — the typed model: objects, fields, values, links, modifier kinds.
 //! * [`names`] — CRC-32 bone hashes, the built-in name dictionary, `--names` files.
 //! * [`ir`] — model ↔ IR, checks (dangling links, Local vs Global), generation from other formats.
+//! * [`validate`] — what XML and the seed make wrong (encodings, control characters, external
+//!   DTDs, nesting depth, typed values) checked on the parsed tree.
 //! * [`ops`] — addon [`merge`], and bone add / remove / rename with every link kept right.
 //!
 //! Frame: Z up, metres, right-handed, characters facing −Y ([`ANVIL_FRAME`]); quaternions x, y, z, w.
@@ -43,6 +45,7 @@ pub mod ops;
 pub mod parse;
 mod read;
 pub mod text;
+pub mod validate;
 pub mod xml;
 
 pub use error::AnvilError;

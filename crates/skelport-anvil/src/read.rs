@@ -151,6 +151,7 @@ fn pose(p: Option<([f64; 4], usize)>, r: Option<([f64; 4], usize)>) -> Option<Po
 
 /// Read decoded text into an IR document.
 pub(crate) fn read_text(text: String, bytes: ByteForm, names: &Names, file: &str, stem: &str, diag: &mut Diagnostics) -> Result<Document> {
+    crate::validate::check_text(&text, bytes, file)?;
     let src = Source::parse(text).map_err(|e| AnvilError::Syntax {
         file: file.to_string(),
         line: e.line,
@@ -169,6 +170,7 @@ pub(crate) fn read_text(text: String, bytes: ByteForm, names: &Names, file: &str
             ),
         }
     })?;
+    crate::validate::check(&src, form, file)?;
     let bones = extract(&Ctx { src: &src, form, file }, names)?;
     // Free the tree (nodes and attribute spans, most of the read's memory) before the IR is
     // built: a `let Source { text, .. }` pattern would keep the other fields alive to the end of
@@ -214,7 +216,9 @@ fn extract(c: &Ctx<'_>, names: &Names) -> Result<Vec<BoneData>> {
             if let Some(raw) = s.attr(n, "ID") {
                 let id = c.parse_id(n, raw)?;
                 if !ids.insert(id) {
-                    return Err(AnvilError::Skeleton { file: c.file.into(), message: format!("two objects have the ID {id}") });
+                    return Err(
+                        c.err(n, format!("another object already has the ID {id}; IDs must be unique, so give this one an unused ID"))
+                    );
                 }
             }
         }

@@ -653,6 +653,8 @@ fn malformed_inputs_are_errors_with_positions_never_panics() {
         "<Value Name=\"Value\" Type=\"UInt64\">99</Value>",
         1,
     );
+    // Fed as UTF-8, so declared as UTF-8 (a "utf-16" declaration on UTF-8 bytes is refused).
+    let t = t.replacen("encoding=\"utf-16\"", "encoding=\"utf-8\"", 1);
     let mut d = Diagnostics::default();
     let e = AnvilFormat.read(Input { path: Some(Path::new("bad.xml")), bytes: t.as_bytes() }, &ReadOptions::default(), &mut d).unwrap_err();
     assert!(e.to_string().contains("bone 'P_Sword_Tag': FatherBone points to ID 99"), "{e}");

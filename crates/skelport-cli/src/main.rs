@@ -284,7 +284,11 @@ fn check_valid(doc: &Document, file: &str) -> Result<()> {
         return Ok(());
     }
     let list: Vec<String> = problems.iter().take(20).map(|p| format!("  {p}")).collect();
-    bail!("{file}: the document breaks {} rule(s):\n{}", problems.len(), list.join("\n"))
+    bail!(
+        "{file}: the document breaks {} rule(s):\n{}\nfix them in {file} (each line names the place) and convert again",
+        problems.len(),
+        list.join("\n")
+    )
 }
 
 #[derive(Serialize)]

@@ -41,6 +41,9 @@ fn check(root: &Path, format: &str, path: &Path, bless: bool, accepted: &[String
         if !matches!(o.status.code(), Some(0 | 1)) {
             problems.push(format!("crashed: {:?}", o.status));
         }
+        if Path::new(&format!("{}.expected", path.display())).exists() {
+            problems.push("listed in KNOWN_ACCEPTED.txt but has an .expected snapshot: delete it".into());
+        }
         return Outcome { file: rel, problems };
     }
     let dir = tempfile::tempdir().unwrap();
@@ -117,4 +120,63 @@ fn every_malformed_file_fails_cleanly_with_its_expected_message() {
     let bad: Vec<String> =
         outcomes.iter().filter(|o| !o.problems.is_empty()).map(|o| format!("{}:\n    {}", o.file, o.problems.join("\n    "))).collect();
     assert!(bad.is_empty(), "{} of {} malformed files misbehave:\n{}", bad.len(), outcomes.len(), bad.join("\n"));
+}
+
+/// Where in `after` (the message past the file's name) a place is given: `:LINE[:COL]`, `byte N`,
+/// `offset N`, `line N`, `at PATH`, a JSON pointer (`/skins/0`), an indexed path (`nodes[4]`) or
+/// a named element (`bone 'root'`, `controller "x"`).
+fn names_a_place(after: &str) -> bool {
+    let digits_after = |pat: &str| after.match_indices(pat).any(|(i, _)| after[i + pat.len()..].starts_with(|c: char| c.is_ascii_digit()));
+    let named = ["bone '", "bone \"", "joint name \"", "alias \"", "attachment point \"", "controller \"", "node \"", "vertex "];
+    digits_after(":")
+        || digits_after("byte ")
+        || digits_after("offset ")
+        || digits_after("line ")
+        || after.contains(": at ")
+        || after.contains(": /")
+        || after.match_indices('[').any(|(i, _)| {
+            i > 0 && after.as_bytes()[i - 1].is_ascii_alphanumeric() && after[i + 1..].starts_with(|c: char| c.is_ascii_digit())
+        })
+        || named.iter().any(|n| after.contains(n))
+}
+
+/// Every snapshot names the file, a place in it and a fix. Messages say what is wrong, then after
+/// `"; "` what to do (`skelport_ir::with_hint`); the validation summary ends with a "fix them" line.
+#[test]
+fn every_message_names_the_file_the_place_and_the_fix() {
+    let root = skelport_ir::testing::workspace_root();
+    let mut checked = 0;
+    let mut bad = Vec::new();
+    let mut dirs: Vec<PathBuf> =
+        std::fs::read_dir(root.join("testdata/bad")).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    dirs.sort();
+    for d in dirs {
+        let mut files: Vec<PathBuf> =
+            std::fs::read_dir(&d).unwrap().flatten().map(|e| e.path()).filter(|p| p.to_string_lossy().ends_with(".expected")).collect();
+        files.sort();
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let case = f.file_name().unwrap().to_string_lossy().trim_end_matches(".expected").to_string();
+            let Some(start) = text.find("error: ") else {
+                bad.push(format!("{}: no error line", f.display()));
+                continue;
+            };
+            let message = &text[start..];
+            checked += 1;
+            let mut problems = Vec::new();
+            match message.find(&case) {
+                None => problems.push("no file name"),
+                Some(i) if !names_a_place(&message[i + case.len()..]) => problems.push("no place"),
+                Some(_) => {}
+            }
+            if !message.contains("; ") && !message.contains("\nfix ") {
+                problems.push("no fix");
+            }
+            if !problems.is_empty() {
+                bad.push(format!("{} ({}): {}", f.display(), problems.join(", "), message.trim_end()));
+            }
+        }
+    }
+    assert!(checked > 500, "only {checked} snapshots found");
+    assert!(bad.is_empty(), "{} of {checked} messages lack the file, place or fix:\n{}", bad.len(), bad.join("\n"));
 }

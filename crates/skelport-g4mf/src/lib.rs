@@ -22,11 +22,11 @@ use skelport_ir::{Diagnostics, Document, Format, FormatError, Input, Output, Rea
 /// Errors reading or writing G4MF, with the place in the file.
 #[derive(Debug, thiserror::Error)]
 pub enum G4mfError {
-    #[error("{file}:{line}:{column}: not valid JSON: {message}")]
+    #[error("{file}:{line}:{column}: not valid JSON: {}", skelport_ir::with_hint(.message, "the file is cut short or damaged there: fix it or export it again"))]
     Syntax { file: String, line: usize, column: usize, message: String },
-    #[error("{file}: at {path}: {message}")]
+    #[error("{file}: at {path}: {}", skelport_ir::with_hint(.message, "fix that value (an index must name an existing item) or export the file again"))]
     Json { file: String, path: String, message: String },
-    #[error("{file}: byte {offset}: {message}")]
+    #[error("{file}: byte {offset}: {}", skelport_ir::with_hint(.message, "the file is damaged or cut short: export it again"))]
     Binary { file: String, offset: usize, message: String },
     #[error("{file}: {message}")]
     Unsupported { file: String, message: String },

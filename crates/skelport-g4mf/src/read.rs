@@ -272,6 +272,19 @@ fn read_document(
     if !root.is_object() {
         return Err(err(file, "$", "a G4MF document is a JSON object"));
     }
+    // The top-level arrays: a wrong type would otherwise read as an empty array (`array` below).
+    for key in ["nodes", "meshes", "accessors", "bufferViews", "buffers", "materials", "shapes"] {
+        if let Some(v) = root.get(key).filter(|v| !v.is_array()) {
+            let kind = match v {
+                Value::Object(_) => "an object",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                Value::Bool(_) => "a boolean",
+                _ => "null",
+            };
+            return Err(err(file, key, format!("{key} is {kind}, but it must be an array; write [ ... ] or omit it")));
+        }
+    }
     let dim = root
         .get("asset")
         .and_then(|a| a.get("dimension"))
@@ -288,12 +301,11 @@ fn read_document(
     if dim != 3 {
         let has_rig = nodes.iter().any(|n| n.get("skeleton").is_some() || n.get("bone").is_some()) || !array(root, "meshes").is_empty();
         if has_rig {
-            return Err(G4mfError::Unsupported {
-                file: file.into(),
-                message: format!(
-                    "this is a {dim}D G4MF file with skeletons or meshes; skelport's IR holds 3D only, so it cannot convert it"
-                ),
-            });
+            return Err(err(
+                file,
+                "asset.dimension",
+                format!("this is a {dim}D G4MF file with skeletons or meshes, and skelport's IR holds 3D only; convert it to 3D first (or fix the dimension if it is wrong)"),
+            ));
         }
         diag.warn(
             "g4mf.dimension",
@@ -365,11 +377,13 @@ fn read_document(
             if !crate::name_is_legal(name) {
                 diag.warn("g4mf.name", format!("{file}: nodes[{i}] name \"{name}\" has characters G4MF forbids"));
             }
+            // G4MF: a non-empty name is unique across the whole file (SPEC-NOTES "name").
             if let Some(prev) = used_names.insert(name.to_string(), i) {
-                diag.warn(
-                    "g4mf.duplicate-name",
-                    format!("{file}: nodes[{i}] and nodes[{prev}] are both named \"{name}\"; names must be unique"),
-                );
+                return Err(err(
+                    file,
+                    format!("nodes[{i}].name"),
+                    format!("nodes[{i}] and nodes[{prev}] are both named \"{name}\", but G4MF names must be unique; rename one"),
+                ));
             }
         }
     }
@@ -462,6 +476,15 @@ fn read_document(
         let mut last: i64 = -1;
         for (k, j) in joints_v.iter().enumerate() {
             let ji = j.as_i64().unwrap_or(-2);
+            // -1 (no bone) or a node index; anything else is a broken reference, not a bone of
+            // another skeleton (which is only warned about below).
+            if ji != -1 && !(0..nodes.len() as i64).contains(&ji) {
+                return Err(err(
+                    file,
+                    format!("{spath}.skeleton.joints[{k}]"),
+                    format!("{j} is neither a node index (the file has {} nodes) nor -1; write the index of a bone node", nodes.len()),
+                ));
+            }
             if ji == -1 {
                 slot_bone.push(None);
                 continue;

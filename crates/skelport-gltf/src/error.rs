@@ -7,16 +7,16 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum GltfError {
     /// The JSON does not parse or does not match the glTF schema.
-    #[error("{file}: invalid glTF JSON at line {line}, column {column}: {message}")]
+    #[error("{file}: invalid glTF JSON at line {line}, column {column}: {}", skelport_ir::with_hint(.message, "the file is cut short or damaged there: fix it or export it again"))]
     Json { file: String, line: usize, column: usize, message: String },
     /// The GLB container is malformed.
-    #[error("{file}: invalid GLB container: {message}")]
+    #[error("{file}: invalid GLB container: {}", skelport_ir::with_hint(.message, "the file is damaged or cut short: export it again"))]
     Glb { file: String, message: String },
     /// A structural rule of glTF is broken (the validator would report an error).
-    #[error("{file}: {pointer}: {message}")]
+    #[error("{file}: {pointer}: {}", skelport_ir::with_hint(.message, "fix that value (an index must name an existing item) or export the file again"))]
     Invalid { file: String, pointer: String, message: String },
     /// A buffer could not be loaded.
-    #[error("{file}: {pointer}: cannot load buffer: {message}")]
+    #[error("{file}: {pointer}: cannot load buffer: {}", skelport_ir::with_hint(.message, "fix the uri (a data: URI must be valid base64; a file must sit next to the .gltf)"))]
     Buffer { file: String, pointer: String, message: String },
     /// The document cannot be written as glTF.
     #[error("cannot write glTF: {0}")]

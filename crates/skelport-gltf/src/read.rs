@@ -28,6 +28,7 @@ pub(crate) fn read(input: Input<'_>, format: &str, diag: &mut Diagnostics) -> Re
     let file = input.display_name();
     let file = file.as_str();
     let glb = if input.bytes.starts_with(b"glTF") {
+        check_glb(input.bytes, file)?;
         Some(gltf::binary::Glb::from_slice(input.bytes).map_err(|e| GltfError::Glb { file: file.to_owned(), message: e.to_string() })?)
     } else {
         None
@@ -51,8 +52,108 @@ pub(crate) fn read(input: Input<'_>, format: &str, diag: &mut Diagnostics) -> Re
         return Err(GltfError::invalid(file, format!("/{key}"), "array must not be empty (omit the property instead)"));
     }
     let root: Root = serde_json::from_slice(json).map_err(json_err)?;
+    check_required_extensions(&root.extensions_required, file)?;
+    if let Some(sc) = root.scene.map(|s| s.value()) {
+        let n = root.scenes.len();
+        if sc >= n {
+            return Err(GltfError::invalid(
+                file,
+                "/scene",
+                format!("scene {sc} does not exist (the file has {n} scene(s)); set it to an index below {n} or remove it"),
+            ));
+        }
+    }
     let buffers = buffers::load(&root, bin, input.path, file)?;
     Reader { root: &root, buffers: &buffers, file, diag }.run(format)
+}
+
+/// The GLB header and chunk headers (glTF 2.0 "GLB File Format Specification"), checked before
+/// the `gltf` crate reads them so that every problem is reported at its byte offset (the crate's
+/// errors carry none): version 2, a length equal to the file's, chunks that fit and are padded to
+/// 4 bytes, JSON first, then at most BIN.
+fn check_glb(b: &[u8], file: &str) -> Result<(), GltfError> {
+    let e = |at: usize, m: String| GltfError::Glb { file: file.to_owned(), message: format!("byte {at}: {m}") };
+    if b.len() < 12 {
+        return Err(e(0, format!("the file is {} bytes, shorter than the 12-byte GLB header; it was cut short: export it again", b.len())));
+    }
+    let u = |at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]) as usize;
+    if u(4) != 2 {
+        return Err(e(4, format!("GLB version {}; only version 2 (glTF 2.0) is read: export the file as glTF 2.0", u(4))));
+    }
+    if u(8) != b.len() {
+        return Err(e(
+            8,
+            format!(
+                "the header says the file is {} bytes but it is {}; it was cut short or had bytes appended: export it again",
+                u(8),
+                b.len()
+            ),
+        ));
+    }
+    let (mut at, mut k) = (12usize, 0);
+    while at < b.len() {
+        if b.len() - at < 8 {
+            return Err(e(
+                at,
+                format!("a chunk header needs 8 bytes but {} are left; the file was cut short: export it again", b.len() - at),
+            ));
+        }
+        let (len, ty) = (u(at), &b[at + 4..at + 8]);
+        let shown = String::from_utf8_lossy(ty).replace('\0', "\\0");
+        if len > b.len() - at - 8 {
+            return Err(e(
+                at,
+                format!("the {shown} chunk's length {len} runs past the end of the file ({} bytes left); the file was cut short or damaged: export it again", b.len() - at - 8),
+            ));
+        }
+        if len % 4 != 0 {
+            return Err(e(
+                at,
+                format!("the {shown} chunk's length {len} is not a multiple of 4 (GLB pads chunks to 4 bytes); export the file again"),
+            ));
+        }
+        match (k, ty) {
+            (0, b"JSON") | (1, b"BIN\0") => {}
+            (0, _) => {
+                return Err(e(
+                    at + 4,
+                    format!("the first chunk is {shown}, not JSON; a GLB starts with its JSON chunk: export the file again"),
+                ))
+            }
+            _ => {
+                return Err(e(
+                    at + 4,
+                    format!("chunk {k} is of type {shown}; after the JSON chunk only one BIN chunk is read: export the file again"),
+                ))
+            }
+        }
+        at += 8 + len;
+        k += 1;
+    }
+    if k == 0 {
+        return Err(e(12, "no JSON chunk after the header; the file was cut short: export it again".into()));
+    }
+    Ok(())
+}
+
+/// glTF 2.0 §3.12: a loader must refuse a file whose `extensionsRequired` names an extension it
+/// does not implement. skelport implements none, but those that only change materials, textures
+/// or lights leave the skeleton, skins and mesh data it reads exactly as written, so they are
+/// ignored; any other (mesh compression, quantization, unknown ones) is refused.
+fn check_required_extensions(list: &[String], file: &str) -> Result<(), GltfError> {
+    for (i, name) in list.iter().enumerate() {
+        let harmless = ["KHR_materials_", "KHR_texture_", "EXT_texture_", "KHR_lights_punctual"].iter().any(|p| name.starts_with(p));
+        if !harmless {
+            return Err(GltfError::invalid(
+                file,
+                format!("/extensionsRequired/{i}"),
+                format!(
+                    "the file requires extension \"{name}\" to be read correctly and skelport does not implement it; export without it"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 struct Reader<'a> {

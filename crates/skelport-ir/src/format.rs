@@ -171,3 +171,15 @@ pub trait Format: Sync + Send {
     /// and reports what it cannot hold through `diag` as losses.
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError>;
 }
+
+/// `message` with a fix appended (`message; hint`) unless it already carries one: the project's
+/// messages say what is wrong, then after `"; "` what to do. Error types use it for the generic
+/// fix of a whole category (a JSON syntax error, a dangling index) so specific messages keep
+/// their own.
+pub fn with_hint(message: &str, hint: &str) -> String {
+    if message.contains("; ") {
+        message.to_string()
+    } else {
+        format!("{message}; {hint}")
+    }
+}

@@ -12,9 +12,9 @@ pub const IR_JSON_VERSION: u32 = 1;
 /// Errors reading ir-json.
 #[derive(Debug, thiserror::Error)]
 pub enum IrJsonError {
-    #[error("{file}:{line}:{column}: {message}")]
+    #[error("{file}:{line}:{column}: {}", crate::with_hint(.message, "fix the JSON there (schemas/ir-json.schema.json describes it) or write the file again with skelport"))]
     Syntax { file: String, line: usize, column: usize, message: String },
-    #[error("{file}: ir-json version {found} is newer than this skelport reads ({IR_JSON_VERSION}); upgrade skelport")]
+    #[error("{file}: /skelport_ir: ir-json version {found} is newer than this skelport reads ({IR_JSON_VERSION}); upgrade skelport")]
     Version { file: String, found: u32 },
 }
 

@@ -53,7 +53,7 @@ pub mod validate;
 pub use anchor::{Anchor, AnchorStrategy, BoneAnchors};
 pub use document::{Bone, BoneId, Document, Faces, Mesh, Normals, Skeleton, Transform, VertexGroup};
 pub use ext::{Extension, Extensions};
-pub use format::{Diagnostic, Diagnostics, Format, FormatError, Input, Output, ReadOptions, Severity, WriteOptions};
+pub use format::{with_hint, Diagnostic, Diagnostics, Format, FormatError, Input, Output, ReadOptions, Severity, WriteOptions};
 pub use frame::{Axis, Frame, Handedness};
 pub use skin::{Influences, Skin};
 

@@ -22,9 +22,9 @@ pub const NAMESPACE: &str = "mpfb";
 /// Errors reading or writing MPFB files, with the place.
 #[derive(Debug, thiserror::Error)]
 pub enum MpfbError {
-    #[error("{file}:{line}:{column}: not valid JSON: {message}")]
+    #[error("{file}:{line}:{column}: not valid JSON: {}", skelport_ir::with_hint(.message, "fix the JSON there or export the file from MPFB again"))]
     Syntax { file: String, line: usize, column: usize, message: String },
-    #[error("{file}: at {path}: {message}")]
+    #[error("{file}: at {path}: {}", skelport_ir::with_hint(.message, "fix that value (the rig format is in docs/) or export the rig from MPFB again"))]
     Json { file: String, path: String, message: String },
     #[error("{file}: {message}")]
     File { file: String, message: String },

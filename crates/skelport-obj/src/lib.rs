@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 /// Errors reading OBJ, with the line.
 #[derive(Debug, thiserror::Error)]
 pub enum ObjError {
-    #[error("{file}:{line}: {message}")]
+    #[error("{file}:{line}: {}", skelport_ir::with_hint(.message, "fix that line or export the mesh again"))]
     Line { file: String, line: usize, message: String },
-    #[error("{file}: not UTF-8 text at byte {offset}; OBJ files are text")]
+    #[error("{file}: not UTF-8 text at byte {offset}; OBJ files are text: save it as UTF-8 or ASCII, or export the mesh again")]
     Encoding { file: String, offset: usize },
 }
 
@@ -95,6 +95,15 @@ fn num(tok: Option<&str>, file: &str, line: usize, what: &str) -> Result<f64, Ob
 /// Parse OBJ text. `file` names the source in errors.
 pub fn parse(bytes: &[u8], file: &str) -> Result<ObjMesh, ObjError> {
     let text = std::str::from_utf8(bytes).map_err(|e| ObjError::Encoding { file: file.into(), offset: e.valid_up_to() })?;
+    // NUL is valid UTF-8 but never OBJ text: UTF-16 (every other byte 0) or a damaged file, whose
+    // lines would otherwise be skipped as unknown statements and read as an empty mesh.
+    if let Some(i) = bytes.iter().position(|&b| b == 0) {
+        return Err(ObjError::Line {
+            file: file.into(),
+            line: bytes[..i].iter().filter(|&&b| b == b'\n').count() + 1,
+            message: format!("NUL byte at offset {i}: the file is UTF-16 or damaged, and OBJ is plain text; save it as UTF-8 (or ASCII)"),
+        });
+    }
     let mut m = ObjMesh::default();
     let mut group_index: BTreeMap<String, u32> = BTreeMap::new();
     let mut current: Option<u32> = None;
@@ -152,6 +161,13 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<ObjMesh, ObjError> {
             }
             _ => {}
         }
+    }
+    if m.positions.is_empty() {
+        return Err(ObjError::Line {
+            file: file.into(),
+            line: text.lines().count().max(1),
+            message: "the file has no vertex (`v`) lines, so it is empty, cut short or not an OBJ mesh; export the mesh again".into(),
+        });
     }
     Ok(m)
 }

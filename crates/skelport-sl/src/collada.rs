@@ -175,6 +175,17 @@ impl Ctx<'_> {
         floats_into(text, &mut out).map_err(|(i, t)| self.err(n, format!("value {} \"{t}\" is not a number", i + 1)))?;
         Ok(out)
     }
+    /// An array's `count` attribute against the values it holds (Collada: count is "the number
+    /// of values in the array"); a mismatch means a cut or hand-edited list.
+    fn check_count(&self, n: xml::Node<'_, '_>, found: usize) -> Result<(), SlError> {
+        match n.attribute("count") {
+            Some(c) if c.trim().parse::<usize>().ok() != Some(found) => Err(self.err(
+                n,
+                format!("<{}> count=\"{c}\" but it holds {found} values; set count=\"{found}\" or restore the missing values", n.name()),
+            )),
+            _ => Ok(()),
+        }
+    }
     fn ints(&self, n: xml::Node<'_, '_>) -> Result<Vec<i64>, SlError> {
         let text = n.text().unwrap_or("");
         let mut out = Vec::with_capacity(text.len() / 3);
@@ -384,6 +395,18 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
     if root.name() != "COLLADA" {
         return Err(cx.err(root, format!("the root element is <{}>, not <COLLADA>: this is not a Collada file", root.name())));
     }
+    // Collada 1.4.1 schema: <COLLADA> holds only these. (Deeper down unknown elements are
+    // ignored, as exporters' own ones are; nesting itself is not capped, since a 65,535-bone
+    // chain nests as deep.)
+    if let Some(n) = root.children().find(|n| {
+        let t = n.name();
+        !(t.starts_with("library_") || matches!(t, "asset" | "scene" | "extra"))
+    }) {
+        return Err(cx.err(
+            n,
+            format!("<{}> cannot be a child of <COLLADA> (only <asset>, <library_*>, <scene> and <extra>); remove it or move it into an <extra>", n.name()),
+        ));
+    }
     let mut dae = Dae::default();
     if let Some(asset) = child(root, "asset") {
         if let Some(u) = child(asset, "unit") {
@@ -405,7 +428,10 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
     let mut ids: HashMap<&str, xml::Node<'_, '_>> = HashMap::new();
     for n in root.descendants() {
         if let Some(id) = n.attribute("id") {
-            ids.entry(id).or_insert(n);
+            // Collada ids are xs:ID, unique in the document; a second one makes every URL to it ambiguous.
+            if let Some(first) = ids.insert(id, n) {
+                return Err(cx.err(n, format!("id \"{id}\" is also used at {}; ids must be unique; rename one", cx.pos(first))));
+            }
         }
     }
     dae.materials = root
@@ -420,10 +446,14 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
             .unwrap_or(1)
             .max(1);
         if let Some(fa) = child(s, "float_array") {
-            return Ok(SourceData::Floats(cx.floats(fa)?, stride));
+            let v = cx.floats(fa)?;
+            cx.check_count(fa, v.len())?;
+            return Ok(SourceData::Floats(v, stride));
         }
         if let Some(na) = child(s, "Name_array") {
-            return Ok(SourceData::Names(na.text().unwrap_or("").split_ascii_whitespace().map(str::to_string).collect()));
+            let v: Vec<String> = na.text().unwrap_or("").split_ascii_whitespace().map(str::to_string).collect();
+            cx.check_count(na, v.len())?;
+            return Ok(SourceData::Names(v));
         }
         if let Some(ia) = child(s, "IDREF_array") {
             let names = ia
@@ -677,7 +707,13 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
                 i.attribute("offset").and_then(|o| o.trim().parse().ok()).ok_or_else(|| cx.err(i, "an <input> without a valid offset"))?;
             stride = stride.max(off + 1);
             match i.attribute("semantic") {
-                Some("JOINT") => j_off = Some(off),
+                Some("JOINT") => {
+                    let src = i.attribute("source").unwrap_or("");
+                    if !ids.contains_key(url(src)) {
+                        return Err(cx.err(i, format!("source \"{src}\" is not in the file; point it at the <joints> JOINT source")));
+                    }
+                    j_off = Some(off)
+                }
                 Some("WEIGHT") => match source_at(i.attribute("source").unwrap_or(""), i)? {
                     SourceData::Floats(v, _) => w = Some((off, v)),
                     SourceData::Names(_) => return Err(cx.err(i, "the WEIGHT source holds names, not numbers")),

@@ -4,10 +4,10 @@
 #[derive(Debug, thiserror::Error)]
 pub enum SlError {
     /// The XML itself is malformed.
-    #[error("{file}:{line}:{column}: XML error: {message}")]
+    #[error("{file}:{line}:{column}: XML error: {}", skelport_ir::with_hint(.message, "fix the XML there or export the file again"))]
     Xml { file: String, line: usize, column: usize, message: String },
     /// Well-formed XML whose content is not usable; `line` 0 means the file as a whole.
-    #[error("{file}{}: {message}", if *.line > 0 { format!(":{}:{}", .line, .column) } else { String::new() })]
+    #[error("{file}{}: {}", if *.line > 0 { format!(":{}:{}", .line, .column) } else { String::new() }, skelport_ir::with_hint(.message, "fix it there or export the file again"))]
     Invalid { file: String, line: usize, column: usize, message: String },
     /// The document cannot be written as an SL-importable file; the message says what to do.
     #[error("cannot write an SL Collada file: {message}")]

@@ -18,6 +18,7 @@ pub use error::SlError;
 pub use skeleton::{generate_table, SlAttachmentPoint, SlBone, SlCollisionVolume, SlJoint, SlSkeleton, Support};
 pub use skelfmt::{skeleton_document, SlSkeletonFormat};
 pub mod collada;
+mod dae_check;
 pub mod read;
 pub mod validate;
 pub mod write;

@@ -512,6 +512,7 @@ fn unique_name(base: &str, taken: &mut HashSet<String>) -> String {
 pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, SlError> {
     let text = decode(bytes, file)?;
     let dae = collada::parse(&text, file)?;
+    crate::dae_check::check(&dae, file)?;
     let owned;
     let sl = match &opts.sl_skeleton {
         Some(p) => {

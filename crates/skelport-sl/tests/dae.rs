@@ -294,7 +294,7 @@ fn validator_names_each_broken_rule() {
     assert!(rules(&bad).contains(&"VertexWeightsCount"));
     // 111 joints.
     let names: Vec<String> = (0..111).map(|i| sl.name(sl.order()[i + 1])).collect();
-    let bad = text.replace(">mPelvis mTorso</Name_array>", &format!(">{}</Name_array>", names.join(" ")));
+    let bad = text.replace("count=\"2\">mPelvis mTorso</Name_array>", &format!("count=\"111\">{}</Name_array>", names.join(" ")));
     assert!(rules(&bad).contains(&"TooManyJoint"), "{:?}", rules(&bad));
     // Not XML.
     assert_eq!(rules("<COLLADA"), ["LoadError"]);
