@@ -272,9 +272,7 @@ fn print_diagnostics(file: &str, d: &Diagnostics) {
             Severity::Warning => "warning",
             Severity::Loss => "loss",
         };
-        // Some readers already name the file (library users see no other prefix); say it once.
-        let message = item.message.strip_prefix(file).and_then(|m| m.strip_prefix(": ")).unwrap_or(&item.message);
-        eprintln!("{tag}: {file}: {message}");
+        eprintln!("{tag}: {file}: {}", item.message);
     }
 }
 

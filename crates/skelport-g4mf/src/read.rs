@@ -52,7 +52,7 @@ pub fn read_text(bytes: &[u8], file: &str, base: &Path, opts: &ReadOptions, diag
         message: "not UTF-8; .g4tf files are UTF-8 JSON".into(),
     })?;
     if text.starts_with('\u{feff}') {
-        diag.warn("g4mf.bom", format!("{file}: .g4tf files must not start with a byte-order mark"));
+        diag.warn("g4mf.bom", ".g4tf files must not start with a byte-order mark");
     }
     let root: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| G4mfError::Syntax {
         file: file.into(),
@@ -309,7 +309,7 @@ fn read_document(
         }
         diag.warn(
             "g4mf.dimension",
-            format!("{file}: a {dim}D file with {} node(s) and no skeleton or mesh: nothing for the IR to hold", nodes.len()),
+            format!("a {dim}D file with {} node(s) and no skeleton or mesh: nothing for the IR to hold", nodes.len()),
         );
         return Ok(doc);
     }
@@ -317,7 +317,7 @@ fn read_document(
         .first()
         .is_some_and(|n| n.get("position").is_some() || n.get("rotor").is_some() || n.get("scale").is_some() || n.get("basis").is_some())
     {
-        diag.warn("g4mf.root-transform", format!("{file}: node 0 must not have a transform"));
+        diag.warn("g4mf.root-transform", "node 0 must not have a transform");
     }
     let ctx = Ctx { file, root, buffers: load_buffers(root, file, base, chunks)? };
 
@@ -326,7 +326,7 @@ fn read_document(
     let mut parent: Vec<Option<usize>> = vec![None; n];
     for (i, node) in nodes.iter().enumerate() {
         if node.get("children").and_then(Value::as_array).is_some_and(|c| c.is_empty()) {
-            diag.warn("g4mf.empty-children", format!("{file}: nodes[{i}].children is empty; omit it instead"));
+            diag.warn("g4mf.empty-children", format!("nodes[{i}].children is empty; omit it instead"));
         }
         for (k, c) in array(node, "children").iter().enumerate() {
             let ci = c
@@ -375,7 +375,7 @@ fn read_document(
     for (i, node) in nodes.iter().enumerate() {
         if let Some(name) = node.get("name").and_then(Value::as_str).filter(|s| !s.is_empty()) {
             if !crate::name_is_legal(name) {
-                diag.warn("g4mf.name", format!("{file}: nodes[{i}] name \"{name}\" has characters G4MF forbids"));
+                diag.warn("g4mf.name", format!("nodes[{i}] name \"{name}\" has characters G4MF forbids"));
             }
             // G4MF: a non-empty name is unique across the whole file (SPEC-NOTES "name").
             if let Some(prev) = used_names.insert(name.to_string(), i) {
@@ -431,7 +431,7 @@ fn read_document(
             *count += 1;
             if *count > 1 {
                 let renamed = format!("{name}_{count}");
-                diag.warn("g4mf.duplicate-name", format!("{file}: {bpath}: bone name \"{name}\" repeats; renamed \"{renamed}\""));
+                diag.warn("g4mf.duplicate-name", format!("{bpath}: bone name \"{name}\" repeats; renamed \"{renamed}\""));
                 name = renamed;
             }
             let mut b = Bone::new(name, p, rest);
@@ -494,13 +494,13 @@ fn read_document(
                 None => {
                     diag.warn(
                         "g4mf.joint",
-                        format!("{file}: {spath}.skeleton.joints[{k}] = {j} is not a bone of this skeleton; its influences are ignored"),
+                        format!("{spath}.skeleton.joints[{k}] = {j} is not a bone of this skeleton; its influences are ignored"),
                     );
                     slot_bone.push(None);
                 }
             }
             if ji <= last {
-                diag.warn("g4mf.joint-order", format!("{file}: {spath}.skeleton.joints is not strictly increasing at [{k}]"));
+                diag.warn("g4mf.joint-order", format!("{spath}.skeleton.joints is not strictly increasing at [{k}]"));
             }
             last = ji;
         }
@@ -606,7 +606,7 @@ fn read_skinned_mesh(
     for (k, nm) in names.iter().enumerate() {
         let s = nm.as_str().unwrap_or("");
         if s.is_empty() || !seen.insert(s) {
-            diag.warn("g4mf.group-names", format!("{file}: {kpath}.groupNames[{k}] is empty or repeated"));
+            diag.warn("g4mf.group-names", format!("{kpath}.groupNames[{k}] is empty or repeated"));
         }
     }
     // IR joint slots: the valid skeleton slots, in order.
@@ -631,14 +631,14 @@ fn read_skinned_mesh(
             return Err(err(file, format!("{kpath}.vertices"), format!("element {k} refers to vertex {v}, but the mesh has {nv}")));
         }
         if v < prev_v && !order_warned {
-            diag.warn("g4mf.skin-order", format!("{file}: {kpath}.vertices is not ascending at element {k}"));
+            diag.warn("g4mf.skin-order", format!("{kpath}.vertices is not ascending at element {k}"));
             order_warned = true;
         }
         if v != prev_v {
             prev_w = f64::INFINITY;
         }
         if wv[k] > prev_w + 1e-12 && !order_warned {
-            diag.warn("g4mf.skin-order", format!("{file}: {kpath}: weights of vertex {v} do not descend"));
+            diag.warn("g4mf.skin-order", format!("{kpath}: weights of vertex {v} do not descend"));
             order_warned = true;
         }
         prev_v = v;

@@ -273,7 +273,7 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
             Some(m)
         }
         None => {
-            diag.info("mpfb.no-mesh", format!("{file}: no --mesh given: every bone is placed at its default_position"));
+            diag.info("mpfb.no-mesh", "no --mesh given: every bone is placed at its default_position");
             None
         }
     };
@@ -335,16 +335,15 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
         if let Some(rs) = b.get("roll_strategy").and_then(Value::as_str) {
             match roll_for_strategy(rs, dir) {
                 Some(r) => roll = r,
-                None => diag.warn(
-                    "mpfb.roll-strategy",
-                    format!("{file}: bone \"{name}\": unknown roll_strategy \"{rs}\"; the file's roll is used"),
-                ),
+                None => {
+                    diag.warn("mpfb.roll-strategy", format!("bone \"{name}\": unknown roll_strategy \"{rs}\"; the file's roll is used"))
+                }
             }
         }
         let (q, len) = bone_from_head_tail(h, t, roll);
         let parent = b.get("parent").and_then(Value::as_str).filter(|p| !p.is_empty()).and_then(|p| index.get(p).copied());
         if parent.is_none() && b.get("parent").and_then(Value::as_str).is_some_and(|p| !p.is_empty()) {
-            diag.warn("mpfb.parent", format!("{file}: bone \"{name}\": parent \"{}\" does not exist; made a root", b["parent"]));
+            diag.warn("mpfb.parent", format!("bone \"{name}\": parent \"{}\" does not exist; made a root", b["parent"]));
         }
         let rest = match parent {
             Some(p) => {
@@ -547,7 +546,7 @@ fn read_weights_into(
     if !unmatched.is_empty() {
         diag.warn(
             "mpfb.unmatched-weights",
-            format!("{file}: {} weight group(s) match no bone and are ignored: {}", unmatched.len(), unmatched.join(", ")),
+            format!("{} weight group(s) match no bone and are ignored: {}", unmatched.len(), unmatched.join(", ")),
         );
     }
     if let Some(nv) = mesh_vertices {
