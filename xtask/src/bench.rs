@@ -125,18 +125,21 @@ fn validator_errors(root: &Path, file: &Path) -> Option<u64> {
     line.rsplit_once(": ")?.1.split(' ').next()?.parse().ok()
 }
 
-/// A headless Blender script: a factory-empty scene, `import` (one bpy import call), then a glTF
-/// export to `out`. Debian's numpy needs `numpy.bool` back for Blender 3.4's glTF add-on.
-fn blender_script(import: &str, out: &Path) -> String {
-    format!(
-        "import numpy\nnumpy.bool = bool\nimport bpy\nbpy.ops.wm.read_factory_settings(use_empty=True)\n{import}\nbpy.ops.export_scene.gltf(filepath={:?})\n",
-        out.display().to_string()
-    )
-}
-
-/// The command that runs a Blender script headless and quietly.
-fn blender_command(py: &Path) -> String {
-    format!("blender -b --factory-startup -noaudio --python {} >/dev/null 2>&1", py.display())
+/// Write `<dir>/<key>.py`, a headless Blender script (a factory-empty scene, `import`: one bpy
+/// import call of `input`, then a glTF export to `<dir>/<key>-blender.glb`), and return the command
+/// that runs it quietly. Debian's numpy needs `numpy.bool` back for Blender 3.4's glTF add-on.
+fn blender_case(dir: &Path, key: &str, import: &str, input: &Path) -> Result<String> {
+    let py = dir.join(format!("{key}.py"));
+    let out = dir.join(format!("{key}-blender.glb"));
+    std::fs::write(
+        &py,
+        format!(
+            "import numpy\nnumpy.bool = bool\nimport bpy\nbpy.ops.wm.read_factory_settings(use_empty=True)\n{import}(filepath={:?})\nbpy.ops.export_scene.gltf(filepath={:?})\n",
+            input.display().to_string(),
+            out.display().to_string()
+        ),
+    )?;
+    Ok(format!("blender -b --factory-startup -noaudio --python {} >/dev/null 2>&1", py.display()))
 }
 
 /// A 65,535-bone binary-tree skeleton (the Unity-era AnvilToolkit limit).
@@ -219,12 +222,13 @@ pub fn compare(root: &Path) -> Result<()> {
     );
     let blender = has("blender");
     if blender {
-        let py = t.join("a.py");
-        std::fs::write(
-            &py,
-            blender_script(&format!("bpy.ops.import_scene.obj(filepath={:?})", obj.display().to_string()), &t.join("a-blender.glb")),
-        )?;
-        row(A, "a.blender", "Blender 3.4 headless (OBJ import + glTF export only)", blender_command(&py), None);
+        row(
+            A,
+            "a.blender",
+            "Blender 3.4 headless (OBJ import + glTF export only)",
+            blender_case(t, "a", "bpy.ops.import_scene.obj", &obj)?,
+            None,
+        );
     }
 
     // (b) the Linden body, beside assimp and Blender.
@@ -235,12 +239,7 @@ pub fn compare(root: &Path) -> Result<()> {
         row(B, "b.assimp", "assimp export", format!("assimp export {} {td}/b-assimp.glb", female.display()), None);
     }
     if blender {
-        let py = t.join("b.py");
-        std::fs::write(
-            &py,
-            blender_script(&format!("bpy.ops.wm.collada_import(filepath={:?})", female.display().to_string()), &t.join("b-blender.glb")),
-        )?;
-        row(B, "b.blender", "Blender 3.4 headless", blender_command(&py), None);
+        row(B, "b.blender", "Blender 3.4 headless", blender_case(t, "b", "bpy.ops.wm.collada_import", &female)?, None);
     }
 
     // (c) Fox.
