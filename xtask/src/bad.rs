@@ -51,6 +51,24 @@ fn replace_nth(text: &str, from: &str, to: &str, n: usize) -> String {
     format!("{}{}{}", &text[..i], to, &text[i + from.len()..])
 }
 
+/// Cases every binary container gets: empty, its header alone, truncations, random bytes.
+fn binary_generic(seed: &[u8], ext: &str, header: usize, garbage_seed: u32, out: &mut Vec<Case>) {
+    let n = seed.len();
+    out.push((format!("empty.{ext}"), Vec::new()));
+    out.push((format!("header-only.{ext}"), seed[..header].to_vec()));
+    for pct in [1, 10, 25, 50, 75, 99] {
+        out.push((format!("truncated-{pct:02}pct.{ext}"), seed[..n * pct / 100].to_vec()));
+    }
+    out.push((format!("binary-garbage.{ext}"), garbage(512, garbage_seed)));
+}
+
+/// `seed` with `bytes` written over it at `at`, as the case `<name>.<ext>`.
+fn patched(seed: &[u8], ext: &str, name: &str, at: usize, bytes: &[u8]) -> Case {
+    let mut v = seed.to_vec();
+    v[at..at + bytes.len()].copy_from_slice(bytes);
+    (format!("{name}.{ext}"), v)
+}
+
 /// Cases every text format gets: truncation, encodings, stray bytes.
 fn text_generic(seed: &[u8], ext: &str, out: &mut Vec<Case>) {
     let n = seed.len();
@@ -450,17 +468,8 @@ fn glb(out: &mut Vec<Case>) {
     let json = seed[20..20 + jlen].to_vec();
     let bin = seed[20 + jlen + 8..].to_vec();
     let n = seed.len();
-    out.push(("empty.glb".into(), Vec::new()));
-    out.push(("header-only.glb".into(), seed[..12].to_vec()));
-    for pct in [1, 10, 25, 50, 75, 99] {
-        out.push((format!("truncated-{pct:02}pct.glb"), seed[..n * pct / 100].to_vec()));
-    }
-    out.push(("binary-garbage.glb".into(), garbage(512, 0x61b)));
-    let patch = |name: &str, at: usize, bytes: &[u8]| -> Case {
-        let mut v = seed.clone();
-        v[at..at + bytes.len()].copy_from_slice(bytes);
-        (format!("{name}.glb"), v)
-    };
+    binary_generic(&seed, "glb", 12, 0x61b, out);
+    let patch = |name: &str, at: usize, bytes: &[u8]| patched(&seed, "glb", name, at, bytes);
     out.push(patch("bad-magic", 0, b"glTf"));
     out.push(patch("version-1", 4, &1u32.to_le_bytes()));
     out.push(patch("version-99", 4, &99u32.to_le_bytes()));
@@ -536,17 +545,8 @@ fn g4b(out: &mut Vec<Case>) {
         }
         skelport_g4mf::container::write(&cs).unwrap()
     };
-    out.push(("empty.g4b".into(), Vec::new()));
-    out.push(("header-only.g4b".into(), seed[..16].to_vec()));
-    for pct in [1, 10, 25, 50, 75, 99] {
-        out.push((format!("truncated-{pct:02}pct.g4b"), seed[..n * pct / 100].to_vec()));
-    }
-    out.push(("binary-garbage.g4b".into(), garbage(512, 0x64b)));
-    let patch = |name: &str, at: usize, bytes: &[u8]| -> Case {
-        let mut v = seed.clone();
-        v[at..at + bytes.len()].copy_from_slice(bytes);
-        (format!("{name}.g4b"), v)
-    };
+    binary_generic(&seed, "g4b", 16, 0x64b, out);
+    let patch = |name: &str, at: usize, bytes: &[u8]| patched(&seed, "g4b", name, at, bytes);
     out.push(patch("bad-magic", 0, b"G4MX"));
     out.push(patch("version-1", 4, &1u32.to_le_bytes()));
     out.push(patch("total-size-larger-than-file", 8, &(n as u64 + 4096).to_le_bytes()));
