@@ -237,7 +237,7 @@ impl std::hash::Hasher for IdHasher {
 pub type IdHash = std::hash::BuildHasherDefault<IdHasher>;
 
 /// What the IR needs of one bone, however it was read.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct BoneData {
     pub id: u64,
     pub hash: u32,

@@ -487,7 +487,9 @@ impl ModifierKind {
 
 /// Parse a number as AnvilToolkit writes it (`0.4`, `-0`, `1E-05`, `NaN` is refused).
 pub fn parse_number(s: &str) -> Option<f64> {
-    let v: f64 = s.trim().parse().ok()?;
+    // fast-float2: what `str::parse` gives, bit for bit, at about half the time (tested in
+    // skelport_ir::num); a 65,535-bone file has two million numbers.
+    let v = skelport_ir::num::fast_decimal(s.trim())?;
     v.is_finite().then_some(v)
 }
 

@@ -12,7 +12,7 @@ use crate::model::{names, parse_number, Form, BONE_FIELD_NAMES};
 use crate::names::Names;
 use crate::parse::{detect_form, ptr_parts, vector_parts, PtrParts};
 use crate::text::{unescape, ByteForm};
-use crate::xml::Source;
+use crate::xml::{Progress, Source, Stream, Visit};
 use skelport_ir::{DQuat, DVec3, Diagnostics, Document};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -152,7 +152,19 @@ fn pose(p: Option<([f64; 4], usize)>, r: Option<([f64; 4], usize)>) -> Option<Po
 /// Read decoded text into an IR document.
 pub(crate) fn read_text(text: String, bytes: ByteForm, names: &Names, file: &str, stem: &str, diag: &mut Diagnostics) -> Result<Document> {
     crate::validate::check_text(&text, bytes, file)?;
-    let src = Source::parse(text).map_err(|e| AnvilError::Syntax {
+    let text = Arc::new(text);
+    let (bones, form) = match streaming(&text, file) {
+        Some(found) => found,
+        None => tree(&text, names, file)?,
+    };
+    let text = Arc::try_unwrap(text).unwrap_or_else(|a| (*a).clone());
+    build_document(bones, ReadInfo { form, bytes, text }, names, file, stem, diag)
+}
+
+/// The reference reader: the whole element tree, then every check in a fixed order, so the
+/// first problem of a bad file is the one reported, with its place and fix.
+fn tree(text: &Arc<String>, names: &Names, file: &str) -> Result<(Vec<BoneData>, Form)> {
+    let src = Source::parse_shared(Arc::clone(text)).map_err(|e| AnvilError::Syntax {
         file: file.to_string(),
         line: e.line,
         column: e.column,
@@ -172,13 +184,252 @@ pub(crate) fn read_text(text: String, bytes: ByteForm, names: &Names, file: &str
     })?;
     crate::validate::check(&src, form, file)?;
     let bones = extract(&Ctx { src: &src, form, file }, names)?;
-    // Free the tree (nodes and attribute spans, most of the read's memory) before the IR is
-    // built: a `let Source { text, .. }` pattern would keep the other fields alive to the end of
-    // this function, and they were the peak.
-    let Source { text, nodes, attr_spans, .. } = src;
-    drop((nodes, attr_spans));
-    let text = Arc::try_unwrap(text).unwrap_or_else(|a| (*a).clone());
-    build_document(bones, ReadInfo { form, bytes, text }, names, file, stem, diag)
+    Ok((bones, form))
+}
+
+/// The fast reader: a streaming pass that takes each bone from the tree as soon as its end tag
+/// is read and then drops its elements, so the tree never holds more than one bone plus the
+/// skeleton's other fields (a 65,535-bone file has two million elements: as a whole tree they
+/// were 110 MB of fresh memory and most of the read's time). A big file's Bones list is read in
+/// two halves on two threads (see [`split_point`]). It makes every check the tree reader makes,
+/// but on any problem it gives up (`None`) instead of reporting it: the caller then runs
+/// [`tree`], so a bad file gets exactly the reference message. Equal results on good files are
+/// tested against [`tree`].
+fn streaming(text: &Arc<String>, file: &str) -> Option<(Vec<BoneData>, Form)> {
+    // Below this, a second thread and the split search cost more than they save.
+    const SPLIT_FROM: usize = 4 << 20;
+    streaming_split(text, file, SPLIT_FROM)
+}
+
+/// [`streaming`], splitting texts of `split_from` bytes or more.
+fn streaming_split(text: &Arc<String>, file: &str, split_from: usize) -> Option<(Vec<BoneData>, Form)> {
+    let mut st = Stream::new(text, 3, Half::new(file, None, None, text.len() >= split_from))?;
+    let mut second: Option<(Source, Half<'_>)> = None;
+    if st.run(None).ok()? == Progress::Paused {
+        // Paused after the first bone, to split the rest.
+        let (first, list, form) = (st.visitor().first?, st.visitor().parent_seen?.0, st.visitor().form);
+        match split_point(text, first, st.pos()) {
+            Some(p) if st.open().last() == Some(&list) => {
+                let b = Half::new(file, form, Some((1, true)), false);
+                let mut sb = Stream::resume_at(text, p, st.source(), st.open(), 3, b)?;
+                let (ra, rb) = rayon::join(|| st.run(Some(p)), || sb.run(None));
+                let paused_right = ra.as_ref().ok() == Some(&Progress::Paused) && st.pos() == p && st.open().last() == Some(&list);
+                if paused_right {
+                    // The first half ends where the second began, in the state it assumed.
+                    if rb.ok()? != Progress::Done {
+                        return None;
+                    }
+                    #[cfg(test)]
+                    tests::SPLITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    second = Some(sb.into_parts());
+                } else if ra.ok()? == Progress::Paused {
+                    // The split was inside something else (a comment, say): go on alone.
+                    st.run(None).ok()?;
+                }
+            }
+            _ => {
+                st.run(None).ok()?;
+            }
+        }
+    }
+    let (src, a) = st.into_parts();
+    let form = match a.form {
+        Some(f) => f,
+        None => detect_form(&src)?,
+    };
+    let c = Ctx { src: &src, form, file };
+    let max_depth = src.max_depth.max(second.as_ref().map(|(s, _)| s.max_depth).unwrap_or(0));
+    if max_depth > crate::validate::MAX_DEPTH || crate::validate::check_prolog(&src, file).is_err() || !root_ok(&c) {
+        return None;
+    }
+    let list = src.children(src.root).find(|&k| src.attr(k, "Name") == Some(names::BONES))?;
+    // Every item of the list was taken and dropped, or the hook gave up.
+    if !bones_list_ok(&src, list, form) || src.has_children(list) {
+        return None;
+    }
+    let Half { mut bones, mut seen, .. } = a;
+    seen.nodes(&c, 0..src.nodes.len() as u32).ok()?;
+    if let Some((src_b, b)) = second {
+        // The second half's tree starts with copies of the root and the list.
+        let cb = Ctx { src: &src_b, form, file };
+        if src_b.has_children(1) {
+            return None;
+        }
+        let Half { bones: bones_b, seen: mut seen_b, .. } = b;
+        seen_b.nodes(&cb, 2..src_b.nodes.len() as u32).ok()?;
+        for id in seen_b.ids {
+            if !seen.ids.insert(id) {
+                return None;
+            }
+        }
+        seen.pending.extend(seen_b.pending);
+        bones.extend(bones_b);
+    }
+    seen.pending.iter().all(|id| seen.ids.contains(id)).then_some((bones, form))
+}
+
+/// Where to split a big Bones list: the start of a bone item near the middle of the text, found
+/// by the bytes around the first one (`first`: its tag name and the gap before it), past
+/// `after`. A match inside something else (a comment) is caught when the first half does not
+/// arrive there in the right state.
+fn split_point(text: &str, first: FirstBone, after: usize) -> Option<usize> {
+    let name = text.get(first.name.0..first.name.1)?;
+    let gap = text.get(first.gap.0..first.gap.1)?;
+    let pattern = format!("</{name}>{gap}<{name}");
+    let mut mid = (text.len() / 2).max(after);
+    while !text.is_char_boundary(mid) {
+        mid += 1;
+    }
+    let q = mid + text[mid..].find(&pattern)?;
+    Some(q + name.len() + 3 + gap.len())
+}
+
+/// Where the first bone item's tag name and the gap before it are.
+#[derive(Clone, Copy)]
+struct FirstBone {
+    name: (usize, usize),
+    gap: (usize, usize),
+}
+
+/// The state of one streaming reader (one half of a split file, or the whole).
+struct Half<'f> {
+    file: &'f str,
+    form: Option<Form>,
+    /// The element whose children the hook saw last, and whether it is the Bones list.
+    parent_seen: Option<(u32, bool)>,
+    bones: Vec<BoneData>,
+    seen: Seen,
+    /// Pause after the first bone (to split the rest).
+    pause: bool,
+    first: Option<FirstBone>,
+}
+
+impl crate::xml::Visitor for Half<'_> {
+    fn visit(&mut self, s: &Source, n: u32) -> Visit {
+        Half::visit(self, s, n).unwrap_or(Visit::Stop)
+    }
+}
+
+impl<'f> Half<'f> {
+    fn new(file: &'f str, form: Option<Form>, parent_seen: Option<(u32, bool)>, pause: bool) -> Self {
+        Half {
+            file,
+            form,
+            parent_seen,
+            bones: Vec::new(),
+            seen: Seen { ids: HashSet::with_capacity_and_hasher(1024, Default::default()), pending: Vec::new() },
+            pause,
+            first: None,
+        }
+    }
+
+    /// The hook: an element one level below the root's children has closed.
+    fn visit(&mut self, s: &Source, n: u32) -> std::result::Result<Visit, ()> {
+        let form = match self.form {
+            Some(f) => f,
+            None => *self.form.insert(detect_form(s).ok_or(())?),
+        };
+        let c = Ctx { src: s, form, file: self.file };
+        let parent = s.node(n).parent;
+        let in_bones = match self.parent_seen {
+            Some((p, b)) if p == parent => b,
+            _ => {
+                // The Bones list is the root's first child named Bones.
+                let b = s.children(s.root).find(|&k| s.attr(k, "Name") == Some(names::BONES)) == Some(parent);
+                if b && !bones_list_ok(s, parent, form) {
+                    return Err(());
+                }
+                self.parent_seen = Some((parent, b));
+                b
+            }
+        };
+        if !in_bones {
+            return Ok(Visit::Keep);
+        }
+        if !is_bone_item(&c, n) {
+            return Err(());
+        }
+        let id = c.parse_id(n, s.attr(n, "ID").unwrap_or("")).map_err(drop)?;
+        self.seen.nodes(&c, n..s.nodes.len() as u32)?;
+        self.bones.push(bone(&c, n, id).map_err(drop)?);
+        if self.first.is_none() && n == parent + 1 {
+            let node = s.node(n);
+            self.first = Some(FirstBone {
+                name: (node.start as usize + 1, node.name_end as usize),
+                gap: (s.node(parent).tag_end as usize, node.start as usize),
+            });
+        }
+        if self.pause && self.bones.len() == 1 {
+            self.pause = false;
+            return Ok(Visit::DropAndPause);
+        }
+        Ok(Visit::Drop)
+    }
+}
+
+/// Object IDs and link targets met so far by [`streaming`].
+struct Seen {
+    ids: HashSet<u64, crate::ir::IdHash>,
+    /// Link targets that were not yet known IDs when met.
+    pending: Vec<u64>,
+}
+
+impl Seen {
+    /// The checks the tree reader makes of every element, for `range`: typed values, unique
+    /// object IDs, links that are numbers.
+    fn nodes(&mut self, c: &Ctx<'_>, range: std::ops::Range<u32>) -> std::result::Result<(), ()> {
+        let s = c.src;
+        for k in range {
+            crate::validate::check_value(s, k, c.form).map_err(drop)?;
+            if c.is_object(k) {
+                if c.form == Form::Schema && s.attr(k, "Type").is_none() {
+                    return Err(());
+                }
+                if let Some(raw) = s.attr(k, "ID") {
+                    if !self.ids.insert(c.parse_id(k, raw).map_err(drop)?) {
+                        return Err(());
+                    }
+                }
+            }
+            if s.name_is(k, "Link") {
+                let ptr = s.node(k).parent;
+                if ptr != crate::xml::NONE && c.is_pointer(ptr) {
+                    match ptr_parts(s, ptr, c.form) {
+                        Ok(PtrParts::Link(id)) if id != 0 && !self.ids.contains(&id) => self.pending.push(id),
+                        Ok(_) => {}
+                        Err(_) => return Err(()),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The root element is a skeleton object with a numeric ID (Standard) or a Type (Schema-Based).
+fn root_ok(c: &Ctx<'_>) -> bool {
+    let (s, r) = (c.src, c.src.root);
+    match c.form {
+        Form::Standard => s.attr(r, "ID").is_some_and(|id| c.parse_id(r, id).is_ok()) && s.name(r) == "Skeleton",
+        Form::Schema => s.name(r) == "Object" && s.attr(r, "Type") == Some("Skeleton"),
+    }
+}
+
+/// The Bones element is the form's list element with no attributes but Name and Type.
+fn bones_list_ok(s: &Source, list: u32, form: Form) -> bool {
+    let list_tag = if form == Form::Standard { "List" } else { "DynamicSmallArray" };
+    s.name(list) == list_tag && s.attrs(list).all(|a| matches!(a.name, "Name" | "Type"))
+}
+
+/// An item of the Bones list is a bone object with an ID.
+fn is_bone_item(c: &Ctx<'_>, item: u32) -> bool {
+    let s = c.src;
+    match c.form {
+        Form::Standard => s.name(item) == "Bone" && s.attr(item, "ID").is_some() && s.attr(item, "Name").is_none(),
+        Form::Schema => {
+            s.name(item) == "ObjectPtr" && c.is_object(item) && s.attr(item, "Type") == Some("Bone") && s.attr(item, "ID").is_some()
+        }
+    }
 }
 
 fn extract(c: &Ctx<'_>, names: &Names) -> Result<Vec<BoneData>> {
@@ -224,23 +475,16 @@ fn extract(c: &Ctx<'_>, names: &Names) -> Result<Vec<BoneData>> {
         }
     }
     // The Bones list.
-    let list_tag = if c.form == Form::Standard { "List" } else { "DynamicSmallArray" };
     let Some(list) = s.children(r).find(|&k| s.attr(k, "Name") == Some(names::BONES)) else {
         return Err(c.err(r, "the skeleton has no Bones list"));
     };
-    if s.name(list) != list_tag || s.attrs(list).any(|a| !matches!(a.name, "Name" | "Type")) {
+    if !bones_list_ok(s, list, c.form) {
         return Err(c.err(list, "Bones is not a list"));
     }
     let mut bones = Vec::with_capacity(s.children(list).count());
     let mut bone_nodes = Vec::with_capacity(bones.capacity());
     for item in s.children(list) {
-        let ok = match c.form {
-            Form::Standard => s.name(item) == "Bone" && s.attr(item, "ID").is_some() && s.attr(item, "Name").is_none(),
-            Form::Schema => {
-                s.name(item) == "ObjectPtr" && c.is_object(item) && s.attr(item, "Type") == Some("Bone") && s.attr(item, "ID").is_some()
-            }
-        };
-        if !ok {
+        if !is_bone_item(c, item) {
             return Err(c.err(item, "an item of the Bones list is not a bone with an ID"));
         }
         let id = c.parse_id(item, s.attr(item, "ID").unwrap_or(""))?;
@@ -388,4 +632,128 @@ fn leaf_number(s: &Source, n: u32) -> Option<usize> {
         return None;
     }
     s.content(n).trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// How many reads used two threads.
+    pub(super) static SPLITS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    /// The streaming reader against the tree reader on one text: it must either give up or give
+    /// exactly what the tree reader gives, and it must not give up on a file the tree reader
+    /// reads.
+    fn agree(text: &str, what: &str) -> bool {
+        let text = Arc::new(text.to_string());
+        let fast = streaming_split(&text, what, usize::MAX);
+        // Split wherever a split point is found.
+        let split = streaming_split(&text, what, 0);
+        assert_eq!(fast, split, "{what}: one thread and two disagree");
+        let slow = tree(&text, &Names::builtin(), what);
+        match (fast, slow) {
+            (Some(f), Ok(s)) => {
+                assert_eq!(f.1, s.1, "{what}: form");
+                assert_eq!(f.0, s.0, "{what}: bones");
+                true
+            }
+            (Some(_), Err(e)) => panic!("{what}: the streaming reader accepts what the tree reader refuses: {e}"),
+            (None, Ok(_)) => panic!("{what}: the streaming reader gives up on a good file"),
+            (None, Err(_)) => false,
+        }
+    }
+
+    fn testdata() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
+    }
+
+    fn decoded(p: &Path) -> Option<String> {
+        crate::text::decode(&std::fs::read(p).ok()?).ok().map(|(t, _)| t)
+    }
+
+    #[test]
+    fn streaming_equals_tree_on_the_fixtures_and_a_generated_skeleton() {
+        let mut n = 0;
+        for e in std::fs::read_dir(testdata().join("anvil")).unwrap() {
+            let p = e.unwrap().path();
+            let text = decoded(&p).unwrap();
+            assert!(agree(&text, &p.display().to_string()), "{}", p.display());
+            n += 1;
+        }
+        assert_eq!(n, 12);
+        // Generated from another format: every bone a link to a later mirror, in both forms.
+        let mut sk = skelport_ir::Skeleton::new("g");
+        for i in 0..200usize {
+            let side = ["Left", "Right"][i % 2];
+            let parent = (i > 0).then(|| skelport_ir::BoneId(((i - 1) / 3) as u32));
+            sk.push(skelport_ir::Bone::new(format!("{side}Bone{}", i / 2), parent, skelport_ir::Transform::IDENTITY));
+        }
+        for form in [Form::Standard, Form::Schema] {
+            let m = crate::ir::generate(&sk, form, &Default::default(), &mut Diagnostics::default()).unwrap();
+            let bytes = m.to_bytes(form).unwrap();
+            let (text, _) = crate::text::decode(&bytes).unwrap();
+            assert!(agree(&text, &format!("generated {form:?}")));
+        }
+    }
+
+    #[test]
+    fn streaming_gives_up_or_agrees_on_every_malformed_file() {
+        let mut gave_up = 0;
+        for dir in ["anvil", "anvil-schema"] {
+            for e in std::fs::read_dir(testdata().join("bad").join(dir)).unwrap() {
+                let p = e.unwrap().path();
+                if p.extension().is_some_and(|x| x == "expected") {
+                    continue;
+                }
+                let Some(text) = decoded(&p) else { continue };
+                if !agree(&text, &p.display().to_string()) {
+                    gave_up += 1;
+                }
+            }
+        }
+        assert!(gave_up > 50, "{gave_up}");
+    }
+
+    #[test]
+    fn streaming_gives_up_or_agrees_on_damaged_copies_of_the_biped() {
+        // Every single-byte deletion in a window of the biped's first bones and around the
+        // place a two-thread read splits it, and markup characters written over them: the
+        // places where a streaming reader could go wrong.
+        let text = decoded(&testdata().join("anvil/biped.standard.utf8.xml")).unwrap();
+        let before = SPLITS.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(streaming_split(&Arc::new(text.clone()), "biped", 0).is_some());
+        assert!(SPLITS.load(std::sync::atomic::Ordering::Relaxed) > before, "the biped is read in two halves");
+        let mid = text.len() / 2;
+        let split = mid + text[mid..].find("</Bone>").unwrap();
+        let mut accepted = 0;
+        for i in (0..2600).chain(split - 300..split + 300).filter(|&i| text.is_char_boundary(i) && text.is_char_boundary(i + 1)) {
+            let mut t = text.clone();
+            t.remove(i);
+            accepted += agree(&t, &format!("deleted byte {i}")) as usize;
+            for c in ['<', '>', '/', '"', '&'] {
+                let mut t = text.clone();
+                t.replace_range(i..i + 1, &c.to_string());
+                accepted += agree(&t, &format!("{c:?} at byte {i}")) as usize;
+            }
+        }
+        assert!(accepted > 100, "{accepted}");
+    }
+
+    #[test]
+    fn a_split_inside_a_comment_is_read_by_one_thread() {
+        // The bytes a split looks for, inside a comment in the middle of the Bones list.
+        let text = decoded(&testdata().join("anvil/biped.standard.utf8.xml")).unwrap();
+        let list_end = text.find("<List Name=\"Bones\">").unwrap() + "<List Name=\"Bones\">".len();
+        let gap = &text[list_end..list_end + text[list_end..].find("<Bone").unwrap()];
+        let mid = text.len() / 2;
+        let at = mid + text[mid..].find("</Bone>").unwrap() + "</Bone>".len();
+        let bait = format!("<!-- </Bone>{gap}<Bone ID=\"1\"> -->");
+        let mut t = text.clone();
+        t.insert_str(at, &bait);
+        let first = FirstBone { name: (list_end + gap.len() + 1, list_end + gap.len() + 5), gap: (list_end, list_end + gap.len()) };
+        let p = split_point(&t, first, 0).unwrap();
+        assert!(p > at && p < at + bait.len(), "the split point is in the comment");
+        assert!(agree(&t, "comment bait"));
+    }
 }

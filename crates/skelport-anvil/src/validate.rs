@@ -26,7 +26,7 @@ pub fn check_text(text: &str, bytes: ByteForm, file: &str) -> Result<()> {
         AnvilError::Structure { file: file.to_string(), line, column, message }
     };
     // XML 1.0 §2.2: of the C0 controls only tab, line feed and carriage return are characters.
-    if let Some(i) = text.bytes().position(|b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) {
+    if let Some(i) = first_control(text.as_bytes()) {
         return Err(at(
             i,
             format!(
@@ -65,23 +65,31 @@ pub fn check_text(text: &str, bytes: ByteForm, file: &str) -> Result<()> {
     Ok(())
 }
 
+/// Where the first C0 control character other than tab, line feed and carriage return is.
+///
+/// Blocks of 64 bytes are tested without branches (the compiler turns the test into vector
+/// compares), and only a block that has one is searched byte by byte: a byte-at-a-time search
+/// was 6 % of reading a 159 MB file.
+fn first_control(b: &[u8]) -> Option<usize> {
+    let bad = |x: u8| (x < 0x20) & (x != b'\t') & (x != b'\n') & (x != b'\r');
+    let mut blocks = b.chunks_exact(64);
+    for (k, block) in (&mut blocks).enumerate() {
+        if block.iter().fold(false, |acc, &x| acc | bad(x)) {
+            return block.iter().position(|&x| bad(x)).map(|p| k * 64 + p);
+        }
+    }
+    let done = b.len() - blocks.remainder().len();
+    blocks.remainder().iter().position(|&x| bad(x)).map(|p| done + p)
+}
+
 /// Check a parsed file: external DTDs, nesting depth and the values of the types the format
 /// defines.
 pub fn check(src: &Source, form: Form, file: &str) -> Result<()> {
+    check_prolog(src, file)?;
     let at = |offset: usize, message: String| {
         let (line, column) = line_col(&src.text, offset);
         AnvilError::Structure { file: file.to_string(), line, column, message }
     };
-    let prolog = src.prolog();
-    if let Some(d) = prolog.find("<!DOCTYPE").or_else(|| prolog.find("<!doctype")) {
-        let head = &prolog[d..prolog[d..].find(['[', '>']).map(|e| d + e).unwrap_or(prolog.len())];
-        if head.split_ascii_whitespace().any(|w| w == "SYSTEM" || w == "PUBLIC") {
-            return Err(at(
-                d,
-                "the DOCTYPE names an external DTD, which skelport never loads (it could read local files or the network); delete the <!DOCTYPE ...> line; AnvilToolkit does not write one".into(),
-            ));
-        }
-    }
     // Depth: nodes are in document order, so a parent's depth is known before its children's.
     let mut depth = vec![0u16; src.nodes.len()];
     for i in 0..src.nodes.len() {
@@ -97,6 +105,24 @@ pub fn check(src: &Source, form: Form, file: &str) -> Result<()> {
     }
     for n in 0..src.nodes.len() as u32 {
         check_value(src, n, form).map_err(|m| at(src.node(n).start as usize, m))?;
+    }
+    Ok(())
+}
+
+/// An external DTD in the prolog is an error: skelport never loads one.
+pub(crate) fn check_prolog(src: &Source, file: &str) -> Result<()> {
+    let prolog = src.prolog();
+    if let Some(d) = prolog.find("<!DOCTYPE").or_else(|| prolog.find("<!doctype")) {
+        let head = &prolog[d..prolog[d..].find(['[', '>']).map(|e| d + e).unwrap_or(prolog.len())];
+        if head.split_ascii_whitespace().any(|w| w == "SYSTEM" || w == "PUBLIC") {
+            let (line, column) = line_col(&src.text, d);
+            return Err(AnvilError::Structure {
+                file: file.to_string(),
+                line,
+                column,
+                message: "the DOCTYPE names an external DTD, which skelport never loads (it could read local files or the network); delete the <!DOCTYPE ...> line; AnvilToolkit does not write one".into(),
+            });
+        }
     }
     Ok(())
 }
@@ -147,7 +173,7 @@ fn int_range(ty: &str) -> Option<(i128, i128)> {
 
 /// One element's value against its declared type: `Err(message)` when the type is one the
 /// format defines and the text is not a value of it.
-fn check_value(src: &Source, n: u32, form: Form) -> std::result::Result<(), String> {
+pub(crate) fn check_value(src: &Source, n: u32, form: Form) -> std::result::Result<(), String> {
     let name = src.name(n);
     // Vectors: the seed writes `<X>…</X>…` children (Standard) or `( x, y, z, w )` (Schema-Based).
     if let Some(kind) = vector_kind(name, form) {
@@ -223,4 +249,24 @@ fn check_value(src: &Source, n: u32, form: Form) -> std::result::Result<(), Stri
         return Err(format!("Bool value '{v}' is not True or False; write one of those"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_control_finds_the_first_in_any_block() {
+        let mut t = vec![b'a'; 300];
+        t[10] = b'\t';
+        t[70] = b'\n';
+        t[71] = b'\r';
+        assert_eq!(first_control(&t), None);
+        for at in [0, 63, 64, 130, 299] {
+            let mut u = t.clone();
+            u[at] = 0x01;
+            u[299 - (at % 7)] = 0x1F;
+            assert_eq!(first_control(&u), Some(at.min(299 - at % 7)), "{at}");
+        }
+    }
 }

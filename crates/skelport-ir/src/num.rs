@@ -40,4 +40,21 @@ mod tests {
         }
         assert!(fast_decimal("nan").is_some_and(f64::is_nan));
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+        /// Any short text made of the characters numbers and their look-alikes are written with:
+        /// accepted and refused alike, and the same value bit for bit.
+        #[test]
+        fn agrees_with_str_parse_on_number_like_text(t in "[-+0-9.eEinfatyINFATY_ x]{0,12}") {
+            let ours = fast_decimal(&t);
+            let std = t.parse::<f64>().ok();
+            proptest::prop_assert_eq!(ours.map(|v| (v.is_nan(), if v.is_nan() { 0 } else { v.to_bits() })), std.map(|v| (v.is_nan(), if v.is_nan() { 0 } else { v.to_bits() })), "{:?}", t);
+        }
+
+        #[test]
+        fn agrees_with_str_parse_on_decimals(t in "[-+]?[0-9]{0,20}(\\.[0-9]{0,20})?([eE][-+]?[0-9]{1,3})?") {
+            proptest::prop_assert_eq!(fast_decimal(&t).map(f64::to_bits), t.parse::<f64>().ok().map(f64::to_bits), "{:?}", t);
+        }
+    }
 }
