@@ -95,7 +95,53 @@ pub struct SyntaxError {
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 fn is_name_byte(b: u8) -> bool {
-    !matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'/' | b'>' | b'=' | b'<' | b'"' | b'\'')
+    NAME_BYTE[b as usize]
+}
+
+/// [`is_name_byte`] as a table: the tokenizer asks it of every byte of every name.
+static NAME_BYTE: [bool; 256] = {
+    let mut t = [true; 256];
+    let not = [b' ', b'\t', b'\r', b'\n', b'/', b'>', b'=', b'<', b'"', b'\''];
+    let mut i = 0;
+    while i < not.len() {
+        t[not[i] as usize] = false;
+        i += 1;
+    }
+    t
+};
+
+/// Bytes of `w` (eight bytes, little-endian) equal to `c`: the lowest set bit marks the first
+/// one (bits above it may be wrong, so only the lowest is used).
+#[inline(always)]
+fn bytes_equal(w: u64, c: u8) -> u64 {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let x = w ^ (LO * c as u64);
+    x.wrapping_sub(LO) & !x & HI
+}
+
+/// The first byte of `s[from..]` that is `a`, `b` or `c` (its index), eight bytes at a time: the
+/// text between tags and attribute values are scanned to their end, and a byte loop was most of
+/// the tokenizer's time.
+#[inline]
+fn find3(s: &[u8], from: usize, a: u8, b: u8, c: u8) -> Option<usize> {
+    let mut i = from;
+    while i + 8 <= s.len() {
+        let w = u64::from_le_bytes(s[i..i + 8].try_into().expect("8 bytes"));
+        let m = bytes_equal(w, a) | bytes_equal(w, b) | bytes_equal(w, c);
+        if m != 0 {
+            return Some(i + (m.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    s[i..].iter().position(|&x| x == a || x == b || x == c).map(|p| i + p)
+}
+
+/// Byte-slice equality for short names without a call into libc's memcmp (which the end-tag
+/// check and attribute lookups made two million times).
+#[inline(always)]
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\r' | b'\n')
@@ -262,14 +308,14 @@ impl Source {
         let b = self.text.as_bytes();
         let a = self.attr_spans[self.node(i).attr_start as usize..self.attr_end(i)]
             .iter()
-            .find(|a| &b[a.name_start as usize..a.name_end as usize] == name.as_bytes())?;
+            .find(|a| same(&b[a.name_start as usize..a.name_end as usize], name.as_bytes()))?;
         Some(&self.text[a.value_start as usize..a.value_end as usize])
     }
 
     /// Whether element `i` is named `name` (a byte comparison, for loops over every element).
     pub fn name_is(&self, i: u32, name: &str) -> bool {
         let n = self.node(i);
-        &self.text.as_bytes()[n.start as usize + 1..n.name_end as usize] == name.as_bytes()
+        same(&self.text.as_bytes()[n.start as usize + 1..n.name_end as usize], name.as_bytes())
     }
 
     /// Child elements.
@@ -531,13 +577,21 @@ impl<'t, V: Visitor> Tokenizer<'t, V> {
             // One pass to the next '<', noting whether a reference needs checking.
             let mut lt = self.pos;
             let mut amp = false;
-            while lt < n {
-                match s[lt] {
-                    b'<' => break,
-                    b'&' => amp = true,
-                    _ => {}
+            loop {
+                match find3(s, lt, b'<', b'&', b'<') {
+                    Some(p) if s[p] == b'&' => {
+                        amp = true;
+                        lt = p + 1;
+                    }
+                    Some(p) => {
+                        lt = p;
+                        break;
+                    }
+                    None => {
+                        lt = n;
+                        break;
+                    }
                 }
-                lt += 1;
             }
             if amp || self.stack.is_empty() {
                 self.check_text(text_start, lt)?;
@@ -698,14 +752,18 @@ impl<'t, V: Visitor> Tokenizer<'t, V> {
             let mut ve = vs;
             let mut amp = false;
             loop {
-                match s.get(ve) {
+                match find3(s, ve, q, b'<', b'&') {
                     None => return Err(TokError::At(vs, "attribute value is not closed".to_string())),
-                    Some(&c) if c == q => break,
-                    Some(b'<') => return Err(TokError::At(ve, "'<' inside an attribute value".into())),
-                    Some(b'&') => amp = true,
-                    _ => {}
+                    Some(p) if s[p] == q => {
+                        ve = p;
+                        break;
+                    }
+                    Some(p) if s[p] == b'<' => return Err(TokError::At(p, "'<' inside an attribute value".into())),
+                    Some(p) => {
+                        amp = true;
+                        ve = p + 1;
+                    }
                 }
-                ve += 1;
             }
             if amp {
                 self.check_attr_refs(vs, ve)?;
@@ -822,7 +880,7 @@ impl<'t, V: Visitor> Tokenizer<'t, V> {
         self.last_child.pop();
         let node = &mut self.src.nodes[open as usize];
         let open_name = &s[node.start as usize + 1..node.name_end as usize];
-        if open_name != name {
+        if !same(open_name, name) {
             let (l, c) = {
                 // Position of the start tag, for the message.
                 let text = std::str::from_utf8(&s[..node.start as usize]).unwrap_or("");
@@ -885,6 +943,31 @@ mod tests {
         assert!(!s.self_closing(inner[1]) && !s.has_children(inner[1]) && s.has_children(kids[0]));
         assert_eq!(s.content(inner[1]), "");
         assert_eq!(s.gap_before(s.root), "");
+    }
+
+    #[test]
+    fn find3_and_same_agree_with_byte_loops() {
+        // Every offset of texts built from a few bytes, high bytes included (the carry of the
+        // word trick), against the plain searches.
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for len in 0..40 {
+            for _ in 0..200 {
+                let t: Vec<u8> = (0..len)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        [b'a', b'<', b'&', b'"', 0x80, 0xFF, b';', 0x3B, 0x26 ^ 0x80][(x % 9) as usize]
+                    })
+                    .collect();
+                for from in 0..=len {
+                    let want = t[from..].iter().position(|&c| c == b'"' || c == b'<' || c == b'&').map(|p| from + p);
+                    assert_eq!(find3(&t, from, b'"', b'<', b'&'), want, "{t:?} from {from}");
+                }
+                let half = len / 2;
+                assert_eq!(same(&t[..half], &t[half..half * 2]), t[..half] == t[half..half * 2]);
+            }
+        }
     }
 
     #[test]

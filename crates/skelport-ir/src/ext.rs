@@ -5,6 +5,7 @@
 //! Other formats must not read another format's namespace; the IR never interprets them.
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// A typed extension payload stored under a fixed namespace.
@@ -19,8 +20,9 @@ pub trait Extension: Serialize + DeserializeOwned {
 /// A sorted `Vec` rather than a `BTreeMap`: every bone carries one, almost always with zero or one
 /// namespace, and a `BTreeMap` leaf is sized for eleven entries (about 1.1 kB for a one-entry map:
 /// 72 MB of fresh memory for a 65,535-bone AnvilToolkit skeleton).
+/// Namespaces are mostly format names, `'static`: no allocation per bone for the key either.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Extensions(Vec<(String, serde_json::Value)>);
+pub struct Extensions(Vec<(Cow<'static, str>, serde_json::Value)>);
 
 impl Extensions {
     /// True when no namespace holds data.
@@ -42,10 +44,11 @@ impl Extensions {
         self.0.iter().find(|(k, _)| k == namespace).map(|(_, v)| v)
     }
     /// Raw insert into one namespace.
-    pub fn set_raw(&mut self, namespace: &str, value: serde_json::Value) {
-        match self.0.binary_search_by(|(k, _)| k.as_str().cmp(namespace)) {
+    pub fn set_raw(&mut self, namespace: impl Into<Cow<'static, str>>, value: serde_json::Value) {
+        let namespace = namespace.into();
+        match self.0.binary_search_by(|(k, _)| k.as_ref().cmp(namespace.as_ref())) {
             Ok(i) => self.0[i].1 = value,
-            Err(i) => self.0.insert(i, (namespace.to_owned(), value)),
+            Err(i) => self.0.insert(i, (namespace, value)),
         }
     }
     /// Remove a namespace, returning what it held.
@@ -55,7 +58,7 @@ impl Extensions {
     }
     /// Every namespace and its data, in sorted order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &serde_json::Value)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v))
+        self.0.iter().map(|(k, v)| (k.as_ref(), v))
     }
 }
 
@@ -69,7 +72,7 @@ impl<'de> Deserialize<'de> for Extensions {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         // A JSON object's keys are unique; a BTreeMap sorts them (the last of a repeated key wins,
         // as before).
-        Ok(Extensions(BTreeMap::<String, serde_json::Value>::deserialize(d)?.into_iter().collect()))
+        Ok(Extensions(BTreeMap::<String, serde_json::Value>::deserialize(d)?.into_iter().map(|(k, v)| (Cow::Owned(k), v)).collect()))
     }
 }
 
