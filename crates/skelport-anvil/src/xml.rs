@@ -110,6 +110,12 @@ static NAME_BYTE: [bool; 256] = {
     t
 };
 
+/// Where the name starting at `i` ends (the first byte that is not a name byte).
+#[inline(always)]
+fn name_end_from(s: &[u8], i: usize) -> usize {
+    s[i.min(s.len())..].iter().position(|&b| !is_name_byte(b)).map(|p| i + p).unwrap_or(s.len().max(i))
+}
+
 /// Bytes of `w` (eight bytes, little-endian) equal to `c`: the lowest set bit marks the first
 /// one (bits above it may be wrong, so only the lowest is used).
 #[inline(always)]
@@ -685,10 +691,7 @@ impl<'t, V: Visitor> Tokenizer<'t, V> {
         if self.stack.is_empty() && self.src.root != NONE {
             return Err(TokError::At(lt, "a second root element (only one is allowed)".into()));
         }
-        let mut i = lt + 1;
-        while i < n && is_name_byte(s[i]) {
-            i += 1;
-        }
+        let mut i = name_end_from(s, lt + 1);
         if i == lt + 1 {
             return Err(TokError::At(lt, "'<' not followed by an element name".into()));
         }
@@ -726,9 +729,7 @@ impl<'t, V: Visitor> Tokenizer<'t, V> {
             }
             first = false;
             let an = i;
-            while i < n && is_name_byte(s[i]) {
-                i += 1;
-            }
+            i = name_end_from(s, i);
             if i == an {
                 return Err(TokError::At(i, format!("unexpected '{}' in a start tag", s[i] as char)));
             }
@@ -863,10 +864,23 @@ impl<'t, V: Visitor> Tokenizer<'t, V> {
     fn end_tag(&mut self, lt: usize) -> TokResult<()> {
         let s = self.s;
         let n = s.len();
-        let mut i = lt + 2;
-        while i < n && is_name_byte(s[i]) {
-            i += 1;
+        // The usual case, the open element's name and '>': compared in place instead of scanning
+        // the name first.
+        if let Some(&open) = self.stack.last() {
+            let node = self.src.nodes[open as usize];
+            let open_name = &s[node.start as usize + 1..node.name_end as usize];
+            let e = lt + 2 + open_name.len();
+            if s.get(e) == Some(&b'>') && same(&s[lt + 2..e], open_name) {
+                self.stack.pop();
+                self.last_child.pop();
+                let node = &mut self.src.nodes[open as usize];
+                node.content_end = lt as u32;
+                node.end = (e + 1) as u32;
+                self.pos = e + 1;
+                return self.closed(open);
+            }
         }
+        let mut i = name_end_from(s, lt + 2);
         let name = &s[lt + 2..i];
         while i < n && is_ws(s[i]) {
             i += 1;
