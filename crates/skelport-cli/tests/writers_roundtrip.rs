@@ -138,3 +138,27 @@ proptest! {
         }
     }
 }
+
+/// A writer that names the frame it converts to (`Format::write_frame`) writes the same bytes
+/// whether it is handed the document as it is or already converted there (the CLI converts in
+/// place first, to spare the writer a copy).
+#[test]
+fn writers_give_the_same_bytes_for_a_document_converted_to_their_frame_first() {
+    let sample = skelport_cli::demo::sample();
+    let mut checked = 0;
+    for f in skelport_cli::registry::formats().iter().filter(|f| f.can_write()) {
+        let Some(frame) = f.write_frame() else { continue };
+        // The sample in a frame the writer must convert from.
+        let other = if sample.frame == frame { Frame::GLTF } else { sample.frame };
+        let doc = sample.in_frame(other).into_owned();
+        assert_ne!(doc.frame, frame);
+        let mut converted = doc.clone();
+        converted.convert_frame(frame);
+        let opts = WriteOptions::default();
+        let a = f.write(&doc, &opts, &mut Diagnostics::default()).unwrap();
+        let b = f.write(&converted, &opts, &mut Diagnostics::default()).unwrap();
+        assert!(a.main == b.main && a.side_files == b.side_files, "{}", f.name());
+        checked += 1;
+    }
+    assert_eq!(checked, 5, "gltf, glb, g4tf, g4b, mpfb");
+}

@@ -74,6 +74,9 @@ impl Format for G4tfFormat {
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         Ok(write::write(doc, opts, false, diag)?)
     }
+    fn write_frame(&self) -> Option<skelport_ir::Frame> {
+        Some(skelport_ir::Frame::GLTF)
+    }
 }
 
 impl Format for G4bFormat {
@@ -102,6 +105,9 @@ impl Format for G4bFormat {
     }
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         Ok(write::write(doc, opts, true, diag)?)
+    }
+    fn write_frame(&self) -> Option<skelport_ir::Frame> {
+        Some(skelport_ir::Frame::GLTF)
     }
 }
 

@@ -105,8 +105,7 @@ fn close(a: &DMat4, b: &DMat4, tol: f64) -> bool {
 
 /// Write `doc` as G4MF; `binary` picks `.g4b`.
 pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagnostics) -> Result<Output, G4mfError> {
-    let mut d = doc.clone();
-    d.convert_frame(Frame::GLTF);
+    let d = doc.in_frame(Frame::GLTF);
     let mut names = Names::default();
     let mut buf = Buf::default();
     let mut nodes: Vec<Value> = vec![Value::Null];

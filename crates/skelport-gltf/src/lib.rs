@@ -98,6 +98,9 @@ impl Format for GltfFormat {
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         write::write(doc, opts, write::Container::Json, diag).map_err(Into::into)
     }
+    fn write_frame(&self) -> Option<skelport_ir::Frame> {
+        Some(skelport_ir::Frame::GLTF)
+    }
 }
 
 impl Format for GlbFormat {
@@ -118,6 +121,9 @@ impl Format for GlbFormat {
     }
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         write::write(doc, opts, write::Container::Binary, diag).map_err(Into::into)
+    }
+    fn write_frame(&self) -> Option<skelport_ir::Frame> {
+        Some(skelport_ir::Frame::GLTF)
     }
 }
 

@@ -99,10 +99,7 @@ fn extras_value<T: serde::Serialize>(x: &T) -> Option<Value> {
 }
 
 pub(crate) fn write(doc: &Document, opts: &WriteOptions, container: Container, diag: &mut Diagnostics) -> Result<Output, GltfError> {
-    let mut doc = doc.clone();
-    if doc.frame != Frame::GLTF {
-        doc.convert_frame(Frame::GLTF);
-    }
+    let doc = doc.in_frame(Frame::GLTF);
     let mut b = Builder::default();
     let mut nodes: Vec<Value> = Vec::new();
     let mut scene_roots: Vec<usize> = Vec::new();
@@ -333,14 +330,32 @@ pub(crate) fn write(doc: &Document, opts: &WriteOptions, container: Container, d
             if has_bin {
                 root.insert("buffers".into(), json!([{ "byteLength": b.bin.len() }]));
             }
-            let text = serde_json::to_vec(&Value::Object(root)).map_err(|e| GltfError::Write(e.to_string()))?;
-            let glb = gltf::binary::Glb {
-                header: gltf::binary::Header { magic: *b"glTF", version: 2, length: 0 },
-                json: std::borrow::Cow::Owned(text),
-                bin: has_bin.then_some(std::borrow::Cow::Owned(b.bin)),
-            };
-            let bytes = glb.to_vec().map_err(|e| GltfError::Write(e.to_string()))?;
-            Ok(Output::single(bytes))
+            // The GLB container (a 12-byte header, then a JSON and a BIN chunk, each with an
+            // 8-byte header and padded to 4 bytes: glTF 2.0 §4.4) written straight into one
+            // buffer sized for both chunks: `gltf::binary::Glb::to_vec` copied the JSON and the
+            // binary buffer into a second one.
+            let mut out = Vec::with_capacity(20 + b.bin.len() / 2 + 4096 + 8 + b.bin.len());
+            out.resize(20, 0);
+            serde_json::to_writer(&mut out, &Value::Object(root)).map_err(|e| GltfError::Write(e.to_string()))?;
+            while out.len() % 4 != 0 {
+                out.push(b' ');
+            }
+            let json_len = out.len() - 20;
+            if has_bin {
+                out.extend_from_slice(&(b.bin.len().next_multiple_of(4) as u32).to_le_bytes());
+                out.extend_from_slice(b"BIN\0");
+                out.extend_from_slice(&b.bin);
+                while out.len() % 4 != 0 {
+                    out.push(0);
+                }
+            }
+            let total = u32::try_from(out.len()).map_err(|_| GltfError::Write("the GLB would be 4 GiB or more".into()))?;
+            out[..4].copy_from_slice(b"glTF");
+            out[4..8].copy_from_slice(&2u32.to_le_bytes());
+            out[8..12].copy_from_slice(&total.to_le_bytes());
+            out[12..16].copy_from_slice(&(json_len as u32).to_le_bytes());
+            out[16..20].copy_from_slice(b"JSON");
+            Ok(Output::single(out))
         }
     }
 }

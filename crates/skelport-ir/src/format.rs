@@ -170,6 +170,13 @@ pub trait Format: Sync + Send {
     /// Write a document. The writer converts frames itself when its format needs another one
     /// and reports what it cannot hold through `diag` as losses.
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError>;
+    /// The frame [`Format::write`] converts every document to, if it is always the same one. A
+    /// caller that owns its document and needs it no more can convert it in place first
+    /// ([`Document::convert_frame`]), which spares the writer a copy of every mesh; the output
+    /// is the same.
+    fn write_frame(&self) -> Option<crate::Frame> {
+        None
+    }
 }
 
 /// `message` with a fix appended (`message; hint`) unless it already carries one: the project's

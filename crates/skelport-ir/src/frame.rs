@@ -223,6 +223,19 @@ pub fn quat_from_rotation(m: &DMat3) -> DQuat {
 }
 
 impl Document {
+    /// This document in frame `to`: itself when it is already there, else a converted copy. A
+    /// writer that works in one frame takes its input this way, so a caller that converted the
+    /// document first (see [`crate::Format::write_frame`]) spares it a copy of every mesh.
+    pub fn in_frame(&self, to: Frame) -> std::borrow::Cow<'_, Document> {
+        if self.frame == to {
+            std::borrow::Cow::Borrowed(self)
+        } else {
+            let mut d = self.clone();
+            d.convert_frame(to);
+            std::borrow::Cow::Owned(d)
+        }
+    }
+
     /// Convert every position, rotation and matrix into `to`, exactly (see the module docs of
     /// [`crate::frame`]). Extension data is not touched: it belongs to the source format.
     pub fn convert_frame(&mut self, to: Frame) {

@@ -69,4 +69,7 @@ impl Format for MpfbFormat {
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         Ok(write::write(doc, opts, diag)?)
     }
+    fn write_frame(&self) -> Option<skelport_ir::Frame> {
+        Some(skelport_ir::Frame::BLENDER)
+    }
 }

@@ -124,8 +124,7 @@ fn picker_mesh(opts: &WriteOptions, scale: f64, diag: &mut Diagnostics) -> Resul
 /// positions about 0.8 m above the base mesh's origin. Bones without a strategy get one picked on
 /// `opts.mesh`, lifted the same way, as MPFB's save does (see [`crate::fit`]).
 pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, MpfbError> {
-    let mut d = doc.clone();
-    d.convert_frame(Frame::BLENDER);
+    let d = doc.in_frame(Frame::BLENDER);
     let Some(sk) = d.skeletons.first() else { return Err(MpfbError::Write("the document has no skeleton".into())) };
     if d.skeletons.len() > 1 {
         diag.loss("mpfb.skeletons", format!("an MPFB rig holds one skeleton; only \"{}\" is written", sk.name));
