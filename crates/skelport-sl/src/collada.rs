@@ -197,66 +197,77 @@ impl Ctx<'_> {
 /// Append the numbers of a whitespace-separated list (words as `split_ascii_whitespace` gives
 /// them) to `out`, or give the index and text of the first word that is not a number.
 ///
-/// Number lists are most of a Collada file, so this is one pass over the bytes with one branch
-/// per byte: a word made of an optional sign and digits with at most one dot (what exporters
-/// write) is accumulated as it is scanned and finished by Clinger's fast path (at most 15
-/// significant digits, so below 2^53, and at most 22 decimals: one exact division, bit for bit
-/// `str::parse`); any other word goes to [`parse_f64`] (fast-float2, then the odd spellings).
-/// Fused because splitting the words first and parsing each again read every byte twice.
+/// Number lists are most of a Collada file, so each word is scanned once, in tight loops (blanks,
+/// then sign, digits, dot, digits): a word made of an optional sign and digits with at most one
+/// dot (what exporters write) is accumulated as it is scanned and finished by Clinger's fast
+/// path (at most 15 significant digits, so below 2^53, and at most 22 decimals: one exact
+/// division, bit for bit `str::parse`); any other word goes to [`parse_f64`] (fast-float2, then
+/// the odd spellings). Fused because splitting the words first and parsing each again read every
+/// byte twice; a loop per part of a word because one loop with a branch per byte and state flags
+/// cost half as much again.
 fn floats_into<'t>(text: &'t str, out: &mut Vec<f64>) -> Result<(), (usize, &'t str)> {
     const POW10: [f64; 23] =
         [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
-    let mut start = usize::MAX; // the current word's start; MAX between words
-    let (mut m, mut significant, mut frac, mut digits, mut dot, mut neg, mut odd) = (0u64, 0u32, 0usize, 0u32, false, false, false);
     let b = text.as_bytes();
-    for (k, &c) in b.iter().enumerate() {
-        let d = c.wrapping_sub(b'0');
-        if d < 10 {
-            if start == usize::MAX {
-                start = k;
+    let n = b.len();
+    let mut i = 0;
+    loop {
+        while i < n && is_blank(b[i]) {
+            i += 1;
+        }
+        if i >= n {
+            return Ok(());
+        }
+        let start = i;
+        let neg = b[i] == b'-';
+        if neg || b[i] == b'+' {
+            i += 1;
+        }
+        // Past 15 significant digits the word goes to the slow path: wrapping is harmless.
+        let (mut m, mut significant) = (0u64, 0u32);
+        let int_start = i;
+        while i < n {
+            let d = b[i].wrapping_sub(b'0');
+            if d >= 10 {
+                break;
             }
-            // Past 15 significant digits the word goes to the slow path: wrapping is harmless.
             m = m.wrapping_mul(10).wrapping_add(u64::from(d));
             significant += u32::from(m != 0);
-            frac += usize::from(dot);
-            digits += 1;
-        } else if c.is_ascii_whitespace() {
-            if start != usize::MAX {
-                if !odd && digits > 0 && significant <= 15 && frac < POW10.len() {
-                    let v = m as f64 / POW10[frac];
-                    out.push(if neg { -v } else { v });
-                } else {
-                    slow_word(text, start, k, parse_f64, out)?;
-                }
-                start = usize::MAX;
-                (m, significant, frac, digits, dot, neg, odd) = (0, 0, 0, 0, false, false, false);
-            }
-        } else if c == b'.' && !dot {
-            if start == usize::MAX {
-                start = k;
-            }
-            dot = true;
-        } else if (c == b'-' || c == b'+') && start == usize::MAX {
-            start = k;
-            neg = c == b'-';
-        } else {
-            if start == usize::MAX {
-                start = k;
-            }
-            odd = true;
+            i += 1;
         }
-    }
-    // The last word (written out rather than folded into the loop with a sentinel byte: that
-    // cost 6 M instructions on the Linden body, 15 %).
-    if start != usize::MAX {
-        if !odd && digits > 0 && significant <= 15 && frac < POW10.len() {
+        let mut digits = i - int_start;
+        let mut frac = 0usize;
+        if i < n && b[i] == b'.' {
+            i += 1;
+            let frac_start = i;
+            while i < n {
+                let d = b[i].wrapping_sub(b'0');
+                if d >= 10 {
+                    break;
+                }
+                m = m.wrapping_mul(10).wrapping_add(u64::from(d));
+                significant += u32::from(m != 0);
+                i += 1;
+            }
+            frac = i - frac_start;
+            digits += frac;
+        }
+        if (i == n || is_blank(b[i])) && digits > 0 && significant <= 15 && frac < POW10.len() {
             let v = m as f64 / POW10[frac];
             out.push(if neg { -v } else { v });
         } else {
-            slow_word(text, start, b.len(), parse_f64, out)?;
+            while i < n && !is_blank(b[i]) {
+                i += 1;
+            }
+            slow_word(text, start, i, parse_f64, out)?;
         }
     }
-    Ok(())
+}
+
+/// The bytes `split_ascii_whitespace` splits on.
+#[inline(always)]
+fn is_blank(c: u8) -> bool {
+    matches!(c, b' ' | b'\n' | b'\r' | b'\t' | b'\x0c')
 }
 
 /// The slow path of [`floats_into`] and [`ints_into`]: the word `text[start..end]` through the
@@ -277,45 +288,40 @@ fn slow_word<'t, T>(
 /// Integers as [`floats_into`] reads decimals: a word of an optional sign and at most 18 digits
 /// (no overflow) is accumulated as it is scanned; any other word goes to [`parse_i64`].
 fn ints_into<'t>(text: &'t str, out: &mut Vec<i64>) -> Result<(), (usize, &'t str)> {
-    let mut start = usize::MAX;
-    let (mut v, mut digits, mut neg, mut odd) = (0i64, 0u32, false, false);
     let b = text.as_bytes();
-    for (k, &c) in b.iter().enumerate() {
-        let d = c.wrapping_sub(b'0');
-        if d < 10 {
-            if start == usize::MAX {
-                start = k;
+    let n = b.len();
+    let mut i = 0;
+    loop {
+        while i < n && is_blank(b[i]) {
+            i += 1;
+        }
+        if i >= n {
+            return Ok(());
+        }
+        let start = i;
+        let neg = b[i] == b'-';
+        if neg || b[i] == b'+' {
+            i += 1;
+        }
+        let digits_start = i;
+        let mut v = 0i64;
+        while i < n {
+            let d = b[i].wrapping_sub(b'0');
+            if d >= 10 {
+                break;
             }
             v = v.wrapping_mul(10).wrapping_add(i64::from(d));
-            digits += 1;
-        } else if c.is_ascii_whitespace() {
-            if start != usize::MAX {
-                if !odd && (1..=18).contains(&digits) {
-                    out.push(if neg { -v } else { v });
-                } else {
-                    slow_word(text, start, k, parse_i64, out)?;
-                }
-                start = usize::MAX;
-                (v, digits, neg, odd) = (0, 0, false, false);
-            }
-        } else if (c == b'-' || c == b'+') && start == usize::MAX {
-            start = k;
-            neg = c == b'-';
-        } else {
-            if start == usize::MAX {
-                start = k;
-            }
-            odd = true;
+            i += 1;
         }
-    }
-    if start != usize::MAX {
-        if !odd && (1..=18).contains(&digits) {
+        if (i == n || is_blank(b[i])) && (1..=18).contains(&(i - digits_start)) {
             out.push(if neg { -v } else { v });
         } else {
-            slow_word(text, start, b.len(), parse_i64, out)?;
+            while i < n && !is_blank(b[i]) {
+                i += 1;
+            }
+            slow_word(text, start, i, parse_i64, out)?;
         }
     }
-    Ok(())
 }
 
 /// Index lists are most of a Collada file: a plain digit loop (what `str::parse` does after its
