@@ -16,7 +16,14 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>> {
         anyhow::ensure!(v.len() as u64 <= MAX_INPUT_BYTES, "<stdin>: input is larger than the {MAX_INPUT_BYTES}-byte limit");
         return Ok(v);
     }
-    let meta = std::fs::metadata(path).with_context(|| format!("{}: cannot open the file; check the path", path.display()))?;
+    // The size and kind from the open file (one stat, where `metadata` + `fs::read` made two).
+    // Opened without blocking, so that a FIFO named by mistake is refused below, not waited on.
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let mut file = options.open(path).with_context(|| format!("{}: cannot open the file; check the path", path.display()))?;
+    let meta = file.metadata().with_context(|| format!("{}: cannot open the file; check the path", path.display()))?;
     anyhow::ensure!(meta.is_file(), "{}: is not a regular file", path.display());
     anyhow::ensure!(
         meta.len() <= MAX_INPUT_BYTES,
@@ -24,7 +31,9 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>> {
         path.display(),
         meta.len()
     );
-    std::fs::read(path).with_context(|| format!("{}: cannot read the file", path.display()))
+    let mut v = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut v).with_context(|| format!("{}: cannot read the file", path.display()))?;
+    Ok(v)
 }
 
 /// Write `bytes` to `path` atomically: one write to a temporary file in the same directory, then a
@@ -37,18 +46,25 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".skelport-")
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .with_context(|| format!("{}: cannot create a temporary file in {}", path.display(), dir.display()))?;
-    tmp.write_all(bytes).with_context(|| format!("{}: cannot write", path.display()))?;
-    // tempfile creates 0600 files; give the output the permissions a plain create would (or
-    // keep those of the file it replaces).
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".skelport-").suffix(".tmp");
+    // The output gets the permissions of the file it replaces, or those a plain create gives
+    // (0666 less the umask: tempfile's own default is 0600). A new file gets them as it is
+    // created; a replaced file's are set after the write (the umask must not narrow them), so a
+    // batch into a new directory makes one system call less per file.
     #[cfg(unix)]
-    {
+    let replaced = {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path).map(|m| m.permissions().mode()).unwrap_or(0o644);
+        let mode = std::fs::metadata(path).ok().map(|m| m.permissions().mode());
+        builder.permissions(std::fs::Permissions::from_mode(mode.unwrap_or(0o666)));
+        mode
+    };
+    let mut tmp =
+        builder.tempfile_in(&dir).with_context(|| format!("{}: cannot create a temporary file in {}", path.display(), dir.display()))?;
+    tmp.write_all(bytes).with_context(|| format!("{}: cannot write", path.display()))?;
+    #[cfg(unix)]
+    if let Some(mode) = replaced {
+        use std::os::unix::fs::PermissionsExt;
         tmp.as_file().set_permissions(std::fs::Permissions::from_mode(mode)).ok();
     }
     tmp.persist(path).map_err(|e| anyhow::anyhow!("{}: cannot rename the temporary file into place: {}", path.display(), e.error))?;
