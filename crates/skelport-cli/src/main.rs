@@ -634,7 +634,7 @@ fn sl_problems(file: &Path, l: &Loaded, sl_skeleton: Option<&Path>) -> Result<(V
             }
             Ok((out, d)) => {
                 warnings.extend(d.of(Severity::Loss).map(|d| format!("as .dae: {}", d.message)));
-                out.main
+                skelport_cli::io::InputBytes::Read(out.main)
             }
         }
     };
