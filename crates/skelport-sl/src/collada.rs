@@ -981,4 +981,29 @@ mod tests {
             assert_eq!(floats_into(&text, &mut got).map(|_| got.iter().map(|v| v.to_bits()).collect()), want, "{text:?}");
         }
     }
+    /// Random texts of digits, dots, signs, blanks and other bytes, at every alignment, through
+    /// the list loops: the same numbers and errors as splitting and parsing.
+    #[test]
+    fn list_loops_equal_split_and_parse_on_random_text() {
+        let alphabet: Vec<char> = "0123456789012345678901234567890123456789..--+  \n\t\re,xé".chars().collect();
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..40_000 {
+            let len = (next() % 48) as usize;
+            let text: String = (0..len).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect();
+            let split: Vec<&str> = text.split_ascii_whitespace().collect();
+            let mut got = Vec::new();
+            let want: Result<Vec<i64>, (usize, &str)> = split.iter().enumerate().map(|(k, t)| parse_i64(t).ok_or((k, *t))).collect();
+            assert_eq!(ints_into(&text, &mut got).map(|_| got.clone()), want, "{text:?}");
+            let mut got = Vec::new();
+            let want: Result<Vec<u64>, (usize, &str)> =
+                split.iter().enumerate().map(|(k, t)| parse_f64(t).map(f64::to_bits).ok_or((k, *t))).collect();
+            assert_eq!(floats_into(&text, &mut got).map(|_| got.iter().map(|v| v.to_bits()).collect()), want, "{text:?}");
+        }
+    }
 }
