@@ -180,6 +180,16 @@ fn big_collada(female: &Path, bytes: usize) -> Result<Vec<u8>> {
     Ok(skelport_cli::render(&doc, dae, &WriteOptions::default())?.0.main)
 }
 
+/// `xtask gen-big-dae MB OUT`: write the generated Collada input of case (f) alone, to profile it.
+pub fn gen_big_dae(args: &[String]) -> Result<()> {
+    let [mb, out] = args else { anyhow::bail!("usage: xtask gen-big-dae MB OUT") };
+    let mb: usize = mb.parse().context("MB must be a whole number")?;
+    let corpus = skelport_ir::testing::corpus_root().context("gen-big-dae needs the corpus")?;
+    let female = corpus.join("sl/linden-lab/female_2016_08_05.dae");
+    std::fs::write(out, big_collada(&female, mb * 1_000_000)?)?;
+    Ok(())
+}
+
 /// Run every case and write the table.
 pub fn compare(root: &Path) -> Result<()> {
     let st = Command::new("cargo").args(["build", "--release", "-p", "skelport-cli", "-p", "xtask"]).current_dir(root).status()?;

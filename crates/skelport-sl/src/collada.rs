@@ -381,6 +381,338 @@ enum SourceData {
     Names(Vec<String>),
 }
 
+/// Number of text bytes from which geometries and skins are read in parallel (below it, starting
+/// threads costs more than it saves).
+const PARALLEL_FROM: usize = 1 << 20;
+
+/// `<source>` lookups by URL.
+struct Sources<'c, 'd, 'a> {
+    cx: &'c Ctx<'c>,
+    ids: &'c HashMap<&'a str, xml::Node<'d, 'a>>,
+}
+
+impl Sources<'_, '_, '_> {
+    /// A `<source>`'s numbers or names.
+    fn read(&self, s: xml::Node<'_, '_>) -> Result<SourceData, SlError> {
+        let (cx, ids) = (self.cx, self.ids);
+        let stride = child(s, "technique_common")
+            .and_then(|t| child(t, "accessor"))
+            .and_then(|a| a.attribute("stride"))
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(1)
+            .max(1);
+        if let Some(fa) = child(s, "float_array") {
+            let v = cx.floats(fa)?;
+            cx.check_count(fa, v.len())?;
+            return Ok(SourceData::Floats(v, stride));
+        }
+        if let Some(na) = child(s, "Name_array") {
+            let v: Vec<String> = na.text().unwrap_or("").split_ascii_whitespace().map(str::to_string).collect();
+            cx.check_count(na, v.len())?;
+            return Ok(SourceData::Names(v));
+        }
+        if let Some(ia) = child(s, "IDREF_array") {
+            let names = ia
+                .text()
+                .unwrap_or("")
+                .split_ascii_whitespace()
+                .map(|id| {
+                    // An IDREF names a node by id; the importer uses that node's name.
+                    ids.get(id).and_then(|n| n.attribute("name")).unwrap_or(id).to_string()
+                })
+                .collect();
+            return Ok(SourceData::Names(names));
+        }
+        Err(cx.err(s, "a <source> without float_array, Name_array or IDREF_array"))
+    }
+
+    /// The `<source>` a URL (`#id`) names; `from` is blamed when it is not in the file.
+    fn at(&self, u: &str, from: xml::Node<'_, '_>) -> Result<SourceData, SlError> {
+        let s = self.ids.get(url(u)).copied().ok_or_else(|| self.cx.err(from, format!("source \"{u}\" is not in the file")))?;
+        self.read(s)
+    }
+}
+
+/// One `<geometry>`: `None` when it holds no `<mesh>`.
+fn geometry(sources: &Sources<'_, '_, '_>, g: xml::Node<'_, '_>) -> Result<Option<Geometry>, SlError> {
+    let cx = sources.cx;
+    let Some(mesh) = child(g, "mesh") else { return Ok(None) };
+    let mut geo = Geometry {
+        id: g.attribute("id").unwrap_or("").to_string(),
+        name: g.attribute("name").or(g.attribute("id")).unwrap_or("mesh").to_string(),
+        pos: cx.pos(g),
+        ..Default::default()
+    };
+    let vertices = child(mesh, "vertices").ok_or_else(|| cx.err(mesh, "a <mesh> without <vertices>"))?;
+    let vid = vertices.attribute("id").unwrap_or("");
+    let pos_in = children(vertices, "input")
+        .find(|i| i.attribute("semantic") == Some("POSITION"))
+        .ok_or_else(|| cx.err(vertices, "<vertices> has no POSITION input"))?;
+    geo.positions = vec3s(cx, pos_in, sources.at(pos_in.attribute("source").unwrap_or(""), pos_in)?)?;
+    let mut vertex_normals = false;
+    if let Some(n_in) = children(vertices, "input").find(|i| i.attribute("semantic") == Some("NORMAL")) {
+        geo.normals = vec3s(cx, n_in, sources.at(n_in.attribute("source").unwrap_or(""), n_in)?)?;
+        vertex_normals = true;
+    }
+    let mut normal_source: Option<String> = vertex_normals.then(|| String::from("<vertices>"));
+    for p in mesh.children() {
+        let kind = p.name();
+        if !matches!(kind, "polylist" | "triangles" | "polygons") {
+            continue;
+        }
+        let mut prim = Primitive { material: p.attribute("material").map(str::to_string), pos: cx.pos(p), ..Default::default() };
+        let inputs: Vec<xml::Node<'_, '_>> = children(p, "input").collect();
+        let mut stride = 0usize;
+        let mut v_off = None;
+        let mut n_off = None;
+        for i in &inputs {
+            let off: usize =
+                i.attribute("offset").and_then(|o| o.trim().parse().ok()).ok_or_else(|| cx.err(*i, "an <input> without a valid offset"))?;
+            stride = stride.max(off + 1);
+            match i.attribute("semantic") {
+                Some("VERTEX") => {
+                    if url(i.attribute("source").unwrap_or("")) != vid {
+                        return Err(cx.err(
+                            *i,
+                            format!("VERTEX input points to \"{}\", not to <vertices id=\"{vid}\">", i.attribute("source").unwrap_or("")),
+                        ));
+                    }
+                    v_off = Some(off)
+                }
+                Some("NORMAL") if !vertex_normals => {
+                    let src = i.attribute("source").unwrap_or("");
+                    match &normal_source {
+                        None => {
+                            geo.normals = vec3s(cx, *i, sources.at(src, *i)?)?;
+                            normal_source = Some(src.to_string());
+                        }
+                        Some(s) if s == src => {}
+                        Some(_) => {
+                            // Different normal sources per primitive: append, indices shift.
+                            let base = geo.normals.len() as i64;
+                            geo.normals.extend(vec3s(cx, *i, sources.at(src, *i)?)?);
+                            n_off = Some((off, base));
+                            continue;
+                        }
+                    }
+                    n_off = Some((off, 0));
+                }
+                _ => {}
+            }
+        }
+        let v_off = v_off.ok_or_else(|| cx.err(p, format!("<{kind}> has no VERTEX input")))?;
+        let declared: Option<usize> = p.attribute("count").and_then(|c| c.trim().parse().ok());
+        // Index lists (with the node to blame) and polygons as ranges into them: one
+        // allocation per <p>, not one per polygon.
+        let mut lists: Vec<(Vec<i64>, xml::Node<'_, '_>)> = Vec::new();
+        let mut polys: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+        match kind {
+            "polylist" => {
+                let vc = child(p, "vcount").map(|n| cx.ints(n)).transpose()?.unwrap_or_default();
+                let pn = child(p, "p").ok_or_else(|| cx.err(p, "<polylist> without <p>"))?;
+                let idx = cx.ints(pn)?;
+                let need: usize = vc.iter().map(|&c| c.max(0) as usize).sum::<usize>() * stride;
+                if idx.len() < need {
+                    return Err(cx.err(pn, format!("<p> has {} indices but <vcount> and {stride} input(s) need {need}", idx.len())));
+                }
+                let mut at = 0;
+                polys.reserve(vc.len());
+                for &c in &vc {
+                    if c < 0 {
+                        return Err(cx.err(p, format!("negative <vcount> entry {c}")));
+                    }
+                    let n = c as usize * stride;
+                    polys.push((0, at..at + n));
+                    at += n;
+                }
+                lists.push((idx, pn));
+                if let Some(d) = declared {
+                    if d != vc.len() {
+                        prim.count_mismatch = Some((d, vc.len()));
+                    }
+                }
+            }
+            "triangles" => {
+                let mut all = Vec::new();
+                for pn in children(p, "p") {
+                    all.extend(cx.ints(pn)?);
+                }
+                let per = 3 * stride;
+                if all.len() % per != 0 {
+                    return Err(cx.err(p, format!("<triangles> has {} indices, not a multiple of 3 × {stride} inputs", all.len())));
+                }
+                polys.extend((0..all.len() / per).map(|k| (0, k * per..(k + 1) * per)));
+                lists.push((all, p));
+                if let Some(d) = declared {
+                    if d != polys.len() {
+                        prim.count_mismatch = Some((d, polys.len()));
+                    }
+                }
+            }
+            _ => {
+                for pn in children(p, "p").chain(children(p, "ph").filter_map(|ph| child(ph, "p"))) {
+                    let idx = cx.ints(pn)?;
+                    if idx.len() % stride != 0 {
+                        return Err(cx.err(pn, format!("<p> has {} indices, not a multiple of {stride} inputs", idx.len())));
+                    }
+                    polys.push((lists.len(), 0..idx.len()));
+                    lists.push((idx, pn));
+                }
+            }
+        }
+        let corners_total: usize = polys.iter().map(|(_, r)| r.len() / stride).sum();
+        prim.counts.reserve(polys.len());
+        prim.vertex.reserve(corners_total);
+        if vertex_normals || n_off.is_some() {
+            prim.normal.reserve(corners_total);
+        }
+        for (list, range) in polys {
+            let (all, at) = (&lists[list].0, lists[list].1);
+            let idx = &all[range];
+            let corners = idx.len() / stride;
+            prim.counts.push(corners as u32);
+            for c in 0..corners {
+                let v = idx[c * stride + v_off];
+                if v < 0 || v as usize >= geo.positions.len() {
+                    return Err(
+                        cx.err(at, format!("vertex index {v} is outside the {} positions of geometry \"{}\"", geo.positions.len(), geo.id))
+                    );
+                }
+                prim.vertex.push(v as u32);
+                if vertex_normals {
+                    prim.normal.push(v as u32);
+                } else if let Some((o, base)) = n_off {
+                    let n = idx[c * stride + o] + base;
+                    if n < 0 || n as usize >= geo.normals.len() {
+                        return Err(cx.err(at, format!("normal index {n} is outside the {} normals", geo.normals.len())));
+                    }
+                    prim.normal.push(n as u32);
+                }
+            }
+        }
+        geo.primitives.push(prim);
+    }
+    Ok(Some(geo))
+}
+
+/// One `<controller>`: `None` when it holds no `<skin>`.
+fn controller(sources: &Sources<'_, '_, '_>, c: xml::Node<'_, '_>) -> Result<Option<Controller>, SlError> {
+    let cx = sources.cx;
+    let Some(skin) = child(c, "skin") else { return Ok(None) };
+    let mut ctl = Controller {
+        id: c.attribute("id").unwrap_or("").to_string(),
+        name: c.attribute("name").unwrap_or("").to_string(),
+        skin_source: url(skin.attribute("source").unwrap_or("")).to_string(),
+        bind_shape: DMat4::IDENTITY,
+        pos: cx.pos(c),
+        ..Default::default()
+    };
+    if let Some(b) = child(skin, "bind_shape_matrix") {
+        let v = cx.floats(b)?;
+        if v.len() != 16 {
+            return Err(cx.err(b, format!("<bind_shape_matrix> has {} numbers, not 16", v.len())));
+        }
+        ctl.bind_shape = matrix_from_row_major(&v);
+    }
+    let joints = child(skin, "joints").ok_or_else(|| cx.err(skin, "<skin> without <joints>"))?;
+    ctl.joints_pos = cx.pos(joints);
+    let mut joint_src = None;
+    for i in children(joints, "input") {
+        let src = i.attribute("source").unwrap_or("");
+        match i.attribute("semantic") {
+            Some("JOINT") => match sources.at(src, i)? {
+                SourceData::Names(n) => {
+                    ctl.joints = n;
+                    joint_src = Some(url(src).to_string());
+                }
+                SourceData::Floats(..) => return Err(cx.err(i, "the JOINT source holds numbers, not names")),
+            },
+            Some("INV_BIND_MATRIX") => match sources.at(src, i)? {
+                SourceData::Floats(v, _) => {
+                    if v.len() % 16 != 0 {
+                        return Err(cx.err(i, format!("INV_BIND_MATRIX source has {} numbers, not a multiple of 16", v.len())));
+                    }
+                    ctl.inverse_binds = v.chunks(16).map(matrix_from_row_major).collect();
+                }
+                SourceData::Names(_) => return Err(cx.err(i, "the INV_BIND_MATRIX source holds names, not numbers")),
+            },
+            _ => {}
+        }
+    }
+    if joint_src.is_none() {
+        return Err(cx.err(joints, "<joints> has no JOINT input"));
+    }
+    if ctl.inverse_binds.is_empty() {
+        ctl.inverse_binds = vec![DMat4::IDENTITY; ctl.joints.len()];
+    }
+    if ctl.inverse_binds.len() != ctl.joints.len() {
+        ctl.bind_count_mismatch = Some((ctl.joints.len(), ctl.inverse_binds.len()));
+    }
+    let vw = child(skin, "vertex_weights").ok_or_else(|| cx.err(skin, "<skin> without <vertex_weights>"))?;
+    ctl.weights_pos = cx.pos(vw);
+    ctl.weight_count =
+        vw.attribute("count").and_then(|v| v.trim().parse().ok()).ok_or_else(|| cx.err(vw, "<vertex_weights> without a valid count"))?;
+    let mut stride = 0usize;
+    let mut j_off = None;
+    let mut w = None;
+    for i in children(vw, "input") {
+        let off: usize =
+            i.attribute("offset").and_then(|o| o.trim().parse().ok()).ok_or_else(|| cx.err(i, "an <input> without a valid offset"))?;
+        stride = stride.max(off + 1);
+        match i.attribute("semantic") {
+            Some("JOINT") => {
+                let src = i.attribute("source").unwrap_or("");
+                if !sources.ids.contains_key(url(src)) {
+                    return Err(cx.err(i, format!("source \"{src}\" is not in the file; point it at the <joints> JOINT source")));
+                }
+                j_off = Some(off)
+            }
+            Some("WEIGHT") => match sources.at(i.attribute("source").unwrap_or(""), i)? {
+                SourceData::Floats(v, _) => w = Some((off, v)),
+                SourceData::Names(_) => return Err(cx.err(i, "the WEIGHT source holds names, not numbers")),
+            },
+            _ => {}
+        }
+    }
+    let j_off = j_off.ok_or_else(|| cx.err(vw, "<vertex_weights> has no JOINT input"))?;
+    let (w_off, weights) = w.ok_or_else(|| cx.err(vw, "<vertex_weights> has no WEIGHT input"))?;
+    let vcount = child(vw, "vcount").map(|n| cx.ints(n)).transpose()?.unwrap_or_default();
+    let v = child(vw, "v").map(|n| cx.ints(n)).transpose()?.unwrap_or_default();
+    ctl.vcount_len = vcount.len();
+    if vcount.iter().any(|&c| c < 0) {
+        return Err(cx.err(vw, "a negative <vcount> entry"));
+    }
+    let need: usize = vcount.iter().map(|&c| c as usize).sum::<usize>().saturating_mul(stride);
+    if v.len() != need {
+        ctl.v_mismatch = Some((v.len(), need));
+    }
+    let mut at = 0usize;
+    // Never reserve more than the entries <v> holds (the counts come from the file).
+    ctl.influence_pairs.reserve(v.len() / stride.max(1));
+    ctl.influence_offsets.reserve(vcount.len() + 1);
+    ctl.influence_offsets.push(0);
+    for (vi, &n) in vcount.iter().enumerate() {
+        for _ in 0..n {
+            if at + stride > v.len() {
+                break;
+            }
+            let j = v[at + j_off];
+            let wi = v[at + w_off];
+            let wv = usize::try_from(wi)
+                .ok()
+                .and_then(|i| weights.get(i).copied())
+                .ok_or_else(|| cx.err(vw, format!("vertex {vi}: weight index {wi} is outside the {} weights", weights.len())))?;
+            if j < -1 || j >= ctl.joints.len() as i64 {
+                return Err(cx.err(vw, format!("vertex {vi}: joint index {j} is outside the {} joints", ctl.joints.len())));
+            }
+            ctl.influence_pairs.push((j, wv));
+            at += stride;
+        }
+        ctl.influence_offsets.push(ctl.influence_pairs.len() as u32);
+    }
+    Ok(Some(ctl))
+}
+
 /// Row-major Collada matrix → glam.
 pub fn matrix_from_row_major(v: &[f64]) -> DMat4 {
     let mut a = [0.0; 16];
@@ -390,6 +722,11 @@ pub fn matrix_from_row_major(v: &[f64]) -> DMat4 {
 
 /// Parse a Collada document. `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
+    parse_with(text, file, PARALLEL_FROM)
+}
+
+/// [`parse`], reading geometries and skins in parallel when the text has `parallel_from` bytes.
+fn parse_with(text: &str, file: &str, parallel_from: usize) -> Result<Dae, SlError> {
     let doc = xml::parse(text, file)?;
     let cx = Ctx { file };
     let root = doc.root();
@@ -439,328 +776,27 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
         .descendants()
         .filter(|n| n.has_tag_name("material") && n.parent().is_some_and(|p| p.has_tag_name("library_materials")))
         .count();
-    let source = |s: xml::Node<'_, '_>| -> Result<SourceData, SlError> {
-        let stride = child(s, "technique_common")
-            .and_then(|t| child(t, "accessor"))
-            .and_then(|a| a.attribute("stride"))
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .unwrap_or(1)
-            .max(1);
-        if let Some(fa) = child(s, "float_array") {
-            let v = cx.floats(fa)?;
-            cx.check_count(fa, v.len())?;
-            return Ok(SourceData::Floats(v, stride));
-        }
-        if let Some(na) = child(s, "Name_array") {
-            let v: Vec<String> = na.text().unwrap_or("").split_ascii_whitespace().map(str::to_string).collect();
-            cx.check_count(na, v.len())?;
-            return Ok(SourceData::Names(v));
-        }
-        if let Some(ia) = child(s, "IDREF_array") {
-            let names = ia
-                .text()
-                .unwrap_or("")
-                .split_ascii_whitespace()
-                .map(|id| {
-                    // An IDREF names a node by id; the importer uses that node's name.
-                    ids.get(id).and_then(|n| n.attribute("name")).unwrap_or(id).to_string()
-                })
-                .collect();
-            return Ok(SourceData::Names(names));
-        }
-        Err(cx.err(s, "a <source> without float_array, Name_array or IDREF_array"))
+    let sources = Sources { cx: &cx, ids: &ids };
+    let geometries: Vec<xml::Node<'_, '_>> = root.descendants().filter(|n| n.has_tag_name("geometry")).collect();
+    let controllers: Vec<xml::Node<'_, '_>> = root.descendants().filter(|n| n.has_tag_name("controller")).collect();
+    // Geometries and skins are independent and hold most of the numbers: on a big file they are
+    // read on every core. Results are kept in document order and the first error in that order
+    // is the one returned, so messages do not depend on the thread count.
+    let (geos, ctls) = if text.len() >= parallel_from {
+        use rayon::prelude::*;
+        rayon::join(
+            || geometries.par_iter().map(|&g| geometry(&sources, g)).collect::<Vec<_>>(),
+            || controllers.par_iter().map(|&c| controller(&sources, c)).collect::<Vec<_>>(),
+        )
+    } else {
+        (geometries.iter().map(|&g| geometry(&sources, g)).collect(), controllers.iter().map(|&c| controller(&sources, c)).collect())
     };
-    let source_at = |u: &str, from: xml::Node<'_, '_>| -> Result<SourceData, SlError> {
-        let s = ids.get(url(u)).copied().ok_or_else(|| cx.err(from, format!("source \"{u}\" is not in the file")))?;
-        source(s)
-    };
-
-    // Geometries.
-    for g in root.descendants().filter(|n| n.has_tag_name("geometry")) {
-        let Some(mesh) = child(g, "mesh") else { continue };
-        let mut geo = Geometry {
-            id: g.attribute("id").unwrap_or("").to_string(),
-            name: g.attribute("name").or(g.attribute("id")).unwrap_or("mesh").to_string(),
-            pos: cx.pos(g),
-            ..Default::default()
-        };
-        let vertices = child(mesh, "vertices").ok_or_else(|| cx.err(mesh, "a <mesh> without <vertices>"))?;
-        let vid = vertices.attribute("id").unwrap_or("");
-        let pos_in = children(vertices, "input")
-            .find(|i| i.attribute("semantic") == Some("POSITION"))
-            .ok_or_else(|| cx.err(vertices, "<vertices> has no POSITION input"))?;
-        geo.positions = vec3s(&cx, pos_in, source_at(pos_in.attribute("source").unwrap_or(""), pos_in)?)?;
-        let mut vertex_normals = false;
-        if let Some(n_in) = children(vertices, "input").find(|i| i.attribute("semantic") == Some("NORMAL")) {
-            geo.normals = vec3s(&cx, n_in, source_at(n_in.attribute("source").unwrap_or(""), n_in)?)?;
-            vertex_normals = true;
-        }
-        let mut normal_source: Option<String> = vertex_normals.then(|| String::from("<vertices>"));
-        for p in mesh.children() {
-            let kind = p.name();
-            if !matches!(kind, "polylist" | "triangles" | "polygons") {
-                continue;
-            }
-            let mut prim = Primitive { material: p.attribute("material").map(str::to_string), pos: cx.pos(p), ..Default::default() };
-            let inputs: Vec<xml::Node<'_, '_>> = children(p, "input").collect();
-            let mut stride = 0usize;
-            let mut v_off = None;
-            let mut n_off = None;
-            for i in &inputs {
-                let off: usize = i
-                    .attribute("offset")
-                    .and_then(|o| o.trim().parse().ok())
-                    .ok_or_else(|| cx.err(*i, "an <input> without a valid offset"))?;
-                stride = stride.max(off + 1);
-                match i.attribute("semantic") {
-                    Some("VERTEX") => {
-                        if url(i.attribute("source").unwrap_or("")) != vid {
-                            return Err(cx.err(
-                                *i,
-                                format!(
-                                    "VERTEX input points to \"{}\", not to <vertices id=\"{vid}\">",
-                                    i.attribute("source").unwrap_or("")
-                                ),
-                            ));
-                        }
-                        v_off = Some(off)
-                    }
-                    Some("NORMAL") if !vertex_normals => {
-                        let src = i.attribute("source").unwrap_or("");
-                        match &normal_source {
-                            None => {
-                                geo.normals = vec3s(&cx, *i, source_at(src, *i)?)?;
-                                normal_source = Some(src.to_string());
-                            }
-                            Some(s) if s == src => {}
-                            Some(_) => {
-                                // Different normal sources per primitive: append, indices shift.
-                                let base = geo.normals.len() as i64;
-                                geo.normals.extend(vec3s(&cx, *i, source_at(src, *i)?)?);
-                                n_off = Some((off, base));
-                                continue;
-                            }
-                        }
-                        n_off = Some((off, 0));
-                    }
-                    _ => {}
-                }
-            }
-            let v_off = v_off.ok_or_else(|| cx.err(p, format!("<{kind}> has no VERTEX input")))?;
-            let declared: Option<usize> = p.attribute("count").and_then(|c| c.trim().parse().ok());
-            // Index lists (with the node to blame) and polygons as ranges into them: one
-            // allocation per <p>, not one per polygon.
-            let mut lists: Vec<(Vec<i64>, xml::Node<'_, '_>)> = Vec::new();
-            let mut polys: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
-            match kind {
-                "polylist" => {
-                    let vc = child(p, "vcount").map(|n| cx.ints(n)).transpose()?.unwrap_or_default();
-                    let pn = child(p, "p").ok_or_else(|| cx.err(p, "<polylist> without <p>"))?;
-                    let idx = cx.ints(pn)?;
-                    let need: usize = vc.iter().map(|&c| c.max(0) as usize).sum::<usize>() * stride;
-                    if idx.len() < need {
-                        return Err(cx.err(pn, format!("<p> has {} indices but <vcount> and {stride} input(s) need {need}", idx.len())));
-                    }
-                    let mut at = 0;
-                    polys.reserve(vc.len());
-                    for &c in &vc {
-                        if c < 0 {
-                            return Err(cx.err(p, format!("negative <vcount> entry {c}")));
-                        }
-                        let n = c as usize * stride;
-                        polys.push((0, at..at + n));
-                        at += n;
-                    }
-                    lists.push((idx, pn));
-                    if let Some(d) = declared {
-                        if d != vc.len() {
-                            prim.count_mismatch = Some((d, vc.len()));
-                        }
-                    }
-                }
-                "triangles" => {
-                    let mut all = Vec::new();
-                    for pn in children(p, "p") {
-                        all.extend(cx.ints(pn)?);
-                    }
-                    let per = 3 * stride;
-                    if all.len() % per != 0 {
-                        return Err(cx.err(p, format!("<triangles> has {} indices, not a multiple of 3 × {stride} inputs", all.len())));
-                    }
-                    polys.extend((0..all.len() / per).map(|k| (0, k * per..(k + 1) * per)));
-                    lists.push((all, p));
-                    if let Some(d) = declared {
-                        if d != polys.len() {
-                            prim.count_mismatch = Some((d, polys.len()));
-                        }
-                    }
-                }
-                _ => {
-                    for pn in children(p, "p").chain(children(p, "ph").filter_map(|ph| child(ph, "p"))) {
-                        let idx = cx.ints(pn)?;
-                        if idx.len() % stride != 0 {
-                            return Err(cx.err(pn, format!("<p> has {} indices, not a multiple of {stride} inputs", idx.len())));
-                        }
-                        polys.push((lists.len(), 0..idx.len()));
-                        lists.push((idx, pn));
-                    }
-                }
-            }
-            let corners_total: usize = polys.iter().map(|(_, r)| r.len() / stride).sum();
-            prim.counts.reserve(polys.len());
-            prim.vertex.reserve(corners_total);
-            if vertex_normals || n_off.is_some() {
-                prim.normal.reserve(corners_total);
-            }
-            for (list, range) in polys {
-                let (all, at) = (&lists[list].0, lists[list].1);
-                let idx = &all[range];
-                let corners = idx.len() / stride;
-                prim.counts.push(corners as u32);
-                for c in 0..corners {
-                    let v = idx[c * stride + v_off];
-                    if v < 0 || v as usize >= geo.positions.len() {
-                        return Err(cx.err(
-                            at,
-                            format!("vertex index {v} is outside the {} positions of geometry \"{}\"", geo.positions.len(), geo.id),
-                        ));
-                    }
-                    prim.vertex.push(v as u32);
-                    if vertex_normals {
-                        prim.normal.push(v as u32);
-                    } else if let Some((o, base)) = n_off {
-                        let n = idx[c * stride + o] + base;
-                        if n < 0 || n as usize >= geo.normals.len() {
-                            return Err(cx.err(at, format!("normal index {n} is outside the {} normals", geo.normals.len())));
-                        }
-                        prim.normal.push(n as u32);
-                    }
-                }
-            }
-            geo.primitives.push(prim);
-        }
-        dae.geometries.push(geo);
+    for g in geos {
+        dae.geometries.extend(g?);
     }
-
-    // Controllers with skins.
-    for c in root.descendants().filter(|n| n.has_tag_name("controller")) {
-        let Some(skin) = child(c, "skin") else { continue };
-        let mut ctl = Controller {
-            id: c.attribute("id").unwrap_or("").to_string(),
-            name: c.attribute("name").unwrap_or("").to_string(),
-            skin_source: url(skin.attribute("source").unwrap_or("")).to_string(),
-            bind_shape: DMat4::IDENTITY,
-            pos: cx.pos(c),
-            ..Default::default()
-        };
-        if let Some(b) = child(skin, "bind_shape_matrix") {
-            let v = cx.floats(b)?;
-            if v.len() != 16 {
-                return Err(cx.err(b, format!("<bind_shape_matrix> has {} numbers, not 16", v.len())));
-            }
-            ctl.bind_shape = matrix_from_row_major(&v);
-        }
-        let joints = child(skin, "joints").ok_or_else(|| cx.err(skin, "<skin> without <joints>"))?;
-        ctl.joints_pos = cx.pos(joints);
-        let mut joint_src = None;
-        for i in children(joints, "input") {
-            let src = i.attribute("source").unwrap_or("");
-            match i.attribute("semantic") {
-                Some("JOINT") => match source_at(src, i)? {
-                    SourceData::Names(n) => {
-                        ctl.joints = n;
-                        joint_src = Some(url(src).to_string());
-                    }
-                    SourceData::Floats(..) => return Err(cx.err(i, "the JOINT source holds numbers, not names")),
-                },
-                Some("INV_BIND_MATRIX") => match source_at(src, i)? {
-                    SourceData::Floats(v, _) => {
-                        if v.len() % 16 != 0 {
-                            return Err(cx.err(i, format!("INV_BIND_MATRIX source has {} numbers, not a multiple of 16", v.len())));
-                        }
-                        ctl.inverse_binds = v.chunks(16).map(matrix_from_row_major).collect();
-                    }
-                    SourceData::Names(_) => return Err(cx.err(i, "the INV_BIND_MATRIX source holds names, not numbers")),
-                },
-                _ => {}
-            }
-        }
-        if joint_src.is_none() {
-            return Err(cx.err(joints, "<joints> has no JOINT input"));
-        }
-        if ctl.inverse_binds.is_empty() {
-            ctl.inverse_binds = vec![DMat4::IDENTITY; ctl.joints.len()];
-        }
-        if ctl.inverse_binds.len() != ctl.joints.len() {
-            ctl.bind_count_mismatch = Some((ctl.joints.len(), ctl.inverse_binds.len()));
-        }
-        let vw = child(skin, "vertex_weights").ok_or_else(|| cx.err(skin, "<skin> without <vertex_weights>"))?;
-        ctl.weights_pos = cx.pos(vw);
-        ctl.weight_count = vw
-            .attribute("count")
-            .and_then(|v| v.trim().parse().ok())
-            .ok_or_else(|| cx.err(vw, "<vertex_weights> without a valid count"))?;
-        let mut stride = 0usize;
-        let mut j_off = None;
-        let mut w = None;
-        for i in children(vw, "input") {
-            let off: usize =
-                i.attribute("offset").and_then(|o| o.trim().parse().ok()).ok_or_else(|| cx.err(i, "an <input> without a valid offset"))?;
-            stride = stride.max(off + 1);
-            match i.attribute("semantic") {
-                Some("JOINT") => {
-                    let src = i.attribute("source").unwrap_or("");
-                    if !ids.contains_key(url(src)) {
-                        return Err(cx.err(i, format!("source \"{src}\" is not in the file; point it at the <joints> JOINT source")));
-                    }
-                    j_off = Some(off)
-                }
-                Some("WEIGHT") => match source_at(i.attribute("source").unwrap_or(""), i)? {
-                    SourceData::Floats(v, _) => w = Some((off, v)),
-                    SourceData::Names(_) => return Err(cx.err(i, "the WEIGHT source holds names, not numbers")),
-                },
-                _ => {}
-            }
-        }
-        let j_off = j_off.ok_or_else(|| cx.err(vw, "<vertex_weights> has no JOINT input"))?;
-        let (w_off, weights) = w.ok_or_else(|| cx.err(vw, "<vertex_weights> has no WEIGHT input"))?;
-        let vcount = child(vw, "vcount").map(|n| cx.ints(n)).transpose()?.unwrap_or_default();
-        let v = child(vw, "v").map(|n| cx.ints(n)).transpose()?.unwrap_or_default();
-        ctl.vcount_len = vcount.len();
-        if vcount.iter().any(|&c| c < 0) {
-            return Err(cx.err(vw, "a negative <vcount> entry"));
-        }
-        let need: usize = vcount.iter().map(|&c| c as usize).sum::<usize>().saturating_mul(stride);
-        if v.len() != need {
-            ctl.v_mismatch = Some((v.len(), need));
-        }
-        let mut at = 0usize;
-        // Never reserve more than the entries <v> holds (the counts come from the file).
-        ctl.influence_pairs.reserve(v.len() / stride.max(1));
-        ctl.influence_offsets.reserve(vcount.len() + 1);
-        ctl.influence_offsets.push(0);
-        for (vi, &n) in vcount.iter().enumerate() {
-            for _ in 0..n {
-                if at + stride > v.len() {
-                    break;
-                }
-                let j = v[at + j_off];
-                let wi = v[at + w_off];
-                let wv = usize::try_from(wi)
-                    .ok()
-                    .and_then(|i| weights.get(i).copied())
-                    .ok_or_else(|| cx.err(vw, format!("vertex {vi}: weight index {wi} is outside the {} weights", weights.len())))?;
-                if j < -1 || j >= ctl.joints.len() as i64 {
-                    return Err(cx.err(vw, format!("vertex {vi}: joint index {j} is outside the {} joints", ctl.joints.len())));
-                }
-                ctl.influence_pairs.push((j, wv));
-                at += stride;
-            }
-            ctl.influence_offsets.push(ctl.influence_pairs.len() as u32);
-        }
-        dae.controllers.push(ctl);
+    for c in ctls {
+        dae.controllers.extend(c?);
     }
-
     // The visual scene: the instanced one, else the first.
     let scenes: Vec<xml::Node<'_, '_>> = root.descendants().filter(|n| n.has_tag_name("visual_scene")).collect();
     let instanced = child(root, "scene")
@@ -868,7 +904,80 @@ fn node(cx: &Ctx<'_>, n: xml::Node<'_, '_>, parent: Option<usize>) -> Result<Nod
 
 #[cfg(test)]
 mod tests {
-    use super::{floats_into, ints_into, parse_f64, parse_i64};
+    use super::{floats_into, ints_into, parse_f64, parse_i64, parse_with};
+
+    /// Geometries and skins read in parallel give the same document, and the same first error,
+    /// as read one after another: every project .dae (the malformed suite holds errors in
+    /// geometries and skins both).
+    #[test]
+    fn parallel_and_sequential_reads_agree() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+        let mut texts: Vec<(String, String)> = Vec::new();
+        let mut files = vec![root.join("demo/sample.dae")];
+        let mut bad: Vec<_> =
+            std::fs::read_dir(root.join("bad/dae")).expect("testdata/bad/dae").map(|e| e.expect("entry").path()).collect();
+        bad.sort();
+        files.extend(bad.into_iter().filter(|p| p.extension().is_some_and(|e| e == "dae")));
+        assert!(files.len() > 40, "the malformed suite is missing");
+        for f in &files {
+            let bytes = std::fs::read(f).expect("readable");
+            if let Ok(text) = String::from_utf8(bytes) {
+                texts.push((f.display().to_string(), text));
+            }
+        }
+        // The demo with its mesh and skin four times over, whole and with a bad number in the
+        // third geometry, in the second skin, and in both (the geometry's error comes first).
+        let many = repeated_demo(&root.join("demo/sample.dae"), 4);
+        assert_eq!(many.matches("<geometry ").count(), 4);
+        let spoil = |t: &str, marker: &str, nth: usize| {
+            let at = t.match_indices(marker).nth(nth).expect("marker").0;
+            let gt = at + t[at..].find('>').expect("tag end") + 1;
+            format!("{}oops {}", &t[..gt], &t[gt..])
+        };
+        let geo_bad = spoil(&many, "-positions-array\"", 2);
+        let skin_bad = spoil(&many, "<v>", 1);
+        let both = spoil(&geo_bad, "<v>", 0);
+        for (name, t) in [("4 meshes", &many), ("bad geometry", &geo_bad), ("bad skin", &skin_bad), ("both", &both)] {
+            texts.push((name.to_string(), t.clone()));
+        }
+        let (mut ok, mut failed) = (0, 0);
+        for (name, text) in &texts {
+            let seq = format!("{:?}", parse_with(text, "x.dae", usize::MAX));
+            let par = format!("{:?}", parse_with(text, "x.dae", 0));
+            assert_eq!(seq, par, "{name}");
+            if seq.starts_with("Ok") {
+                ok += 1
+            } else {
+                failed += 1
+            }
+        }
+        assert!(ok >= 2 && failed >= 20, "{ok} read, {failed} refused");
+        let err = |t: &str| parse_with(t, "x.dae", 0).expect_err("refused").to_string();
+        assert!(err(&both).contains("is not a number"), "{}", err(&both));
+        assert!(err(&skin_bad).contains("is not an integer"), "{}", err(&skin_bad));
+    }
+
+    /// `file`'s meshes and skins `n` times over (renamed), written as Collada.
+    fn repeated_demo(file: &std::path::Path, n: usize) -> String {
+        let bytes = std::fs::read(file).expect("demo");
+        let mut diag = Default::default();
+        let doc = crate::read::read(&bytes, "demo.dae", &Default::default(), &mut diag).expect("demo reads");
+        let mut many = doc.clone();
+        for c in 1..n {
+            for m in &doc.meshes {
+                let mut m = m.clone();
+                m.name = format!("{}_{c}", m.name);
+                many.meshes.push(m);
+            }
+            for s in &doc.skins {
+                let mut s = s.clone();
+                s.name = format!("{}_{c}", s.name);
+                s.mesh = s.mesh.map(|i| i + c * doc.meshes.len());
+                many.skins.push(s);
+            }
+        }
+        crate::write::write(&many, &Default::default(), crate::SlSkeleton::builtin(), &mut diag).expect("writes")
+    }
 
     /// The fast paths must give bit-for-bit what `str::parse` gives (golden files depend on it).
     #[test]

@@ -70,7 +70,7 @@ pub fn file_frame(up: Option<UpAxis>, meter: Option<f64>) -> Frame {
 }
 
 /// Read a parsed Collada document into the IR.
-pub fn to_document(dae: &Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostics) -> Result<Document, SlError> {
+pub fn to_document(mut dae: Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostics) -> Result<Document, SlError> {
     let skin_names: Vec<&str> = dae.controllers.iter().flat_map(|c| c.joints.iter().map(String::as_str)).collect();
     let sl_rig = if dae.controllers.is_empty() {
         let joints: Vec<&collada::Node> = dae.nodes.iter().filter(|n| n.joint).collect();
@@ -125,22 +125,34 @@ pub fn to_document(dae: &Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostic
             }
         }
     }
-    let mut doc = if sl_rig { sl_document(dae, sl, file, diag)? } else { generic_document(dae, file, diag)? };
+    let mut doc = if sl_rig { sl_document(&mut dae, sl, file, diag)? } else { generic_document(&mut dae, file, diag)? };
     doc.source_format = Some("dae".into());
     Ok(doc)
 }
 
 /// Meshes of the skinned (and instanced static) geometries, with a map geometry → mesh index.
-fn meshes(dae: &Dae, diag: &mut Diagnostics) -> (Vec<Mesh>, HashMap<usize, usize>) {
+/// Positions and the corners of a one-primitive geometry are moved out of `dae`, not copied
+/// (on a big file they are most of its memory).
+fn meshes(dae: &mut Dae, diag: &mut Diagnostics) -> (Vec<Mesh>, HashMap<usize, usize>) {
+    meshes_of(&dae.controllers, &dae.nodes, &mut dae.geometries, diag)
+}
+
+fn meshes_of(
+    controllers: &[collada::Controller],
+    nodes: &[collada::Node],
+    geometries: &mut [collada::Geometry],
+    diag: &mut Diagnostics,
+) -> (Vec<Mesh>, HashMap<usize, usize>) {
+    let geometry = |id: &str| geometries.iter().position(|g| g.id == id);
     let mut used: BTreeSet<usize> = BTreeSet::new();
-    for c in &dae.controllers {
-        if let Some(g) = dae.geometry(&c.skin_source) {
+    for c in controllers {
+        if let Some(g) = geometry(&c.skin_source) {
             used.insert(g);
         }
     }
-    for n in &dae.nodes {
+    for n in nodes {
         for g in &n.geometries {
-            if let Some(g) = dae.geometry(g) {
+            if let Some(g) = geometry(g) {
                 used.insert(g);
             }
         }
@@ -148,21 +160,30 @@ fn meshes(dae: &Dae, diag: &mut Diagnostics) -> (Vec<Mesh>, HashMap<usize, usize
     let mut out = Vec::new();
     let mut index = HashMap::new();
     for gi in used {
-        let g = &dae.geometries[gi];
+        let g = &mut geometries[gi];
         let mut faces = Faces::default();
         let mut normals = Vec::new();
         let with_normals = !g.primitives.is_empty() && g.primitives.iter().all(|p| p.normal.len() == p.vertex.len());
         if !with_normals && g.primitives.iter().any(|p| !p.normal.is_empty()) {
             diag.warn("dae-partial-normals", format!("geometry \"{}\": some primitives have no normals; normals dropped", g.name));
         }
+        let moved = if let [p] = g.primitives.as_mut_slice() {
+            faces.counts = std::mem::take(&mut p.counts);
+            faces.indices = std::mem::take(&mut p.vertex);
+            true
+        } else {
+            false
+        };
         for p in &g.primitives {
-            faces.counts.extend_from_slice(&p.counts);
-            faces.indices.extend_from_slice(&p.vertex);
+            if !moved {
+                faces.counts.extend_from_slice(&p.counts);
+                faces.indices.extend_from_slice(&p.vertex);
+            }
             if with_normals {
                 normals.extend(p.normal.iter().map(|&n| g.normals.get(n as usize).copied().unwrap_or(DVec3::ZERO)));
             }
         }
-        let mut m = Mesh { name: g.name.clone(), positions: g.positions.clone(), normals: None, faces, ..Default::default() };
+        let mut m = Mesh { name: g.name.clone(), positions: std::mem::take(&mut g.positions), normals: None, faces, ..Default::default() };
         if with_normals {
             m.normals = Some(Normals::PerCorner(normals));
         }
@@ -239,7 +260,7 @@ fn influences(
     Ok(inf)
 }
 
-fn sl_document(dae: &Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostics) -> Result<Document, SlError> {
+fn sl_document(dae: &mut Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostics) -> Result<Document, SlError> {
     let mut doc = Document::new(Frame::SECOND_LIFE);
     // The SL importer takes rigged data (geometry through bind shape and inverse binds, joint
     // translations) as Z-up metres; a Y_UP file must carry its turn inside those matrices, as
@@ -357,7 +378,7 @@ fn sl_document(dae: &Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostics) -
             }
         }
         let bind_shape = c.bind_shape;
-        let influences = influences(c, dae.geometries[gi].positions.len(), &slot_of, diag, file)?;
+        let influences = influences(c, doc.meshes[mesh_of[&gi]].positions.len(), &slot_of, diag, file)?;
         doc.skins.push(Skin {
             name: if c.id.is_empty() { c.name.clone() } else { c.id.clone() },
             skeleton: 0,
@@ -372,7 +393,7 @@ fn sl_document(dae: &Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostics) -
     Ok(doc)
 }
 
-fn generic_document(dae: &Dae, file: &str, diag: &mut Diagnostics) -> Result<Document, SlError> {
+fn generic_document(dae: &mut Dae, file: &str, diag: &mut Diagnostics) -> Result<Document, SlError> {
     let mut doc = Document::new(file_frame(dae.up_axis, dae.meter));
     let n = dae.nodes.len();
     let mut world = vec![DMat4::IDENTITY; n];
@@ -480,13 +501,13 @@ fn generic_document(dae: &Dae, file: &str, diag: &mut Diagnostics) -> Result<Doc
         }
     }
     doc.skeletons.push(sk);
-    let (meshes, mesh_of) = meshes(dae, diag);
+    let (meshes, mesh_of) = meshes_of(&dae.controllers, &dae.nodes, &mut dae.geometries, diag);
     doc.meshes = meshes;
     for c in &dae.controllers {
         let gi = dae.geometry(&c.skin_source).expect("checked in to_document");
         let joints: Vec<BoneId> = c.joints.iter().map(|j| find(j).and_then(|i| bone_of[i]).unwrap_or_else(|| orphan_ids[j])).collect();
         let slot_of: Vec<u32> = (0..joints.len() as u32).collect();
-        let influences = influences(c, dae.geometries[gi].positions.len(), &slot_of, diag, file)?;
+        let influences = influences(c, doc.meshes[mesh_of[&gi]].positions.len(), &slot_of, diag, file)?;
         doc.skins.push(Skin {
             name: if c.id.is_empty() { c.name.clone() } else { c.id.clone() },
             skeleton: 0,
@@ -521,5 +542,5 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
         }
         None => SlSkeleton::builtin(),
     };
-    to_document(&dae, sl, file, diag)
+    to_document(dae, sl, file, diag)
 }
