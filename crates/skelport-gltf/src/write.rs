@@ -118,6 +118,11 @@ fn write_with(
     let mut meshes_json: Vec<Value> = Vec::new();
     let mut mesh_done: Vec<bool> = vec![false; doc.meshes.len()];
     let mut encoded = encode_meshes_ahead(&doc, opts, parallel_from);
+    // The buffer sized once for what was encoded ahead and the skins' matrices: grown by
+    // doubling, it was copied at each step and touched twice its size in fresh pages.
+    let ahead: usize =
+        encoded.values().filter_map(|e| e.as_ref().ok()).flat_map(|e| e.accessors.iter().flatten()).map(|p| p.bytes.len() + 3).sum();
+    b.bin.reserve(ahead + doc.skins.iter().map(|s| s.joints.len() * 64 + 3).sum::<usize>());
 
     for (si, sk) in doc.skeletons.iter().enumerate() {
         if sk.bones.is_empty() {

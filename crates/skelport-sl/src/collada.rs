@@ -821,7 +821,18 @@ fn parse_with(text: &str, file: &str, parallel_from: usize) -> Result<Dae, SlErr
 
 fn vec3s(cx: &Ctx<'_>, at: xml::Node<'_, '_>, s: SourceData) -> Result<Vec<DVec3>, SlError> {
     match s {
-        SourceData::Floats(v, stride) => {
+        SourceData::Floats(mut v, stride) => {
+            // Packed x y z (what exporters write): the numbers' own buffer becomes the vectors',
+            // no copy (a big file's positions and normals are most of its memory).
+            if stride <= 3 && v.len() % 3 == 0 {
+                if v.capacity() % 3 != 0 {
+                    v.shrink_to_fit();
+                }
+                match bytemuck::allocation::try_cast_vec::<f64, DVec3>(v) {
+                    Ok(v3) => return Ok(v3),
+                    Err((_, back)) => v = back,
+                }
+            }
             let stride = stride.max(3);
             Ok(v.chunks_exact(stride).map(|c| DVec3::new(c[0], c[1], c[2])).collect())
         }

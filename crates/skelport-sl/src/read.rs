@@ -131,8 +131,6 @@ pub fn to_document(mut dae: Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnos
 }
 
 /// Meshes of the skinned (and instanced static) geometries, with a map geometry → mesh index.
-/// Positions and the corners of a one-primitive geometry are moved out of `dae`, not copied
-/// (on a big file they are most of its memory).
 fn meshes(dae: &mut Dae, diag: &mut Diagnostics) -> (Vec<Mesh>, HashMap<usize, usize>) {
     meshes_of(&dae.controllers, &dae.nodes, &mut dae.geometries, diag)
 }
@@ -157,40 +155,75 @@ fn meshes_of(
             }
         }
     }
-    let mut out = Vec::new();
+    let parallel = big(controllers, geometries);
+    let picked: Vec<(usize, &mut collada::Geometry)> = geometries.iter_mut().enumerate().filter(|(gi, _)| used.contains(gi)).collect();
+    let mut out = Vec::with_capacity(picked.len());
     let mut index = HashMap::new();
-    for gi in used {
-        let g = &mut geometries[gi];
-        let mut faces = Faces::default();
-        let mut normals = Vec::new();
-        let with_normals = !g.primitives.is_empty() && g.primitives.iter().all(|p| p.normal.len() == p.vertex.len());
-        if !with_normals && g.primitives.iter().any(|p| !p.normal.is_empty()) {
-            diag.warn("dae-partial-normals", format!("geometry \"{}\": some primitives have no normals; normals dropped", g.name));
-        }
-        let moved = if let [p] = g.primitives.as_mut_slice() {
-            faces.counts = std::mem::take(&mut p.counts);
-            faces.indices = std::mem::take(&mut p.vertex);
-            true
-        } else {
-            false
-        };
-        for p in &g.primitives {
-            if !moved {
-                faces.counts.extend_from_slice(&p.counts);
-                faces.indices.extend_from_slice(&p.vertex);
-            }
-            if with_normals {
-                normals.extend(p.normal.iter().map(|&n| g.normals.get(n as usize).copied().unwrap_or(DVec3::ZERO)));
-            }
-        }
-        let mut m = Mesh { name: g.name.clone(), positions: std::mem::take(&mut g.positions), normals: None, faces, ..Default::default() };
-        if with_normals {
-            m.normals = Some(Normals::PerCorner(normals));
-        }
+    for ((gi, m), d) in in_order(picked, parallel, |(gi, g), d| (gi, mesh_of(g, d))) {
+        diag.items.extend(d.items);
         index.insert(gi, out.len());
         out.push(m);
     }
     (out, index)
+}
+
+/// Positions, weights and corners from which a document's meshes and skins are built on every
+/// core (below it, starting threads costs more than it saves).
+const PARALLEL_FROM: usize = 200_000;
+
+/// Whether a parsed file is big enough to build its meshes and skins in parallel.
+fn big(controllers: &[collada::Controller], geometries: &[collada::Geometry]) -> bool {
+    let corners: usize = geometries.iter().flat_map(|g| &g.primitives).map(|p| p.vertex.len()).sum();
+    let pairs: usize = controllers.iter().map(|c| c.influence_pairs.len()).sum();
+    corners + pairs >= PARALLEL_FROM
+}
+
+/// `f` over `items`, on every core when `parallel`; results in order, each with the diagnostics
+/// it reported, for the caller to merge in order (so nothing depends on the thread count).
+fn in_order<T: Send, R: Send>(items: Vec<T>, parallel: bool, f: impl Fn(T, &mut Diagnostics) -> R + Sync + Send) -> Vec<(R, Diagnostics)> {
+    let run = |t: T| {
+        let mut d = Diagnostics::default();
+        let r = f(t, &mut d);
+        (r, d)
+    };
+    if parallel {
+        use rayon::prelude::*;
+        items.into_par_iter().map(run).collect()
+    } else {
+        items.into_iter().map(run).collect()
+    }
+}
+
+/// One geometry's mesh. Positions and the corners of a one-primitive geometry are moved out of
+/// `g`, not copied (on a big file they are most of its memory).
+fn mesh_of(g: &mut collada::Geometry, diag: &mut Diagnostics) -> Mesh {
+    let mut faces = Faces::default();
+    let mut normals = Vec::new();
+    let with_normals = !g.primitives.is_empty() && g.primitives.iter().all(|p| p.normal.len() == p.vertex.len());
+    if !with_normals && g.primitives.iter().any(|p| !p.normal.is_empty()) {
+        diag.warn("dae-partial-normals", format!("geometry \"{}\": some primitives have no normals; normals dropped", g.name));
+    }
+    let moved = if let [p] = g.primitives.as_mut_slice() {
+        faces.counts = std::mem::take(&mut p.counts);
+        faces.indices = std::mem::take(&mut p.vertex);
+        true
+    } else {
+        false
+    };
+    for p in &g.primitives {
+        if !moved {
+            faces.counts.extend_from_slice(&p.counts);
+            faces.indices.extend_from_slice(&p.vertex);
+        }
+        if with_normals {
+            normals.extend(p.normal.iter().map(|&n| g.normals.get(n as usize).copied().unwrap_or(DVec3::ZERO)));
+        }
+    }
+    let mut m = Mesh { name: g.name.clone(), positions: std::mem::take(&mut g.positions), normals: None, faces, ..Default::default() };
+    if with_normals {
+        m.normals = Some(Normals::PerCorner(normals));
+    }
+    m
 }
 
 fn influences(
@@ -359,6 +392,7 @@ fn sl_document(dae: &mut Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostic
     doc.skeletons.push(sk);
     let (meshes, mesh_of) = meshes(dae, diag);
     doc.meshes = meshes;
+    let mut prepared = Vec::with_capacity(dae.controllers.len());
     for c in &dae.controllers {
         let gi = dae.geometry(&c.skin_source).expect("checked in to_document");
         let mi = mesh_of[&gi];
@@ -377,8 +411,15 @@ fn sl_document(dae: &mut Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostic
                 }
             }
         }
+        prepared.push((c, mi, uniq, ib, slot_of));
+    }
+    let jobs: Vec<(&collada::Controller, usize, &[u32])> =
+        prepared.iter().map(|(c, mi, _, _, slot_of)| (*c, doc.meshes[*mi].positions.len(), slot_of.as_slice())).collect();
+    let weights = in_order(jobs, big(&dae.controllers, &dae.geometries), |(c, nv, slot_of), d| influences(c, nv, slot_of, d, file));
+    for ((c, mi, uniq, ib, _), (influences, d)) in prepared.into_iter().zip(weights) {
+        diag.items.extend(d.items);
+        let influences = influences?;
         let bind_shape = c.bind_shape;
-        let influences = influences(c, doc.meshes[mesh_of[&gi]].positions.len(), &slot_of, diag, file)?;
         doc.skins.push(Skin {
             name: if c.id.is_empty() { c.name.clone() } else { c.id.clone() },
             skeleton: 0,
@@ -503,11 +544,21 @@ fn generic_document(dae: &mut Dae, file: &str, diag: &mut Diagnostics) -> Result
     doc.skeletons.push(sk);
     let (meshes, mesh_of) = meshes_of(&dae.controllers, &dae.nodes, &mut dae.geometries, diag);
     doc.meshes = meshes;
-    for c in &dae.controllers {
+    let slots: Vec<Vec<u32>> = dae.controllers.iter().map(|c| (0..c.joints.len() as u32).collect()).collect();
+    let jobs: Vec<(&collada::Controller, usize, &[u32])> = dae
+        .controllers
+        .iter()
+        .zip(&slots)
+        .map(|(c, s)| {
+            (c, doc.meshes[mesh_of[&dae.geometry(&c.skin_source).expect("checked in to_document")]].positions.len(), s.as_slice())
+        })
+        .collect();
+    let weights = in_order(jobs, big(&dae.controllers, &dae.geometries), |(c, nv, slot_of), d| influences(c, nv, slot_of, d, file));
+    for (c, (influences, d)) in dae.controllers.iter().zip(weights) {
+        diag.items.extend(d.items);
+        let influences = influences?;
         let gi = dae.geometry(&c.skin_source).expect("checked in to_document");
         let joints: Vec<BoneId> = c.joints.iter().map(|j| find(j).and_then(|i| bone_of[i]).unwrap_or_else(|| orphan_ids[j])).collect();
-        let slot_of: Vec<u32> = (0..joints.len() as u32).collect();
-        let influences = influences(c, doc.meshes[mesh_of[&gi]].positions.len(), &slot_of, diag, file)?;
         doc.skins.push(Skin {
             name: if c.id.is_empty() { c.name.clone() } else { c.id.clone() },
             skeleton: 0,

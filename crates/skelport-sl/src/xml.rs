@@ -115,13 +115,19 @@ impl<'a> Doc<'a> {
 
 /// Parse `text` (`file` names it in errors).
 pub(crate) fn parse<'a>(text: &'a str, file: &str) -> Result<Doc<'a>, SlError> {
-    if has_unusual_bytes(text.as_bytes()) {
+    // The byte scan (unusual bytes, newlines) and the tree are independent passes over the text:
+    // on a big file they run on two cores.
+    let (scan, built) =
+        if text.len() >= PARALLEL_FROM { rayon::join(|| Scan::of(text), || build(text)) } else { (Scan::of(text), build(text)) };
+    if scan.unusual {
         full_check(text, file)?;
     }
-    match build(text) {
-        Ok((doc, false)) => Ok(doc),
-        Ok((doc, true)) => {
-            full_check(text, file)?;
+    match built {
+        Ok((mut doc, unsure)) => {
+            if unsure {
+                full_check(text, file)?;
+            }
+            scan.number_lines(&mut doc);
             Ok(doc)
         }
         Err((at, message)) => {
@@ -153,6 +159,52 @@ fn floor_char_boundary(s: &str, mut at: usize) -> usize {
 fn full_check(text: &str, file: &str) -> Result<(), SlError> {
     let opts = roxmltree::ParsingOptions { allow_dtd: false, nodes_limit: MAX_ELEMENTS as u32, ..Default::default() };
     roxmltree::Document::parse_with_options(text, opts).map(|_| ()).map_err(|e| SlError::xml(file, &e))
+}
+
+/// Bytes from which the scan and the tree run on two cores (below it, starting a thread costs
+/// more than it saves).
+const PARALLEL_FROM: usize = 1 << 20;
+
+/// Newlines are counted per block of this many bytes, so that an element's line is found from
+/// its block's count and at most one block's bytes.
+const BLOCK: usize = 4096;
+
+/// One pass over the text's bytes: whether it holds bytes the fast path does not vouch for, and
+/// the number of newlines before each [`BLOCK`].
+struct Scan {
+    unusual: bool,
+    /// `newlines_before[k]`: newlines in `text[..k * BLOCK]`.
+    newlines_before: Vec<u32>,
+}
+
+impl Scan {
+    fn of(text: &str) -> Scan {
+        let b = text.as_bytes();
+        let mut newlines_before = Vec::with_capacity(b.len() / BLOCK + 1);
+        let (mut unusual, mut n) = (false, 0u32);
+        for block in b.chunks(BLOCK) {
+            newlines_before.push(n);
+            unusual |= has_unusual_bytes(block);
+            n = n.wrapping_add(count_newlines(block));
+        }
+        Scan { unusual, newlines_before }
+    }
+
+    /// Give every element its 1-based line (elements are in document order, so one walk).
+    fn number_lines(&self, doc: &mut Doc<'_>) {
+        let b = doc.text.as_bytes();
+        let (mut counted, mut line) = (0usize, 1u32);
+        for e in &mut doc.elems {
+            let at = e.start;
+            if at / BLOCK > counted / BLOCK {
+                counted = at / BLOCK * BLOCK;
+                line = 1 + self.newlines_before[at / BLOCK];
+            }
+            line += count_newlines(&b[counted..at]);
+            counted = at;
+            e.line = line;
+        }
+    }
 }
 
 /// Bytes that may start a character XML forbids: C0 controls other than tab, newline and carriage
@@ -192,8 +244,6 @@ fn build(text: &str) -> Result<(Doc<'_>, bool), (usize, String)> {
     // Prefixes declared by `xmlns:p` anywhere (scoping is left to roxmltree when it matters).
     let mut prefixes: Vec<&str> = Vec::new();
     let mut prefixed = false;
-    // Line counting: newlines up to `counted`.
-    let (mut counted, mut line) = (0usize, 1u32);
     // Whether the innermost open element still collects its leading text.
     let mut collecting = false;
     loop {
@@ -249,8 +299,6 @@ fn build(text: &str) -> Result<(Doc<'_>, bool), (usize, String)> {
                     doc.attrs.push((key, value));
                 }
                 let id = doc.elems.len() as u32;
-                line += count_newlines(&text.as_bytes()[counted..at]);
-                counted = at;
                 let parent = match stack.last_mut() {
                     Some((p, last)) => {
                         if *last == NONE {
@@ -266,7 +314,7 @@ fn build(text: &str) -> Result<(Doc<'_>, bool), (usize, String)> {
                 doc.elems.push(Elem {
                     name,
                     start: at,
-                    line,
+                    line: 0,
                     attrs: (a0, doc.attrs.len() as u32),
                     parent,
                     first_child: NONE,
@@ -292,7 +340,7 @@ fn build(text: &str) -> Result<(Doc<'_>, bool), (usize, String)> {
             Event::Text(t) => {
                 let raw = t.into_inner();
                 // `]]>` may not appear in character data; quick-xml does not check it.
-                if raw.contains(&b'>') && raw.windows(3).any(|w| w == b"]]>") {
+                if memchr::memchr(b'>', &raw).is_some() && raw.windows(3).any(|w| w == b"]]>") {
                     unsure = true;
                 }
                 match stack.last() {
@@ -394,7 +442,44 @@ fn count_newlines(b: &[u8]) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::parse;
+    use super::{parse, BLOCK, PARALLEL_FROM};
+
+    /// Element lines from the per-block newline counts equal a plain count, for texts that
+    /// cross many blocks with long lines, blank runs and elements on block boundaries, on the
+    /// one-thread and the two-thread path.
+    #[test]
+    fn lines_from_block_counts_equal_a_plain_count() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m as u64) as usize
+        };
+        for target in [16 * BLOCK, PARALLEL_FROM + BLOCK] {
+            let mut text = String::from("<r>");
+            while text.len() < target {
+                match next(4) {
+                    0 => text.push_str(&"\n".repeat(1 + next(3))),
+                    1 => text.push_str(&"1 ".repeat(next(BLOCK / 4))),
+                    2 => text.push_str(&" ".repeat(BLOCK - text.len() % BLOCK)),
+                    _ => {}
+                }
+                text.push_str("<e>7</e>");
+            }
+            text.push_str("</r>");
+            let doc = parse(&text, "t").expect("well-formed");
+            let (mut n, mut counted, mut line) = (0, 0, 1);
+            for e in doc.root().descendants() {
+                let start = e.e().start;
+                line += text[counted..start].bytes().filter(|&b| b == b'\n').count();
+                counted = start;
+                assert_eq!(e.line_column().0, line, "element at byte {start}");
+                n += 1;
+            }
+            assert!(n > 20, "{n} elements");
+        }
+    }
 
     #[test]
     fn tree_shape_text_and_positions() {
