@@ -260,7 +260,9 @@ impl Document {
                 }
             }
         }
-        for m in &mut self.meshes {
+        // Meshes hold most of a big document: turned on every core.
+        let big = self.meshes.iter().map(|m| m.positions.len() + m.faces.indices.len()).sum::<usize>() >= crate::PARALLEL_FROM;
+        let turn = |m: &mut crate::Mesh| {
             for p in &mut m.positions {
                 *p = map.point(*p);
             }
@@ -281,6 +283,12 @@ impl Document {
                     start = end;
                 }
             }
+        };
+        if big {
+            use rayon::prelude::*;
+            self.meshes.par_iter_mut().for_each(turn);
+        } else {
+            self.meshes.iter_mut().for_each(turn);
         }
         for s in &mut self.skins {
             for ibm in &mut s.inverse_bind {
@@ -294,6 +302,32 @@ impl Document {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A document big enough to turn its meshes on every core gives each mesh what turning it
+    /// alone gives.
+    #[test]
+    fn meshes_turned_in_parallel_equal_meshes_turned_alone() {
+        let mesh = |k: usize, n: usize| {
+            let mut m = crate::Mesh { name: format!("m{k}"), ..Default::default() };
+            m.positions = (0..n).map(|i| DVec3::new(i as f64, k as f64, 0.5 * i as f64)).collect();
+            m.normals = Some(Normals::PerVertex(vec![DVec3::Z; n]));
+            m.faces.counts = vec![3; n / 3];
+            m.faces.indices = (0..(n / 3 * 3) as u32).collect();
+            m
+        };
+        let mut big = Document::new(Frame::BLENDER);
+        let per = crate::PARALLEL_FROM / 4;
+        big.meshes = (0..4).map(|k| mesh(k, per)).collect();
+        let mut to = Frame::GLTF;
+        to.handedness = Handedness::Left;
+        big.convert_frame(to);
+        for k in 0..4 {
+            let mut alone = Document::new(Frame::BLENDER);
+            alone.meshes.push(mesh(k, per));
+            alone.convert_frame(to);
+            assert!(alone.meshes[0] == big.meshes[k], "mesh {k}");
+        }
+    }
 
     #[test]
     fn blender_to_gltf_is_the_usual_swizzle() {

@@ -59,3 +59,7 @@ pub use skin::{Influences, Skin};
 
 /// Re-exported math types (glam, f64) so format crates use the same versions.
 pub use glam::{DMat3, DMat4, DQuat, DVec3, DVec4};
+
+/// Vertices plus corners from which whole-document passes (frame conversion, validation) run
+/// on every core (below it, starting threads costs more than it saves).
+pub const PARALLEL_FROM: usize = 200_000;

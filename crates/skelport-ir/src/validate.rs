@@ -84,6 +84,11 @@ fn cycle_members(sk: &crate::document::Skeleton) -> Vec<bool> {
 
 /// Check every invariant; an empty list means the document is valid.
 pub fn validate(doc: &Document) -> Vec<Problem> {
+    validate_with(doc, crate::PARALLEL_FROM)
+}
+
+/// [`validate`], checking meshes and skins on every core from `parallel_from` vertices plus corners.
+fn validate_with(doc: &Document, parallel_from: usize) -> Vec<Problem> {
     let mut out = Vec::new();
     if doc.frame.check().is_err() {
         out.push(Problem {
@@ -144,111 +149,131 @@ pub fn validate(doc: &Document) -> Vec<Problem> {
             }
         }
     }
-    for (mi, m) in doc.meshes.iter().enumerate() {
-        let nv = m.positions.len();
-        let loc = format!("meshes[{mi}] \"{}\"", m.name);
-        if let Some(v) = m.positions.iter().position(|p| !p.is_finite()) {
-            out.push(Problem { location: format!("{loc} vertex {v}"), message: "position has a NaN or infinite coordinate".into() });
+    // Meshes and skins hold most of a big document: checked on every core, problems in order.
+    let big = doc.meshes.iter().map(|m| m.positions.len() + m.faces.indices.len()).sum::<usize>() >= parallel_from;
+    let (meshes, skins): (Vec<Vec<Problem>>, Vec<Vec<Problem>>) = if big {
+        use rayon::prelude::*;
+        rayon::join(
+            || doc.meshes.par_iter().enumerate().map(|(mi, m)| mesh_problems(mi, m)).collect(),
+            || doc.skins.par_iter().enumerate().map(|(ki, s)| skin_problems(doc, ki, s)).collect(),
+        )
+    } else {
+        (
+            doc.meshes.iter().enumerate().map(|(mi, m)| mesh_problems(mi, m)).collect(),
+            doc.skins.iter().enumerate().map(|(ki, s)| skin_problems(doc, ki, s)).collect(),
+        )
+    };
+    out.extend(meshes.into_iter().flatten());
+    out.extend(skins.into_iter().flatten());
+    out
+}
+
+fn mesh_problems(mi: usize, m: &crate::Mesh) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let nv = m.positions.len();
+    let loc = format!("meshes[{mi}] \"{}\"", m.name);
+    if let Some(v) = m.positions.iter().position(|p| !p.is_finite()) {
+        out.push(Problem { location: format!("{loc} vertex {v}"), message: "position has a NaN or infinite coordinate".into() });
+    }
+    let corners: u64 = m.faces.counts.iter().map(|&c| c as u64).sum();
+    if corners != m.faces.indices.len() as u64 {
+        out.push(Problem {
+            location: loc.clone(),
+            message: format!("face counts add up to {corners} corners but {} indices are given", m.faces.indices.len()),
+        });
+    }
+    if let Some(i) = m.faces.indices.iter().position(|&i| i as usize >= nv) {
+        out.push(Problem {
+            location: format!("{loc} face corner {i}"),
+            message: format!("vertex index {} is out of range ({nv} vertices)", m.faces.indices[i]),
+        });
+    }
+    match &m.normals {
+        Some(Normals::PerVertex(n)) if n.len() != nv => {
+            out.push(Problem { location: loc.clone(), message: format!("{} normals for {nv} vertices", n.len()) })
         }
-        let corners: u64 = m.faces.counts.iter().map(|&c| c as u64).sum();
-        if corners != m.faces.indices.len() as u64 {
+        Some(Normals::PerCorner(n)) if n.len() != m.faces.indices.len() => out
+            .push(Problem { location: loc.clone(), message: format!("{} corner normals for {} corners", n.len(), m.faces.indices.len()) }),
+        _ => {}
+    }
+    for g in &m.groups {
+        if let Some(&v) = g.vertices.iter().find(|&&v| v as usize >= nv) {
             out.push(Problem {
-                location: loc.clone(),
-                message: format!("face counts add up to {corners} corners but {} indices are given", m.faces.indices.len()),
+                location: format!("{loc} group \"{}\"", g.name),
+                message: format!("vertex index {v} is out of range ({nv} vertices)"),
             });
         }
-        if let Some(i) = m.faces.indices.iter().position(|&i| i as usize >= nv) {
-            out.push(Problem {
-                location: format!("{loc} face corner {i}"),
-                message: format!("vertex index {} is out of range ({nv} vertices)", m.faces.indices[i]),
-            });
-        }
-        match &m.normals {
-            Some(Normals::PerVertex(n)) if n.len() != nv => {
-                out.push(Problem { location: loc.clone(), message: format!("{} normals for {nv} vertices", n.len()) })
-            }
-            Some(Normals::PerCorner(n)) if n.len() != m.faces.indices.len() => out.push(Problem {
+    }
+    out
+}
+
+fn skin_problems(doc: &Document, ki: usize, s: &crate::Skin) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let loc = format!("skins[{ki}] \"{}\"", s.name);
+    let Some(sk) = doc.skeletons.get(s.skeleton) else {
+        out.push(Problem { location: loc, message: format!("skeleton index {} is out of range", s.skeleton) });
+        return out;
+    };
+    if let Some(mi) = s.mesh {
+        match doc.meshes.get(mi) {
+            None => out.push(Problem { location: loc.clone(), message: format!("mesh index {mi} is out of range") }),
+            Some(m) if m.positions.len() != s.vertex_count() => out.push(Problem {
                 location: loc.clone(),
-                message: format!("{} corner normals for {} corners", n.len(), m.faces.indices.len()),
+                message: format!("skin covers {} vertices but mesh \"{}\" has {}", s.vertex_count(), m.name, m.positions.len()),
             }),
             _ => {}
         }
-        for g in &m.groups {
-            if let Some(&v) = g.vertices.iter().find(|&&v| v as usize >= nv) {
-                out.push(Problem {
-                    location: format!("{loc} group \"{}\"", g.name),
-                    message: format!("vertex index {v} is out of range ({nv} vertices)"),
-                });
-            }
+    }
+    for (slot, j) in s.joints.iter().enumerate() {
+        if j.index() >= sk.bones.len() {
+            out.push(Problem { location: format!("{loc} joint {slot}"), message: format!("bone index {} is out of range", j.0) });
         }
     }
-    for (ki, s) in doc.skins.iter().enumerate() {
-        let loc = format!("skins[{ki}] \"{}\"", s.name);
-        let Some(sk) = doc.skeletons.get(s.skeleton) else {
-            out.push(Problem { location: loc, message: format!("skeleton index {} is out of range", s.skeleton) });
-            continue;
-        };
-        if let Some(mi) = s.mesh {
-            match doc.meshes.get(mi) {
-                None => out.push(Problem { location: loc.clone(), message: format!("mesh index {mi} is out of range") }),
-                Some(m) if m.positions.len() != s.vertex_count() => out.push(Problem {
-                    location: loc.clone(),
-                    message: format!("skin covers {} vertices but mesh \"{}\" has {}", s.vertex_count(), m.name, m.positions.len()),
-                }),
-                _ => {}
+    if s.inverse_bind.len() != s.joints.len() {
+        out.push(Problem {
+            location: loc.clone(),
+            message: format!("{} inverse bind matrices for {} joints", s.inverse_bind.len(), s.joints.len()),
+        });
+    }
+    if let Some(i) = s.inverse_bind.iter().position(|m| !m.is_finite()) {
+        out.push(Problem { location: format!("{loc} inverse bind matrix {i}"), message: "has a NaN or infinite number".into() });
+    }
+    let inf = &s.influences;
+    if inf.offsets.first() != Some(&0)
+        || inf.offsets.windows(2).any(|w| w[1] < w[0])
+        || inf.offsets.last().map(|&l| l as usize) != Some(inf.joints.len())
+        || inf.joints.len() != inf.weights.len()
+    {
+        out.push(Problem {
+            location: loc.clone(),
+            message: "influence arrays are inconsistent (offsets, joints and weights disagree)".into(),
+        });
+        return out;
+    }
+    let nj = s.joints.len() as u32;
+    let mut reported = 0;
+    for v in 0..inf.vertex_count() {
+        for (j, w) in inf.vertex(v) {
+            if reported >= 20 {
+                break;
             }
-        }
-        for (slot, j) in s.joints.iter().enumerate() {
-            if j.index() >= sk.bones.len() {
-                out.push(Problem { location: format!("{loc} joint {slot}"), message: format!("bone index {} is out of range", j.0) });
+            if j >= nj {
+                out.push(Problem {
+                    location: format!("{loc} vertex {v}"),
+                    message: format!("joint slot {j} is out of range ({nj} joints)"),
+                });
+                reported += 1;
             }
-        }
-        if s.inverse_bind.len() != s.joints.len() {
-            out.push(Problem {
-                location: loc.clone(),
-                message: format!("{} inverse bind matrices for {} joints", s.inverse_bind.len(), s.joints.len()),
-            });
-        }
-        if let Some(i) = s.inverse_bind.iter().position(|m| !m.is_finite()) {
-            out.push(Problem { location: format!("{loc} inverse bind matrix {i}"), message: "has a NaN or infinite number".into() });
-        }
-        let inf = &s.influences;
-        if inf.offsets.first() != Some(&0)
-            || inf.offsets.windows(2).any(|w| w[1] < w[0])
-            || inf.offsets.last().map(|&l| l as usize) != Some(inf.joints.len())
-            || inf.joints.len() != inf.weights.len()
-        {
-            out.push(Problem {
-                location: loc.clone(),
-                message: "influence arrays are inconsistent (offsets, joints and weights disagree)".into(),
-            });
-            continue;
-        }
-        let nj = s.joints.len() as u32;
-        let mut reported = 0;
-        for v in 0..inf.vertex_count() {
-            for (j, w) in inf.vertex(v) {
-                if reported >= 20 {
-                    break;
-                }
-                if j >= nj {
-                    out.push(Problem {
-                        location: format!("{loc} vertex {v}"),
-                        message: format!("joint slot {j} is out of range ({nj} joints)"),
-                    });
-                    reported += 1;
-                }
-                if !w.is_finite() {
-                    out.push(Problem { location: format!("{loc} vertex {v}"), message: "weight is NaN or infinite".into() });
-                    reported += 1;
-                } else if w < 0.0 {
-                    let jn = s.joints.get(j as usize).and_then(|b| sk.bones.get(b.index())).map(|b| b.name.as_str()).unwrap_or("?");
-                    out.push(Problem {
-                        location: format!("{loc} vertex {v}"),
-                        message: format!("negative weight {w} on joint \"{jn}\"; weights must be ≥ 0"),
-                    });
-                    reported += 1;
-                }
+            if !w.is_finite() {
+                out.push(Problem { location: format!("{loc} vertex {v}"), message: "weight is NaN or infinite".into() });
+                reported += 1;
+            } else if w < 0.0 {
+                let jn = s.joints.get(j as usize).and_then(|b| sk.bones.get(b.index())).map(|b| b.name.as_str()).unwrap_or("?");
+                out.push(Problem {
+                    location: format!("{loc} vertex {v}"),
+                    message: format!("negative weight {w} on joint \"{jn}\"; weights must be ≥ 0"),
+                });
+                reported += 1;
             }
         }
     }
@@ -261,12 +286,40 @@ mod tests {
     use crate::document::{Bone, BoneId, Skeleton};
     use crate::frame::Frame;
     use crate::skin::{Influences, Skin};
-    use glam::DMat4;
+    use glam::{DMat4, DVec3};
 
     fn doc(bones: Vec<Bone>) -> Document {
         let mut d = Document::new(Frame::GLTF);
         d.skeletons.push(Skeleton { name: "s".into(), bones, ext: Default::default() });
         d
+    }
+
+    /// Meshes and skins checked on every core give the problems, in the order, one thread gives.
+    #[test]
+    fn parallel_and_sequential_validation_agree() {
+        let mut d = doc(vec![Bone::new("a", None, Transform::IDENTITY)]);
+        for k in 0..12 {
+            let mut m = crate::Mesh { name: format!("m{k}"), positions: vec![DVec3::ONE; 3], ..Default::default() };
+            m.faces.counts = vec![3];
+            m.faces.indices = vec![0, 1, if k % 5 == 2 { 7 } else { 2 }];
+            if k % 4 == 1 {
+                m.positions[1].x = f64::NAN;
+            }
+            d.meshes.push(m);
+            d.skins.push(Skin {
+                name: format!("s{k}"),
+                skeleton: 0,
+                mesh: Some(k),
+                joints: vec![BoneId(0)],
+                inverse_bind: vec![DMat4::IDENTITY; if k % 3 == 0 { 2 } else { 1 }],
+                bind_shape: DMat4::IDENTITY,
+                influences: Influences::from_lists(vec![vec![(if k == 7 { 3 } else { 0 }, 1.0)]; 3]),
+                ext: Default::default(),
+            });
+        }
+        let seq = validate_with(&d, usize::MAX);
+        assert!(seq.len() > 10, "{seq:?}");
+        assert_eq!(seq, validate_with(&d, 0));
     }
 
     #[test]
