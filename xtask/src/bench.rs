@@ -329,8 +329,19 @@ pub fn compare(root: &Path) -> Result<()> {
     let mut md = String::from("| case | command | median (ms) | ratio to skelport | peak RSS (MiB) |\n|---|---|---|---|---|\n");
     let mut base: HashMap<&str, f64> = HashMap::new();
     for r in &rows {
-        let slow = r.key.contains("blender") || r.key.starts_with('f') || r.key.starts_with('e') || r.key.starts_with('d');
-        let fig = Figures { ms: median_ms(&r.cmd, t, if slow { 3 } else { 20 }), mib: peak_mib(&r.cmd) };
+        // Runs per case: Blender takes seconds a run; the batch a third of a second; the big
+        // inputs a tenth to a half (15 runs: a machine whose speed drifts moved 3-run medians
+        // of one case by 40 %); everything else 20.
+        let runs = if r.key.contains("blender") {
+            3
+        } else if r.key.starts_with('e') {
+            5
+        } else if r.key.starts_with('f') || r.key.starts_with('d') {
+            15
+        } else {
+            20
+        };
+        let fig = Figures { ms: median_ms(&r.cmd, t, runs), mib: peak_mib(&r.cmd) };
         got.insert(r.key, fig);
         let f = |v: Option<f64>| v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "failed".into());
         if !r.key.contains('.') || r.key == "c.dae" {

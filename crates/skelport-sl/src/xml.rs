@@ -162,8 +162,8 @@ fn full_check(text: &str, file: &str) -> Result<(), SlError> {
 }
 
 /// Bytes from which the scan and the tree run on two cores (below it, starting a thread costs
-/// more than it saves).
-const PARALLEL_FROM: usize = 1 << 20;
+/// more than it saves: the same measurement as `collada::PARALLEL_FROM`).
+const PARALLEL_FROM: usize = 4 << 20;
 
 /// Newlines are counted per block of this many bytes, so that an element's line is found from
 /// its block's count and at most one block's bytes.
