@@ -255,11 +255,21 @@ fn parents_first(bones: &[(String, Map<String, Value>)], file: &str) -> Result<V
 
 /// Read a rig (with `opts.mesh` and `opts.weights`) into the IR.
 pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, MpfbError> {
-    let rig = parse_rig(bytes, file)?;
-    let scale = rig.header.get("scale_factor").and_then(Value::as_f64).filter(|s| *s > 0.0).unwrap_or(0.1);
-    let mesh = match &opts.mesh {
-        Some(p) => {
-            let m = load_base_mesh(p, scale)?;
+    // The weights file (a few MB of JSON) depends on neither the rig nor the mesh until it is
+    // applied: read and parsed on a second core while the rig and the mesh are. Errors keep
+    // their order (rig, mesh, then weights).
+    let (rig_and_mesh, weights) = rayon::join(
+        || -> Result<_, MpfbError> {
+            let rig = parse_rig(bytes, file)?;
+            let scale = rig.header.get("scale_factor").and_then(Value::as_f64).filter(|s| *s > 0.0).unwrap_or(0.1);
+            let mesh = opts.mesh.as_ref().map(|p| load_base_mesh(p, scale)).transpose()?;
+            Ok((rig, mesh))
+        },
+        || opts.weights.as_ref().map(|wp| load_weights(wp)),
+    );
+    let (rig, mesh) = rig_and_mesh?;
+    let mesh = match (&opts.mesh, mesh) {
+        (Some(p), Some(m)) => {
             if m.positions.len() != BASE_VERTEX_COUNT {
                 diag.warn(
                     "mpfb.mesh-topology",
@@ -272,7 +282,7 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
             }
             Some(m)
         }
-        None => {
+        _ => {
             diag.info("mpfb.no-mesh", "no --mesh given: every bone is placed at its default_position");
             None
         }
@@ -391,11 +401,9 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
         remap = map;
         doc.meshes.push(ir);
     }
-    if let Some(wp) = &opts.weights {
-        let wfile = wp.display().to_string();
-        let wbytes =
-            std::fs::read(wp).map_err(|e| MpfbError::File { file: wfile.clone(), message: format!("cannot read the weights: {e}") })?;
-        let skin = read_weights_into(&wbytes, &wfile, &sk, mesh.as_ref().map(|m| m.positions.len()), remap.as_deref(), &mut doc, diag)?;
+    if let Some(weights) = weights {
+        let (wfile, wf) = weights?;
+        let skin = read_weights_into(wf, &wfile, &sk, mesh.as_ref().map(|m| m.positions.len()), remap.as_deref(), &mut doc, diag)?;
         if let Some(mut s) = skin {
             s.mesh = (!doc.meshes.is_empty()).then_some(0);
             doc.skins.push(s);
@@ -473,7 +481,7 @@ pub fn read_weights(bytes: &[u8], file: &str, doc: &mut Document, diag: &mut Dia
     let Some(sk) = doc.skeletons.first().cloned() else {
         return Err(MpfbError::File { file: file.into(), message: "no skeleton to join the weights to; read a rig first".into() });
     };
-    if let Some(mut s) = read_weights_into(bytes, file, &sk, None, None, doc, diag)? {
+    if let Some(mut s) = read_weights_into(parse_weights(bytes, file)?, file, &sk, None, None, doc, diag)? {
         s.mesh = None;
         doc.skins.push(s);
     }
@@ -481,8 +489,28 @@ pub fn read_weights(bytes: &[u8], file: &str, doc: &mut Document, diag: &mut Dia
 }
 
 /// Join a weights file to the skeleton: a skin (and `mhmask-*` groups on the mesh).
+/// Read and parse a weights file: its name for messages and its typed contents.
+fn load_weights(path: &std::path::Path) -> Result<(String, WeightsFile), MpfbError> {
+    let file = path.display().to_string();
+    let bytes =
+        std::fs::read(path).map_err(|e| MpfbError::File { file: file.clone(), message: format!("cannot read the weights: {e}") })?;
+    let wf = parse_weights(&bytes, &file)?;
+    Ok((file, wf))
+}
+
+/// Typed parse straight into (vertex, weight) pairs: a weights file is ~3 MB of small arrays,
+/// and building a serde_json::Value for each entry costs most of the read.
+fn parse_weights(bytes: &[u8], file: &str) -> Result<WeightsFile, MpfbError> {
+    serde_json::from_slice(bytes).map_err(|e| MpfbError::Syntax {
+        file: file.to_string(),
+        line: e.line(),
+        column: e.column(),
+        message: format!("{e}; a weights file is {{\"weights\": {{group: [[vertex, weight], ...]}}}}"),
+    })
+}
+
 fn read_weights_into(
-    bytes: &[u8],
+    wf: WeightsFile,
     file: &str,
     sk: &Skeleton,
     mesh_vertices: Option<usize>,
@@ -491,14 +519,6 @@ fn read_weights_into(
     diag: &mut Diagnostics,
 ) -> Result<Option<Skin>, MpfbError> {
     let file = file.to_string();
-    // Typed parse straight into (vertex, weight) pairs: a weights file is ~3 MB of small arrays,
-    // and building a serde_json::Value for each entry costs most of the read.
-    let wf: WeightsFile = serde_json::from_slice(bytes).map_err(|e| MpfbError::Syntax {
-        file: file.clone(),
-        line: e.line(),
-        column: e.column(),
-        message: format!("{e}; a weights file is {{\"weights\": {{group: [[vertex, weight], ...]}}}}"),
-    })?;
     let Some(groups) = wf.groups else {
         return Err(jerr(&file, "$.weights", "a weights file needs a \"weights\" object of group name → [[vertex, weight], ...]"));
     };
