@@ -180,23 +180,7 @@ fn big_collada(female: &Path, bytes: usize) -> Result<Vec<u8>> {
     let loaded = skelport_cli::load(female, None, &Default::default())?;
     let dae = skelport_cli::format_named("dae", false)?;
     let one = skelport_cli::render(&loaded.doc, dae, &WriteOptions::default())?.0.main.len();
-    let copies = bytes.div_ceil(one.max(1));
-    let mut doc = loaded.doc.clone();
-    let (meshes, skins) = (loaded.doc.meshes.len(), loaded.doc.skins.len());
-    for c in 1..copies {
-        for m in &loaded.doc.meshes {
-            let mut m = m.clone();
-            m.name = format!("{}_{c}", m.name);
-            doc.meshes.push(m);
-        }
-        for s in &loaded.doc.skins {
-            let mut s = s.clone();
-            s.name = format!("{}_{c}", s.name);
-            s.mesh = s.mesh.map(|i| i + c * meshes);
-            doc.skins.push(s);
-        }
-    }
-    let _ = skins;
+    let doc = skelport_ir::testing::repeated(&loaded.doc, bytes.div_ceil(one.max(1)));
     Ok(skelport_cli::render(&doc, dae, &WriteOptions::default())?.0.main)
 }
 

@@ -99,7 +99,7 @@ fn extras_value<T: serde::Serialize>(x: &T) -> Option<Value> {
 }
 
 pub(crate) fn write(doc: &Document, opts: &WriteOptions, container: Container, diag: &mut Diagnostics) -> Result<Output, GltfError> {
-    write_with(doc, opts, container, diag, PARALLEL_FROM)
+    write_with(doc, opts, container, diag, skelport_ir::PARALLEL_FROM)
 }
 
 /// [`write`], encoding meshes on every core when they hold `parallel_from` vertices plus corners.
@@ -386,16 +386,15 @@ fn write_with(
     }
 }
 
-/// Whether a skin that is written binds mesh `mi` (a mesh no written skin binds is written alone).
-fn skinned(doc: &Document, mi: usize) -> bool {
-    doc.skins
-        .iter()
-        .any(|s| s.mesh == Some(mi) && !s.joints.is_empty() && doc.skeletons.get(s.skeleton).is_some_and(|k| !k.bones.is_empty()))
+/// Whether skin `s` is written as a glTF skin (it has joints, on a skeleton with bones).
+fn written(doc: &Document, s: &Skin) -> bool {
+    !s.joints.is_empty() && doc.skeletons.get(s.skeleton).is_some_and(|k| !k.bones.is_empty())
 }
 
-/// Vertices plus corners from which meshes are encoded on every core before they are placed in
-/// the buffer (below it, starting threads costs more than it saves).
-const PARALLEL_FROM: usize = 200_000;
+/// Whether a skin that is written binds mesh `mi` (a mesh no written skin binds is written alone).
+fn skinned(doc: &Document, mi: usize) -> bool {
+    doc.skins.iter().any(|s| s.mesh == Some(mi) && written(doc, s))
+}
 
 /// The meshes [`write`] will write, keyed by (mesh, skin index in the document), encoded on
 /// every core when there is enough of them; empty otherwise ([`write`] encodes whatever it does
@@ -403,30 +402,26 @@ const PARALLEL_FROM: usize = 200_000;
 type Ahead = std::collections::HashMap<(usize, Option<usize>), Result<Encoded, GltfError>>;
 
 fn encode_meshes_ahead(doc: &Document, opts: &WriteOptions, parallel_from: usize) -> Ahead {
-    use rayon::prelude::*;
+    if doc.meshes.len() < 2 || skelport_ir::mesh_work(&doc.meshes) < parallel_from {
+        return Ahead::new();
+    }
     let mut jobs: Vec<(usize, Option<usize>)> = Vec::new();
     for (k, s) in doc.skins.iter().enumerate() {
-        if let Some(mi) = s.mesh.filter(|&m| m < doc.meshes.len()) {
-            if !s.joints.is_empty() && doc.skeletons.get(s.skeleton).is_some_and(|sk| !sk.bones.is_empty()) {
-                jobs.push((mi, Some(k)));
-            }
+        if let Some(mi) = s.mesh.filter(|&m| m < doc.meshes.len() && written(doc, s)) {
+            jobs.push((mi, Some(k)));
         }
     }
     jobs.extend((0..doc.meshes.len()).filter(|&mi| !skinned(doc, mi)).map(|mi| (mi, None)));
-    let work: usize = jobs.iter().map(|&(mi, _)| doc.meshes[mi].positions.len() + doc.meshes[mi].faces.indices.len()).sum();
-    if jobs.len() < 2 || work < parallel_from {
-        return Ahead::new();
-    }
-    jobs.into_par_iter().map(|(mi, k)| ((mi, k), encode_mesh(&doc.meshes[mi], k.map(|k| &doc.skins[k]), opts))).collect()
+    let encoded = skelport_ir::map_in_order(jobs, true, |(mi, k)| ((mi, k), encode_mesh(&doc.meshes[mi], k.map(|k| &doc.skins[k]), opts)));
+    encoded.into_iter().collect()
 }
 
 /// An accessor's data, encoded apart from the buffer so that meshes can be encoded on any thread
 /// and placed in the buffer afterwards, in order.
 struct Pending {
-    /// The primitive attribute it is (`None`: the indices).
+    /// The primitive attribute it is (`None`: the indices, in an element array buffer).
     attribute: Option<String>,
     bytes: Vec<u8>,
-    target: u32,
     component: u32,
     count: usize,
     ty: &'static str,
@@ -455,7 +450,6 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
     let attr = |name: &str, bytes: Vec<u8>, component: u32, count: usize, ty: &'static str| Pending {
         attribute: Some(name.to_string()),
         bytes,
-        target: ARRAY_BUFFER,
         component,
         count,
         ty,
@@ -540,15 +534,7 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
             }
             (v, UNSIGNED_INT)
         };
-        out.push(Pending {
-            attribute: None,
-            bytes,
-            target: ELEMENT_ARRAY_BUFFER,
-            component: ct,
-            count: tris.len(),
-            ty: "SCALAR",
-            minmax: None,
-        });
+        out.push(Pending { attribute: None, bytes, component: ct, count: tris.len(), ty: "SCALAR", minmax: None });
     }
     Ok(Encoded { diag, accessors: Some(out) })
 }
@@ -560,7 +546,8 @@ fn commit_mesh(b: &mut Builder, mesh: &Mesh, e: Encoded, diag: &mut Diagnostics)
     let mut attrs = Map::new();
     let mut indices = None;
     for a in accessors {
-        let i = b.accessor(&a.bytes, Some(a.target), a.component, a.count, a.ty, false, a.minmax);
+        let target = if a.attribute.is_some() { ARRAY_BUFFER } else { ELEMENT_ARRAY_BUFFER };
+        let i = b.accessor(&a.bytes, Some(target), a.component, a.count, a.ty, false, a.minmax);
         match a.attribute {
             Some(name) => {
                 attrs.insert(name, json!(i));
@@ -772,21 +759,11 @@ mod tests {
         let bytes = std::fs::read(&path).expect("demo");
         let doc = crate::read_bytes(&bytes, Some(&path), &mut Diagnostics::default()).expect("demo reads");
         assert!(!doc.meshes.is_empty() && !doc.skins.is_empty());
-        let mut out = doc.clone();
-        for c in 1..4 {
-            for m in &doc.meshes {
-                let mut m = m.clone();
-                m.name = format!("{}_{c}", m.name);
-                out.meshes.push(m);
-            }
-            for s in &doc.skins {
-                let mut s = s.clone();
-                s.name = format!("{}_{c}", s.name);
-                s.mesh = s.mesh.map(|i| i + c * doc.meshes.len());
-                // Each copy placed apart, so a mesh encoded with the wrong skin shows.
-                s.bind_shape = skelport_ir::DMat4::from_translation(DVec3::new(c as f64, 0.0, 0.0)) * s.bind_shape;
-                out.skins.push(s);
-            }
+        let mut out = skelport_ir::testing::repeated(&doc, 4);
+        // Each copy's skins placed apart, so a mesh encoded with the wrong skin shows.
+        for (k, s) in out.skins.iter_mut().enumerate() {
+            let c = k / doc.skins.len();
+            s.bind_shape = skelport_ir::DMat4::from_translation(DVec3::new(c as f64, 0.0, 0.0)) * s.bind_shape;
         }
         let mut alone = doc.meshes[0].clone();
         alone.name = "alone".into();

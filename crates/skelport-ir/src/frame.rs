@@ -261,7 +261,7 @@ impl Document {
             }
         }
         // Meshes hold most of a big document: turned on every core.
-        let big = self.meshes.iter().map(|m| m.positions.len() + m.faces.indices.len()).sum::<usize>() >= crate::PARALLEL_FROM;
+        let big = crate::mesh_work(&self.meshes) >= crate::PARALLEL_FROM;
         let turn = |m: &mut crate::Mesh| {
             for p in &mut m.positions {
                 *p = map.point(*p);
@@ -284,12 +284,7 @@ impl Document {
                 }
             }
         };
-        if big {
-            use rayon::prelude::*;
-            self.meshes.par_iter_mut().for_each(turn);
-        } else {
-            self.meshes.iter_mut().for_each(turn);
-        }
+        crate::map_in_order(self.meshes.iter_mut().collect(), big, turn);
         for s in &mut self.skins {
             for ibm in &mut s.inverse_bind {
                 *ibm = map.inverse_bind(ibm);

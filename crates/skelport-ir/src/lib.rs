@@ -60,6 +60,24 @@ pub use skin::{Influences, Skin};
 /// Re-exported math types (glam, f64) so format crates use the same versions.
 pub use glam::{DMat3, DMat4, DQuat, DVec3, DVec4};
 
-/// Vertices plus corners from which whole-document passes (frame conversion, validation) run
-/// on every core (below it, starting threads costs more than it saves).
+/// Vertices plus corners (see [`mesh_work`]) from which per-mesh and per-skin passes (reading,
+/// frame conversion, validation, encoding) run on every core: below it, starting threads costs
+/// more than it saves.
 pub const PARALLEL_FROM: usize = 200_000;
+
+/// The size of the per-mesh work in `meshes`: vertices plus face corners.
+pub fn mesh_work(meshes: &[Mesh]) -> usize {
+    meshes.iter().map(|m| m.positions.len() + m.faces.indices.len()).sum()
+}
+
+/// `f` over `items`, on rayon's pool when `parallel`, else on this thread. Results keep the
+/// items' order either way, so output (and which error comes first) never depends on the thread
+/// count: the one mechanism behind every parallel pass in a single conversion.
+pub fn map_in_order<T: Send, R: Send>(items: Vec<T>, parallel: bool, f: impl Fn(T) -> R + Sync + Send) -> Vec<R> {
+    if parallel {
+        use rayon::prelude::*;
+        items.into_par_iter().map(f).collect()
+    } else {
+        items.into_iter().map(f).collect()
+    }
+}

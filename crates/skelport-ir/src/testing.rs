@@ -95,3 +95,24 @@ pub fn synthetic_body(frame: crate::Frame, bones: u32, w: usize, h: usize) -> cr
     });
     doc
 }
+
+/// `doc` with its meshes and skins `copies` times over: copy `c` (from 1) renamed `<name>_<c>`,
+/// its skins pointing at its own meshes. A big multi-mesh document for benchmarks and for the
+/// tests that hold parallel paths equal to one thread.
+pub fn repeated(doc: &crate::Document, copies: usize) -> crate::Document {
+    let mut out = doc.clone();
+    for c in 1..copies {
+        for m in &doc.meshes {
+            let mut m = m.clone();
+            m.name = format!("{}_{c}", m.name);
+            out.meshes.push(m);
+        }
+        for s in &doc.skins {
+            let mut s = s.clone();
+            s.name = format!("{}_{c}", s.name);
+            s.mesh = s.mesh.map(|i| i + c * doc.meshes.len());
+            out.skins.push(s);
+        }
+    }
+    out
+}

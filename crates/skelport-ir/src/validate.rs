@@ -150,19 +150,9 @@ fn validate_with(doc: &Document, parallel_from: usize) -> Vec<Problem> {
         }
     }
     // Meshes and skins hold most of a big document: checked on every core, problems in order.
-    let big = doc.meshes.iter().map(|m| m.positions.len() + m.faces.indices.len()).sum::<usize>() >= parallel_from;
-    let (meshes, skins): (Vec<Vec<Problem>>, Vec<Vec<Problem>>) = if big {
-        use rayon::prelude::*;
-        rayon::join(
-            || doc.meshes.par_iter().enumerate().map(|(mi, m)| mesh_problems(mi, m)).collect(),
-            || doc.skins.par_iter().enumerate().map(|(ki, s)| skin_problems(doc, ki, s)).collect(),
-        )
-    } else {
-        (
-            doc.meshes.iter().enumerate().map(|(mi, m)| mesh_problems(mi, m)).collect(),
-            doc.skins.iter().enumerate().map(|(ki, s)| skin_problems(doc, ki, s)).collect(),
-        )
-    };
+    let big = crate::mesh_work(&doc.meshes) >= parallel_from;
+    let meshes = crate::map_in_order(doc.meshes.iter().enumerate().collect(), big, |(mi, m)| mesh_problems(mi, m));
+    let skins = crate::map_in_order(doc.skins.iter().enumerate().collect(), big, |(ki, s)| skin_problems(doc, ki, s));
     out.extend(meshes.into_iter().flatten());
     out.extend(skins.into_iter().flatten());
     out

@@ -256,20 +256,24 @@ fn parents_first(bones: &[(String, Map<String, Value>)], file: &str) -> Result<V
 /// Read a rig (with `opts.mesh` and `opts.weights`) into the IR.
 pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, MpfbError> {
     // The weights file (a few MB of JSON) depends on neither the rig nor the mesh until it is
-    // applied: read and parsed on a second core while the rig and the mesh are. Errors keep
-    // their order (rig, mesh, then weights).
-    let (rig_and_mesh, weights) = rayon::join(
-        || -> Result<_, MpfbError> {
-            let rig = parse_rig(bytes, file)?;
-            let scale = rig.header.get("scale_factor").and_then(Value::as_f64).filter(|s| *s > 0.0).unwrap_or(0.1);
-            let mesh = opts.mesh.as_ref().map(|p| load_base_mesh(p, scale)).transpose()?;
-            Ok((rig, mesh))
-        },
-        || opts.weights.as_ref().map(|wp| load_weights(wp)),
-    );
+    // applied: read and parsed on a second core while the rig and the mesh are (no thread when
+    // there is none). Errors keep their order (rig, mesh, then weights).
+    let rig_and_mesh = || -> Result<_, MpfbError> {
+        let rig = parse_rig(bytes, file)?;
+        let scale = rig.header.get("scale_factor").and_then(Value::as_f64).filter(|s| *s > 0.0).unwrap_or(0.1);
+        let mesh = opts.mesh.as_deref().map(|p| Ok::<_, MpfbError>((p, load_base_mesh(p, scale)?))).transpose()?;
+        Ok((rig, mesh))
+    };
+    let (rig_and_mesh, weights) = match &opts.weights {
+        Some(wp) => {
+            let (r, w) = rayon::join(rig_and_mesh, || load_weights(wp));
+            (r, Some(w))
+        }
+        None => (rig_and_mesh(), None),
+    };
     let (rig, mesh) = rig_and_mesh?;
-    let mesh = match (&opts.mesh, mesh) {
-        (Some(p), Some(m)) => {
+    let mesh = match mesh {
+        Some((p, m)) => {
             if m.positions.len() != BASE_VERTEX_COUNT {
                 diag.warn(
                     "mpfb.mesh-topology",
@@ -282,7 +286,7 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
             }
             Some(m)
         }
-        _ => {
+        None => {
             diag.info("mpfb.no-mesh", "no --mesh given: every bone is placed at its default_position");
             None
         }
@@ -488,7 +492,6 @@ pub fn read_weights(bytes: &[u8], file: &str, doc: &mut Document, diag: &mut Dia
     Ok(())
 }
 
-/// Join a weights file to the skeleton: a skin (and `mhmask-*` groups on the mesh).
 /// Read and parse a weights file: its name for messages and its typed contents.
 fn load_weights(path: &std::path::Path) -> Result<(String, WeightsFile), MpfbError> {
     let file = path.display().to_string();
@@ -509,6 +512,7 @@ fn parse_weights(bytes: &[u8], file: &str) -> Result<WeightsFile, MpfbError> {
     })
 }
 
+/// Join a weights file to the skeleton: a skin (and `mhmask-*` groups on the mesh).
 fn read_weights_into(
     wf: WeightsFile,
     file: &str,

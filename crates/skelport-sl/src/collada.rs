@@ -783,15 +783,9 @@ fn parse_with(text: &str, file: &str, parallel_from: usize) -> Result<Dae, SlErr
     // Geometries and skins are independent and hold most of the numbers: on a big file they are
     // read on every core. Results are kept in document order and the first error in that order
     // is the one returned, so messages do not depend on the thread count.
-    let (geos, ctls) = if text.len() >= parallel_from {
-        use rayon::prelude::*;
-        rayon::join(
-            || geometries.par_iter().map(|&g| geometry(&sources, g)).collect::<Vec<_>>(),
-            || controllers.par_iter().map(|&c| controller(&sources, c)).collect::<Vec<_>>(),
-        )
-    } else {
-        (geometries.iter().map(|&g| geometry(&sources, g)).collect(), controllers.iter().map(|&c| controller(&sources, c)).collect())
-    };
+    let parallel = text.len() >= parallel_from;
+    let geos = skelport_ir::map_in_order(geometries, parallel, |g| geometry(&sources, g));
+    let ctls = skelport_ir::map_in_order(controllers, parallel, |c| controller(&sources, c));
     for g in geos {
         dae.geometries.extend(g?);
     }
@@ -974,20 +968,7 @@ mod tests {
         let bytes = std::fs::read(file).expect("demo");
         let mut diag = Default::default();
         let doc = crate::read::read(&bytes, "demo.dae", &Default::default(), &mut diag).expect("demo reads");
-        let mut many = doc.clone();
-        for c in 1..n {
-            for m in &doc.meshes {
-                let mut m = m.clone();
-                m.name = format!("{}_{c}", m.name);
-                many.meshes.push(m);
-            }
-            for s in &doc.skins {
-                let mut s = s.clone();
-                s.name = format!("{}_{c}", s.name);
-                s.mesh = s.mesh.map(|i| i + c * doc.meshes.len());
-                many.skins.push(s);
-            }
-        }
+        let many = skelport_ir::testing::repeated(&doc, n);
         crate::write::write(&many, &Default::default(), crate::SlSkeleton::builtin(), &mut diag).expect("writes")
     }
 

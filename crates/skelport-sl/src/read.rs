@@ -130,15 +130,14 @@ pub fn to_document(mut dae: Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnos
     Ok(doc)
 }
 
-/// Meshes of the skinned (and instanced static) geometries, with a map geometry → mesh index.
-fn meshes(dae: &mut Dae, diag: &mut Diagnostics) -> (Vec<Mesh>, HashMap<usize, usize>) {
-    meshes_of(&dae.controllers, &dae.nodes, &mut dae.geometries, diag)
-}
-
-fn meshes_of(
+/// Meshes of the skinned (and instanced static) geometries, with a map geometry → mesh index;
+/// built on every core when `parallel`.
+/// (Parts of the document, not all of it, so callers can keep lookups into its nodes.)
+fn meshes(
     controllers: &[collada::Controller],
     nodes: &[collada::Node],
     geometries: &mut [collada::Geometry],
+    parallel: bool,
     diag: &mut Diagnostics,
 ) -> (Vec<Mesh>, HashMap<usize, usize>) {
     let geometry = |id: &str| geometries.iter().position(|g| g.id == id);
@@ -155,11 +154,10 @@ fn meshes_of(
             }
         }
     }
-    let parallel = big(controllers, geometries);
     let picked: Vec<(usize, &mut collada::Geometry)> = geometries.iter_mut().enumerate().filter(|(gi, _)| used.contains(gi)).collect();
     let mut out = Vec::with_capacity(picked.len());
     let mut index = HashMap::new();
-    for ((gi, m), d) in in_order(picked, parallel, |(gi, g), d| (gi, mesh_of(g, d))) {
+    for ((gi, m), d) in skelport_ir::map_in_order(picked, parallel, reporting(|(gi, g), d| (gi, mesh_of(g, d)))) {
         diag.items.extend(d.items);
         index.insert(gi, out.len());
         out.push(m);
@@ -167,30 +165,21 @@ fn meshes_of(
     (out, index)
 }
 
-/// Positions, weights and corners from which a document's meshes and skins are built on every
-/// core (below it, starting threads costs more than it saves).
-const PARALLEL_FROM: usize = 200_000;
-
-/// Whether a parsed file is big enough to build its meshes and skins in parallel.
-fn big(controllers: &[collada::Controller], geometries: &[collada::Geometry]) -> bool {
-    let corners: usize = geometries.iter().flat_map(|g| &g.primitives).map(|p| p.vertex.len()).sum();
-    let pairs: usize = controllers.iter().map(|c| c.influence_pairs.len()).sum();
-    corners + pairs >= PARALLEL_FROM
+/// Whether a parsed file is big enough to build its meshes and skins in parallel (measured
+/// before [`meshes`] moves the corners out).
+fn big(dae: &Dae) -> bool {
+    let corners: usize = dae.geometries.iter().flat_map(|g| &g.primitives).map(|p| p.vertex.len()).sum();
+    let pairs: usize = dae.controllers.iter().map(|c| c.influence_pairs.len()).sum();
+    corners + pairs >= skelport_ir::PARALLEL_FROM
 }
 
-/// `f` over `items`, on every core when `parallel`; results in order, each with the diagnostics
-/// it reported, for the caller to merge in order (so nothing depends on the thread count).
-fn in_order<T: Send, R: Send>(items: Vec<T>, parallel: bool, f: impl Fn(T, &mut Diagnostics) -> R + Sync + Send) -> Vec<(R, Diagnostics)> {
-    let run = |t: T| {
+/// `f` with diagnostics of its own, returned beside its result for the caller to merge in
+/// order (so warnings never depend on the thread count).
+fn reporting<T, R>(f: impl Fn(T, &mut Diagnostics) -> R + Sync + Send) -> impl Fn(T) -> (R, Diagnostics) + Sync + Send {
+    move |t| {
         let mut d = Diagnostics::default();
         let r = f(t, &mut d);
         (r, d)
-    };
-    if parallel {
-        use rayon::prelude::*;
-        items.into_par_iter().map(run).collect()
-    } else {
-        items.into_iter().map(run).collect()
     }
 }
 
@@ -390,7 +379,8 @@ fn sl_document(dae: &mut Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostic
         diag.info("dae-default-joints", format!("{missing} joint(s) not in the scene placed at their SL default positions"));
     }
     doc.skeletons.push(sk);
-    let (meshes, mesh_of) = meshes(dae, diag);
+    let parallel = big(dae);
+    let (meshes, mesh_of) = meshes(&dae.controllers, &dae.nodes, &mut dae.geometries, parallel, diag);
     doc.meshes = meshes;
     let mut prepared = Vec::with_capacity(dae.controllers.len());
     for c in &dae.controllers {
@@ -415,7 +405,7 @@ fn sl_document(dae: &mut Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostic
     }
     let jobs: Vec<(&collada::Controller, usize, &[u32])> =
         prepared.iter().map(|(c, mi, _, _, slot_of)| (*c, doc.meshes[*mi].positions.len(), slot_of.as_slice())).collect();
-    let weights = in_order(jobs, big(&dae.controllers, &dae.geometries), |(c, nv, slot_of), d| influences(c, nv, slot_of, d, file));
+    let weights = skelport_ir::map_in_order(jobs, parallel, reporting(|(c, nv, slot_of), d| influences(c, nv, slot_of, d, file)));
     for ((c, mi, uniq, ib, _), (influences, d)) in prepared.into_iter().zip(weights) {
         diag.items.extend(d.items);
         let influences = influences?;
@@ -542,27 +532,29 @@ fn generic_document(dae: &mut Dae, file: &str, diag: &mut Diagnostics) -> Result
         }
     }
     doc.skeletons.push(sk);
-    let (meshes, mesh_of) = meshes_of(&dae.controllers, &dae.nodes, &mut dae.geometries, diag);
+    let parallel = big(dae);
+    let (meshes, mesh_of) = meshes(&dae.controllers, &dae.nodes, &mut dae.geometries, parallel, diag);
     doc.meshes = meshes;
+    // Each skin's mesh, and its joints in slot order (one slot per joint).
+    let mesh_index: Vec<usize> =
+        dae.controllers.iter().map(|c| mesh_of[&dae.geometry(&c.skin_source).expect("checked in to_document")]).collect();
     let slots: Vec<Vec<u32>> = dae.controllers.iter().map(|c| (0..c.joints.len() as u32).collect()).collect();
     let jobs: Vec<(&collada::Controller, usize, &[u32])> = dae
         .controllers
         .iter()
+        .zip(&mesh_index)
         .zip(&slots)
-        .map(|(c, s)| {
-            (c, doc.meshes[mesh_of[&dae.geometry(&c.skin_source).expect("checked in to_document")]].positions.len(), s.as_slice())
-        })
+        .map(|((c, &mi), s)| (c, doc.meshes[mi].positions.len(), s.as_slice()))
         .collect();
-    let weights = in_order(jobs, big(&dae.controllers, &dae.geometries), |(c, nv, slot_of), d| influences(c, nv, slot_of, d, file));
-    for (c, (influences, d)) in dae.controllers.iter().zip(weights) {
+    let weights = skelport_ir::map_in_order(jobs, parallel, reporting(|(c, nv, slot_of), d| influences(c, nv, slot_of, d, file)));
+    for ((c, &mi), (influences, d)) in dae.controllers.iter().zip(&mesh_index).zip(weights) {
         diag.items.extend(d.items);
         let influences = influences?;
-        let gi = dae.geometry(&c.skin_source).expect("checked in to_document");
         let joints: Vec<BoneId> = c.joints.iter().map(|j| find(j).and_then(|i| bone_of[i]).unwrap_or_else(|| orphan_ids[j])).collect();
         doc.skins.push(Skin {
             name: if c.id.is_empty() { c.name.clone() } else { c.id.clone() },
             skeleton: 0,
-            mesh: Some(mesh_of[&gi]),
+            mesh: Some(mi),
             joints,
             inverse_bind: c.inverse_binds.clone(),
             bind_shape: c.bind_shape,
