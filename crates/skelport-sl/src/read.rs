@@ -43,6 +43,11 @@ pub fn decode<'b>(bytes: &'b [u8], file: &str) -> Result<std::borrow::Cow<'b, st
         [0xFE, 0xFF, ..] => utf16(false),
         _ => {
             let b = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(bytes);
+            // simdutf8 vouches for valid text (the common case) faster than std (2.2 against
+            // 2.6–3.0 ms on 25 MB, a pass that runs alone); std's error gives the place.
+            if let Ok(text) = simdutf8::basic::from_utf8(b) {
+                return Ok(std::borrow::Cow::Borrowed(text));
+            }
             std::str::from_utf8(b).map(std::borrow::Cow::Borrowed).map_err(|e| {
                 let at = e.valid_up_to();
                 let line = b[..at].iter().filter(|&&c| c == b'\n').count() + 1;
