@@ -46,18 +46,52 @@ impl Influences {
     }
 
     /// Build from (vertex, joint slot, weight) triples in any order; entries for the same
-    /// (vertex, joint) add up.
+    /// (vertex, joint) add up (in the triples' order, into the first one's place). Triples of
+    /// vertices past `vertex_count` are dropped.
+    ///
+    /// A counting sort into the compressed rows (count per vertex, then place): a `Vec` per
+    /// vertex cost an allocation for each of a body's tens of thousands of vertices.
     pub fn from_triples(vertex_count: usize, triples: impl IntoIterator<Item = (u32, u32, f64)>) -> Self {
-        let mut per: Vec<Vec<(u32, f64)>> = vec![Vec::new(); vertex_count];
-        for (v, j, w) in triples {
-            if let Some(list) = per.get_mut(v as usize) {
-                match list.iter_mut().find(|e| e.0 == j) {
-                    Some(e) => e.1 += w,
-                    None => list.push((j, w)),
+        let triples: Vec<(u32, u32, f64)> = triples.into_iter().filter(|t| (t.0 as usize) < vertex_count).collect();
+        let mut offsets = vec![0u32; vertex_count + 1];
+        for t in &triples {
+            offsets[t.0 as usize + 1] += 1;
+        }
+        for v in 0..vertex_count {
+            offsets[v + 1] += offsets[v];
+        }
+        let mut fill: Vec<u32> = offsets[..vertex_count].to_vec();
+        let mut joints = vec![0u32; triples.len()];
+        let mut weights = vec![0f64; triples.len()];
+        for &(v, j, w) in &triples {
+            let at = &mut fill[v as usize];
+            joints[*at as usize] = j;
+            weights[*at as usize] = w;
+            *at += 1;
+        }
+        // Merge repeated joints of a vertex, compacting the rows in place.
+        let (mut kept, mut b) = (0usize, 0usize);
+        for v in 0..vertex_count {
+            // offsets[v] already holds the compacted start: the row's own start is the last end.
+            let a = b;
+            b = offsets[v + 1] as usize;
+            let row = kept;
+            for k in a..b {
+                let (j, w) = (joints[k], weights[k]);
+                match (row..kept).find(|&e| joints[e] == j) {
+                    Some(e) => weights[e] += w,
+                    None => {
+                        joints[kept] = j;
+                        weights[kept] = w;
+                        kept += 1;
+                    }
                 }
             }
+            offsets[v + 1] = kept as u32;
         }
-        Influences::from_lists(per)
+        joints.truncate(kept);
+        weights.truncate(kept);
+        Influences { offsets, joints, weights }
     }
 
     /// Number of vertices.
@@ -296,5 +330,40 @@ mod tests {
         let i = Influences::from_triples(2, [(1, 0, 0.25), (1, 0, 0.25), (0, 3, 1.0)]);
         assert_eq!(i.vertex(1).collect::<Vec<_>>(), vec![(0, 0.5)]);
         assert_eq!(i.max_influences(), 1);
+    }
+
+    /// The counting sort equals the plain per-vertex lists, bit for bit: random triples with
+    /// repeated (vertex, joint) pairs, vertices past the count, and every order.
+    #[test]
+    fn triples_equal_per_vertex_lists() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..2_000 {
+            let vertex_count = (next() % 9) as usize;
+            let triples: Vec<(u32, u32, f64)> =
+                (0..next() % 40).map(|_| ((next() % 11) as u32, (next() % 5) as u32, (next() % 1000) as f64 / 7.0)).collect();
+            let mut per: Vec<Vec<(u32, f64)>> = vec![Vec::new(); vertex_count];
+            for &(v, j, w) in &triples {
+                if let Some(list) = per.get_mut(v as usize) {
+                    match list.iter_mut().find(|e| e.0 == j) {
+                        Some(e) => e.1 += w,
+                        None => list.push((j, w)),
+                    }
+                }
+            }
+            let want = Influences::from_lists(per);
+            let got = Influences::from_triples(vertex_count, triples.iter().copied());
+            assert_eq!(got.offsets, want.offsets, "{triples:?}");
+            assert_eq!(got.joints, want.joints, "{triples:?}");
+            assert_eq!(
+                got.weights.iter().map(|w| w.to_bits()).collect::<Vec<_>>(),
+                want.weights.iter().map(|w| w.to_bits()).collect::<Vec<_>>()
+            );
+        }
     }
 }
