@@ -336,13 +336,7 @@ mod tests {
     /// repeated (vertex, joint) pairs, vertices past the count, and every order.
     #[test]
     fn triples_equal_per_vertex_lists() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1du64);
         for _ in 0..2_000 {
             let vertex_count = (next() % 9) as usize;
             let triples: Vec<(u32, u32, f64)> =

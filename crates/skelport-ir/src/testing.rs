@@ -116,3 +116,15 @@ pub fn repeated(doc: &crate::Document, copies: usize) -> crate::Document {
     }
     out
 }
+
+/// A deterministic pseudo-random sequence (xorshift64: each call steps the state and returns
+/// it) for tests that generate inputs. `seed` must not be 0.
+pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}

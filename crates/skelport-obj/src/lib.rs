@@ -84,14 +84,6 @@ fn parse_f64(t: &str) -> Option<f64> {
     skelport_ir::num::fast_decimal(t)
 }
 
-fn num(tok: Option<&str>, file: &str, line: usize, what: &str) -> Result<f64, ObjError> {
-    tok.and_then(parse_f64).filter(|v| v.is_finite()).ok_or_else(|| ObjError::Line {
-        file: file.into(),
-        line,
-        message: format!("{what} needs three finite numbers"),
-    })
-}
-
 /// The lines of `text` as `str::lines` gives them (split at `\n`, a `\r` before it dropped, no
 /// empty last line), found with the memchr crate's SIMD search: `str::lines` was a third of an
 /// OBJ read.
@@ -114,39 +106,38 @@ fn lines(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// The rest of a `v ` line when it is three finite numbers (more are ignored, as the general
-/// reader does); `None` sends the line to the general reader.
-fn plain_vertex(rest: &str) -> Option<DVec3> {
-    let mut it = rest.split_ascii_whitespace();
-    let mut next = || it.next().and_then(parse_f64).filter(|v| v.is_finite());
+/// A `v` statement's words after the `v`: three finite numbers (more are ignored).
+fn vertex<'a>(mut words: impl Iterator<Item = &'a str>) -> Option<DVec3> {
+    let mut next = || words.next().and_then(parse_f64).filter(|v| v.is_finite());
     Some(DVec3::new(next()?, next()?, next()?))
 }
 
-/// The rest of an `f ` line when every corner is a valid vertex number and there are at least
-/// three: its corners are appended to `indices` and their count returned. Otherwise `indices`
-/// is left as it was and the line goes to the general reader (which gives the error).
-fn plain_face(rest: &str, indices: &mut Vec<u32>, vertices: usize) -> Option<u32> {
+/// An `f` statement's words after the `f`: each corner's vertex number (before any `/`), 1-based
+/// or counting back from the last of the `vertices` read so far, appended to `indices`; the
+/// corner count. On a bad face `indices` is left as it was and the message says why.
+fn face<'a>(words: impl Iterator<Item = &'a str>, indices: &mut Vec<u32>, vertices: usize) -> Result<u32, String> {
     let before = indices.len();
     let n = vertices as i64;
-    for tok in rest.split_ascii_whitespace() {
+    let bad = |indices: &mut Vec<u32>, message: String| {
+        indices.truncate(before);
+        Err(message)
+    };
+    for tok in words {
         let idx = tok.as_bytes().iter().position(|&c| c == b'/').map_or(tok, |k| &tok[..k]);
-        let abs = match idx.parse::<i64>() {
-            Ok(i) if i > 0 => i - 1,
-            Ok(i) => n + i,
-            Err(_) => -1,
+        let Ok(i) = idx.parse::<i64>() else {
+            return bad(indices, format!("face corner \"{tok}\" is not a vertex index"));
         };
+        let abs = if i > 0 { i - 1 } else { n + i };
         if abs < 0 || abs >= n {
-            indices.truncate(before);
-            return None;
+            return bad(indices, format!("face refers to vertex {i}, but only {n} vertices precede it"));
         }
         indices.push(abs as u32);
     }
     let count = indices.len() - before;
     if count < 3 {
-        indices.truncate(before);
-        return None;
+        return bad(indices, format!("a face needs at least 3 corners, found {count}"));
     }
-    u32::try_from(count).ok()
+    u32::try_from(count).or_else(|_| bad(indices, format!("a face of {count} corners is more than skelport reads")))
 }
 
 /// Parse OBJ text. `file` names the source in errors.
@@ -158,7 +149,7 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<ObjMesh, ObjError> {
     };
     // NUL is valid UTF-8 but never OBJ text: UTF-16 (every other byte 0) or a damaged file, whose
     // lines would otherwise be skipped as unknown statements and read as an empty mesh.
-    if let Some(i) = bytes.iter().position(|&b| b == 0) {
+    if let Some(i) = memchr::memchr(0, bytes) {
         return Err(ObjError::Line {
             file: file.into(),
             line: bytes[..i].iter().filter(|&&b| b == b'\n').count() + 1,
@@ -170,18 +161,19 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<ObjMesh, ObjError> {
     let mut current: Option<u32> = None;
     for (ln, raw) in lines(text).enumerate() {
         let line = ln + 1;
-        // The common lines read straight from their bytes; anything these do not take (a
-        // leading blank, a bad number, a trailing Unicode space) is read by the general code
-        // below, which gives the same result and the error messages.
+        // The common lines read without trimming (Unicode-aware) or splitting: `v`/`f` straight
+        // from their words, any other one-word-longer statement skipped. Anything these do not
+        // take (a leading blank, a bad number, a trailing Unicode space) is read by the general
+        // code below with the same `vertex`/`face`, which gives the error.
         match raw.as_bytes() {
             [b'v', b' ', ..] => {
-                if let Some(p) = plain_vertex(&raw[2..]) {
+                if let Some(p) = vertex(raw[2..].split_ascii_whitespace()) {
                     m.positions.push(p);
                     continue;
                 }
             }
             [b'f', b' ', ..] => {
-                if let Some(count) = plain_face(&raw[2..], &mut m.faces.indices, m.positions.len()) {
+                if let Ok(count) = face(raw[2..].split_ascii_whitespace(), &mut m.faces.indices, m.positions.len()) {
                     m.faces.counts.push(count);
                     m.face_groups.push(current);
                     continue;
@@ -196,40 +188,16 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<ObjMesh, ObjError> {
         let mut it = l.split_ascii_whitespace();
         match it.next() {
             Some("v") => {
-                let x = num(it.next(), file, line, "v")?;
-                let y = num(it.next(), file, line, "v")?;
-                let z = num(it.next(), file, line, "v")?;
-                m.positions.push(DVec3::new(x, y, z));
+                let p =
+                    vertex(it).ok_or_else(|| ObjError::Line { file: file.into(), line, message: "v needs three finite numbers".into() })?;
+                m.positions.push(p);
             }
             Some("f") => {
-                let mut count = 0u32;
-                for tok in it {
-                    let idx = tok.as_bytes().iter().position(|&c| c == b'/').map_or(tok, |k| &tok[..k]);
-                    let i: i64 = idx.parse().map_err(|_| ObjError::Line {
-                        file: file.into(),
-                        line,
-                        message: format!("face corner \"{tok}\" is not a vertex index"),
-                    })?;
-                    let n = m.positions.len() as i64;
-                    // 1-based; negative indices count back from the last vertex read so far.
-                    let abs = if i > 0 { i - 1 } else { n + i };
-                    if abs < 0 || abs >= n {
-                        return Err(ObjError::Line {
-                            file: file.into(),
-                            line,
-                            message: format!("face refers to vertex {i}, but only {n} vertices precede it"),
-                        });
-                    }
-                    m.faces.indices.push(abs as u32);
-                    count += 1;
-                }
-                if count < 3 {
-                    return Err(ObjError::Line {
-                        file: file.into(),
-                        line,
-                        message: format!("a face needs at least 3 corners, found {count}"),
-                    });
-                }
+                let count = face(it, &mut m.faces.indices, m.positions.len()).map_err(|message| ObjError::Line {
+                    file: file.into(),
+                    line,
+                    message,
+                })?;
                 m.faces.counts.push(count);
                 m.face_groups.push(current);
             }
@@ -279,11 +247,9 @@ mod tests {
     #[test]
     fn lines_equal_str_lines() {
         let parts = ["v 1 2 3", "", "\r", "\n", "\r\n", "f", "\n\n", "x\r", "\r\r\n", "é"];
-        let mut x = 0x0123_4567_89ab_cdefu64;
+        let mut next = skelport_ir::testing::xorshift(0x0123_4567_89ab_cdef);
         for _ in 0..5_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             let text: String = (0..x % 9).map(|k| parts[((x >> (k * 5)) % parts.len() as u64) as usize]).collect();
             assert_eq!(lines(&text).collect::<Vec<_>>(), text.lines().collect::<Vec<_>>(), "{text:?}");
         }
@@ -323,17 +289,13 @@ mod tests {
             "",
             "\tv 1 2 3",
         ];
-        let mut x = 0x51ed_2701_9e37_79b9u64;
+        let mut next = skelport_ir::testing::xorshift(0x51ed_2701_9e37_79b9);
         for _ in 0..4_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             // Some vertices first, so that most faces can be valid.
             let mut text = "v 0 0 0\nv 1 0 0\n".repeat((x % 4) as usize);
             for _ in 0..(x % 16) {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = next();
                 text.push_str(lines[(x >> 7) as usize % lines.len()]);
                 text.push_str(if x & 1 == 0 { "\n" } else { "\r\n" });
             }

@@ -1091,13 +1091,7 @@ mod tests {
     /// and not, with and without exponents: the same bits as splitting and parsing.
     #[test]
     fn every_digit_count_equals_split_and_parse() {
-        let mut x = 0x1234_5678_9abc_def1u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = skelport_ir::testing::xorshift(0x1234_5678_9abc_def1u64);
         for _ in 0..2_000 {
             let mut text = String::new();
             let mut int_text = String::new();
@@ -1131,13 +1125,7 @@ mod tests {
     #[test]
     fn list_loops_equal_split_and_parse_on_random_text() {
         let alphabet: Vec<char> = "0123456789012345678901234567890123456789..--+  \n\t\re,xé".chars().collect();
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = skelport_ir::testing::xorshift(0x2545_F491_4F6C_DD1Du64);
         for _ in 0..40_000 {
             let len = (next() % 48) as usize;
             let text: String = (0..len).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect();
