@@ -253,6 +253,7 @@ fn tune_malloc() {
 }
 
 fn main() -> ExitCode {
+    skelport_ir::trace::phase("start");
     // Like other Unix tools, end quietly when stdout is a closed pipe (`skelport ... | head`)
     // instead of panicking in println!.
     #[cfg(unix)]
@@ -348,6 +349,7 @@ fn convert_one(
         Err(e) => return (Err(e), None, diags),
     };
     diags.items.extend(diagnostics.items);
+    skelport_ir::trace::phase("read");
     if let Some(m) = &a.map {
         let r = skelport_cli::maps::load(m).and_then(|map| skelport_cli::retarget(&mut doc, &map, &mut diags));
         if let Err(e) = r {
@@ -358,16 +360,19 @@ fn convert_one(
     if let Err(e) = check_valid(&doc, &name) {
         return (Err(e), Some(format), diags);
     }
+    skelport_ir::trace::phase("validated");
     // The document is ours and not needed after this: convert it in place when the writer
     // would convert a copy of it (the same output, without copying every mesh).
     if let Some(frame) = target.write_frame() {
         doc.convert_frame(frame);
     }
+    skelport_ir::trace::phase("frame converted");
     let (out, wd) = match render(&doc, target, &write_options(a, output)) {
         Ok(x) => x,
         Err(e) => return (Err(e.context(format!("{name} → {}", output.display()))), Some(format), diags),
     };
     diags.items.extend(wd.items);
+    skelport_ir::trace::phase("rendered");
     if a.strict {
         let losses: Vec<_> = diags.of(Severity::Loss).map(|d| d.message.clone()).collect();
         if !losses.is_empty() {
@@ -378,7 +383,9 @@ fn convert_one(
             );
         }
     }
-    (io::write_output(output, &out).map(|_| ()), Some(format), diags)
+    let written = io::write_output(output, &out).map(|_| ());
+    skelport_ir::trace::phase("written");
+    (written, Some(format), diags)
 }
 
 fn is_dir_target(p: &Path) -> bool {

@@ -48,6 +48,7 @@ pub mod proc;
 pub mod retarget;
 pub mod skin;
 pub mod testing;
+pub mod trace;
 pub mod validate;
 
 pub use anchor::{Anchor, AnchorStrategy, BoneAnchors};
