@@ -622,6 +622,11 @@ fn dae(out: &mut Vec<Case>) {
         ("vertex-weights-count-lies", "<vertex_weights count=\"176\">", "<vertex_weights count=\"1760000\">", 0),
         ("duplicate-node-id", "<node id=\"pelvis\" name=\"pelvis\" sid=\"pelvis\"", "<node id=\"root\" name=\"root\" sid=\"root\"", 0),
         ("polylist-vcount-mismatch", "<vcount>4 4 4", "<vcount>4 9 4", 0),
+        ("polylist-vcount-negative", "<vcount>4 4 4", "<vcount>-4 4 4", 0),
+        ("p-word", "<p>0 3 2 1 ", "<p>zero 3 2 1 ", 0),
+        ("p-vertex-index-past-positions", "<p>0 3 2 1 ", "<p>176 3 2 1 ", 0),
+        ("p-vertex-index-negative", "<p>0 3 2 1 ", "<p>-3 3 2 1 ", 0),
+        ("p-vertex-index-huge", "<p>0 3 2 1 ", "<p>5000000000 3 2 1 ", 0),
         ("matrix-word", "<matrix sid=\"transform\">", "<matrix sid=\"transform\">identity ", 0),
     ];
     for (name, from, to, n) in edits {

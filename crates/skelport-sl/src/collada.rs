@@ -189,9 +189,48 @@ impl Ctx<'_> {
     fn ints(&self, n: xml::Node<'_, '_>) -> Result<Vec<i64>, SlError> {
         let text = n.text().unwrap_or("");
         let mut out = Vec::with_capacity(text.len() / 3);
-        ints_into(text, &mut out).map_err(|(i, t)| self.err(n, format!("value {} \"{t}\" is not an integer", i + 1)))?;
+        ints_into(text, &mut out).map_err(|(i, t)| self.not_integer(n, i, t))?;
         Ok(out)
     }
+    /// An index list as `T`, or `None` when it holds an integer `T` cannot (a negative or huge
+    /// index, which the caller then reads as `i64` to name it).
+    fn indices<T: Int>(&self, n: xml::Node<'_, '_>) -> Result<Option<Vec<T>>, SlError> {
+        let text = n.text().unwrap_or("");
+        let mut out = Vec::with_capacity(text.len() / 3);
+        match ints_into(text, &mut out) {
+            Ok(()) => Ok(Some(out)),
+            Err((_, t)) if parse_i64(t).is_some() => Ok(None),
+            Err((i, t)) => Err(self.not_integer(n, i, t)),
+        }
+    }
+    fn not_integer(&self, n: xml::Node<'_, '_>, i: usize, t: &str) -> SlError {
+        self.err(n, format!("value {} \"{t}\" is not an integer", i + 1))
+    }
+}
+
+/// The integer type a list is read as: `i64` holds every integer [`parse_i64`] gives; `u32` (for
+/// index lists: half the memory of `i64`, and the type the IR keeps them in) only those that fit.
+trait Int: Copy + Send + Into<i64> {
+    fn narrow(v: i64) -> Option<Self>;
+}
+
+impl Int for i64 {
+    #[inline(always)]
+    fn narrow(v: i64) -> Option<Self> {
+        Some(v)
+    }
+}
+
+impl Int for u32 {
+    #[inline(always)]
+    fn narrow(v: i64) -> Option<Self> {
+        u32::try_from(v).ok()
+    }
+}
+
+/// [`parse_i64`] into `T`: `None` for a word that is not an integer or does not fit.
+fn parse_int<T: Int>(t: &str) -> Option<T> {
+    parse_i64(t).and_then(T::narrow)
 }
 
 /// Append the numbers of a whitespace-separated list (words as `split_ascii_whitespace` gives
@@ -286,8 +325,9 @@ fn slow_word<'t, T>(
 }
 
 /// Integers as [`floats_into`] reads decimals: a word of an optional sign and at most 18 digits
-/// (no overflow) is accumulated as it is scanned; any other word goes to [`parse_i64`].
-fn ints_into<'t>(text: &'t str, out: &mut Vec<i64>) -> Result<(), (usize, &'t str)> {
+/// (no overflow) is accumulated as it is scanned; any other word goes to [`parse_i64`]. A word
+/// that is an integer `T` cannot hold is refused like one that is not an integer.
+fn ints_into<'t, T: Int>(text: &'t str, out: &mut Vec<T>) -> Result<(), (usize, &'t str)> {
     let b = text.as_bytes();
     let n = b.len();
     let mut i = 0;
@@ -313,13 +353,15 @@ fn ints_into<'t>(text: &'t str, out: &mut Vec<i64>) -> Result<(), (usize, &'t st
             v = v.wrapping_mul(10).wrapping_add(i64::from(d));
             i += 1;
         }
-        if (i == n || is_blank(b[i])) && (1..=18).contains(&(i - digits_start)) {
-            out.push(if neg { -v } else { v });
-        } else {
-            while i < n && !is_blank(b[i]) {
-                i += 1;
+        let fast = (i == n || is_blank(b[i])) && (1..=18).contains(&(i - digits_start));
+        match fast.then(|| T::narrow(if neg { -v } else { v })).flatten() {
+            Some(x) => out.push(x),
+            None => {
+                while i < n && !is_blank(b[i]) {
+                    i += 1;
+                }
+                slow_word(text, start, i, parse_int::<T>, out)?;
             }
-            slow_word(text, start, i, parse_i64, out)?;
         }
     }
 }
@@ -502,98 +544,134 @@ fn geometry(sources: &Sources<'_, '_, '_>, g: xml::Node<'_, '_>) -> Result<Optio
             }
         }
         let v_off = v_off.ok_or_else(|| cx.err(p, format!("<{kind}> has no VERTEX input")))?;
-        let declared: Option<usize> = p.attribute("count").and_then(|c| c.trim().parse().ok());
-        // Index lists (with the node to blame) and polygons as ranges into them: one
-        // allocation per <p>, not one per polygon.
-        let mut lists: Vec<(Vec<i64>, xml::Node<'_, '_>)> = Vec::new();
-        let mut polys: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
-        match kind {
-            "polylist" => {
-                let vc = child(p, "vcount").map(|n| cx.ints(n)).transpose()?.unwrap_or_default();
-                let pn = child(p, "p").ok_or_else(|| cx.err(p, "<polylist> without <p>"))?;
-                let idx = cx.ints(pn)?;
-                let need: usize = vc.iter().map(|&c| c.max(0) as usize).sum::<usize>() * stride;
-                if idx.len() < need {
-                    return Err(cx.err(pn, format!("<p> has {} indices but <vcount> and {stride} input(s) need {need}", idx.len())));
-                }
-                let mut at = 0;
-                polys.reserve(vc.len());
-                for &c in &vc {
-                    if c < 0 {
-                        return Err(cx.err(p, format!("negative <vcount> entry {c}")));
-                    }
-                    let n = c as usize * stride;
-                    polys.push((0, at..at + n));
-                    at += n;
-                }
-                lists.push((idx, pn));
-                if let Some(d) = declared {
-                    if d != vc.len() {
-                        prim.count_mismatch = Some((d, vc.len()));
-                    }
-                }
-            }
-            "triangles" => {
-                let mut all = Vec::new();
-                for pn in children(p, "p") {
-                    all.extend(cx.ints(pn)?);
-                }
-                let per = 3 * stride;
-                if all.len() % per != 0 {
-                    return Err(cx.err(p, format!("<triangles> has {} indices, not a multiple of 3 × {stride} inputs", all.len())));
-                }
-                polys.extend((0..all.len() / per).map(|k| (0, k * per..(k + 1) * per)));
-                lists.push((all, p));
-                if let Some(d) = declared {
-                    if d != polys.len() {
-                        prim.count_mismatch = Some((d, polys.len()));
-                    }
-                }
-            }
-            _ => {
-                for pn in children(p, "p").chain(children(p, "ph").filter_map(|ph| child(ph, "p"))) {
-                    let idx = cx.ints(pn)?;
-                    if idx.len() % stride != 0 {
-                        return Err(cx.err(pn, format!("<p> has {} indices, not a multiple of {stride} inputs", idx.len())));
-                    }
-                    polys.push((lists.len(), 0..idx.len()));
-                    lists.push((idx, pn));
-                }
-            }
-        }
-        let corners_total: usize = polys.iter().map(|(_, r)| r.len() / stride).sum();
-        prim.counts.reserve(polys.len());
-        prim.vertex.reserve(corners_total);
-        if vertex_normals || n_off.is_some() {
-            prim.normal.reserve(corners_total);
-        }
-        for (list, range) in polys {
-            let (all, at) = (&lists[list].0, lists[list].1);
-            let idx = &all[range];
-            let corners = idx.len() / stride;
-            prim.counts.push(corners as u32);
-            for c in 0..corners {
-                let v = idx[c * stride + v_off];
-                if v < 0 || v as usize >= geo.positions.len() {
-                    return Err(
-                        cx.err(at, format!("vertex index {v} is outside the {} positions of geometry \"{}\"", geo.positions.len(), geo.id))
-                    );
-                }
-                prim.vertex.push(v as u32);
-                if vertex_normals {
-                    prim.normal.push(v as u32);
-                } else if let Some((o, base)) = n_off {
-                    let n = idx[c * stride + o] + base;
-                    if n < 0 || n as usize >= geo.normals.len() {
-                        return Err(cx.err(at, format!("normal index {n} is outside the {} normals", geo.normals.len())));
-                    }
-                    prim.normal.push(n as u32);
-                }
-            }
+        // Indices read as u32 (what every exporter writes); a list with a negative or huge one
+        // is read again as i64, so that the message can name it.
+        let shape = Shape { kind, stride, v_off, n_off, vertex_normals };
+        if !corners::<u32>(cx, p, &shape, &geo, &mut prim)? {
+            corners::<i64>(cx, p, &shape, &geo, &mut prim)?;
         }
         geo.primitives.push(prim);
     }
     Ok(Some(geo))
+}
+
+/// How a primitive's index lists are laid out: its element name, inputs per corner, the VERTEX
+/// input's offset, the NORMAL input's (with the shift of its appended source), and whether the
+/// normals are the vertices' own (a NORMAL input on `<vertices>`).
+struct Shape<'k> {
+    kind: &'k str,
+    stride: usize,
+    v_off: usize,
+    n_off: Option<(usize, i64)>,
+    vertex_normals: bool,
+}
+
+/// Read primitive `p`'s polygons and corners into `prim` with index lists of type `T`: `false`
+/// (and `prim` left to be filled again) when a list holds an integer `T` cannot.
+fn corners<T: Int>(cx: &Ctx<'_>, p: xml::Node<'_, '_>, shape: &Shape<'_>, geo: &Geometry, prim: &mut Primitive) -> Result<bool, SlError> {
+    let Shape { kind, stride, v_off, n_off, vertex_normals } = *shape;
+    prim.counts.clear();
+    prim.vertex.clear();
+    prim.normal.clear();
+    prim.count_mismatch = None;
+    let declared: Option<usize> = p.attribute("count").and_then(|c| c.trim().parse().ok());
+    // Index lists (with the node to blame) and polygons as ranges into them: one
+    // allocation per <p>, not one per polygon.
+    let mut lists: Vec<(Vec<T>, xml::Node<'_, '_>)> = Vec::new();
+    let mut polys: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+    match kind {
+        "polylist" => {
+            let vc: Vec<T> = match child(p, "vcount") {
+                Some(n) => match cx.indices(n)? {
+                    Some(v) => v,
+                    None => return Ok(false),
+                },
+                None => Vec::new(),
+            };
+            let pn = child(p, "p").ok_or_else(|| cx.err(p, "<polylist> without <p>"))?;
+            let Some(idx) = cx.indices::<T>(pn)? else { return Ok(false) };
+            let need: usize = vc.iter().map(|&c| c.into().max(0) as usize).sum::<usize>() * stride;
+            if idx.len() < need {
+                return Err(cx.err(pn, format!("<p> has {} indices but <vcount> and {stride} input(s) need {need}", idx.len())));
+            }
+            let mut at = 0;
+            polys.reserve(vc.len());
+            for &c in &vc {
+                let c: i64 = c.into();
+                if c < 0 {
+                    return Err(cx.err(p, format!("negative <vcount> entry {c}")));
+                }
+                let n = c as usize * stride;
+                polys.push((0, at..at + n));
+                at += n;
+            }
+            lists.push((idx, pn));
+            if let Some(d) = declared {
+                if d != vc.len() {
+                    prim.count_mismatch = Some((d, vc.len()));
+                }
+            }
+        }
+        "triangles" => {
+            let mut all = Vec::new();
+            for pn in children(p, "p") {
+                let Some(idx) = cx.indices::<T>(pn)? else { return Ok(false) };
+                all.extend(idx);
+            }
+            let per = 3 * stride;
+            if all.len() % per != 0 {
+                return Err(cx.err(p, format!("<triangles> has {} indices, not a multiple of 3 × {stride} inputs", all.len())));
+            }
+            polys.extend((0..all.len() / per).map(|k| (0, k * per..(k + 1) * per)));
+            lists.push((all, p));
+            if let Some(d) = declared {
+                if d != polys.len() {
+                    prim.count_mismatch = Some((d, polys.len()));
+                }
+            }
+        }
+        _ => {
+            for pn in children(p, "p").chain(children(p, "ph").filter_map(|ph| child(ph, "p"))) {
+                let Some(idx) = cx.indices::<T>(pn)? else { return Ok(false) };
+                if idx.len() % stride != 0 {
+                    return Err(cx.err(pn, format!("<p> has {} indices, not a multiple of {stride} inputs", idx.len())));
+                }
+                polys.push((lists.len(), 0..idx.len()));
+                lists.push((idx, pn));
+            }
+        }
+    }
+    let corners_total: usize = polys.iter().map(|(_, r)| r.len() / stride).sum();
+    prim.counts.reserve(polys.len());
+    prim.vertex.reserve(corners_total);
+    if vertex_normals || n_off.is_some() {
+        prim.normal.reserve(corners_total);
+    }
+    for (list, range) in polys {
+        let (all, at) = (&lists[list].0, lists[list].1);
+        let idx = &all[range];
+        let corners = idx.len() / stride;
+        prim.counts.push(corners as u32);
+        for c in 0..corners {
+            let v: i64 = idx[c * stride + v_off].into();
+            if v < 0 || v as usize >= geo.positions.len() {
+                return Err(
+                    cx.err(at, format!("vertex index {v} is outside the {} positions of geometry \"{}\"", geo.positions.len(), geo.id))
+                );
+            }
+            prim.vertex.push(v as u32);
+            if vertex_normals {
+                prim.normal.push(v as u32);
+            } else if let Some((o, base)) = n_off {
+                let n = idx[c * stride + o].into() + base;
+                if n < 0 || n as usize >= geo.normals.len() {
+                    return Err(cx.err(at, format!("normal index {n} is outside the {} normals", geo.normals.len())));
+                }
+                prim.normal.push(n as u32);
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// One `<controller>`: `None` when it holds no `<skin>`.
@@ -729,6 +807,7 @@ pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
 /// [`parse`], reading geometries and skins in parallel when the text has `parallel_from` bytes.
 fn parse_with(text: &str, file: &str, parallel_from: usize) -> Result<Dae, SlError> {
     let doc = xml::parse(text, file)?;
+    skelport_ir::trace::phase("dae: element tree");
     let cx = Ctx { file };
     let root = doc.root();
     if root.name() != "COLLADA" {
@@ -778,6 +857,7 @@ fn parse_with(text: &str, file: &str, parallel_from: usize) -> Result<Dae, SlErr
         .filter(|n| n.has_tag_name("material") && n.parent().is_some_and(|p| p.has_tag_name("library_materials")))
         .count();
     let sources = Sources { cx: &cx, ids: &ids };
+    skelport_ir::trace::phase("dae: ids");
     let geometries: Vec<xml::Node<'_, '_>> = root.descendants().filter(|n| n.has_tag_name("geometry")).collect();
     let controllers: Vec<xml::Node<'_, '_>> = root.descendants().filter(|n| n.has_tag_name("controller")).collect();
     // Geometries and skins are independent and hold most of the numbers: on a big file they are
@@ -785,7 +865,9 @@ fn parse_with(text: &str, file: &str, parallel_from: usize) -> Result<Dae, SlErr
     // is the one returned, so messages do not depend on the thread count.
     let parallel = text.len() >= parallel_from;
     let geos = skelport_ir::map_in_order(geometries, parallel, |g| geometry(&sources, g));
+    skelport_ir::trace::phase("dae: geometries");
     let ctls = skelport_ir::map_in_order(controllers, parallel, |c| controller(&sources, c));
+    skelport_ir::trace::phase("dae: controllers");
     for g in geos {
         dae.geometries.extend(g?);
     }

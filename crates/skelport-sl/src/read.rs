@@ -131,6 +131,7 @@ pub fn to_document(mut dae: Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnos
         }
     }
     let mut doc = if sl_rig { sl_document(&mut dae, sl, file, diag)? } else { generic_document(&mut dae, file, diag)? };
+    skelport_ir::trace::phase("dae: IR document");
     doc.source_format = Some("dae".into());
     Ok(doc)
 }
@@ -197,9 +198,16 @@ fn mesh_of(g: &mut collada::Geometry, diag: &mut Diagnostics) -> Mesh {
     if !with_normals && g.primitives.iter().any(|p| !p.normal.is_empty()) {
         diag.warn("dae-partial-normals", format!("geometry \"{}\": some primitives have no normals; normals dropped", g.name));
     }
+    let mut normals_moved = false;
     let moved = if let [p] = g.primitives.as_mut_slice() {
         faces.counts = std::mem::take(&mut p.counts);
         faces.indices = std::mem::take(&mut p.vertex);
+        // A normal per corner, in corner order (what skelport and many exporters write): the
+        // normals are the corners' already, moved rather than gathered into a copy.
+        if with_normals && p.normal.len() == g.normals.len() && p.normal.iter().enumerate().all(|(k, &n)| n as usize == k) {
+            normals = std::mem::take(&mut g.normals);
+            normals_moved = true;
+        }
         true
     } else {
         false
@@ -209,7 +217,7 @@ fn mesh_of(g: &mut collada::Geometry, diag: &mut Diagnostics) -> Mesh {
             faces.counts.extend_from_slice(&p.counts);
             faces.indices.extend_from_slice(&p.vertex);
         }
-        if with_normals {
+        if with_normals && !normals_moved {
             normals.extend(p.normal.iter().map(|&n| g.normals.get(n as usize).copied().unwrap_or(DVec3::ZERO)));
         }
     }
@@ -384,9 +392,11 @@ fn sl_document(dae: &mut Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostic
         diag.info("dae-default-joints", format!("{missing} joint(s) not in the scene placed at their SL default positions"));
     }
     doc.skeletons.push(sk);
+    skelport_ir::trace::phase("dae: skeleton");
     let parallel = big(dae);
     let (meshes, mesh_of) = meshes(&dae.controllers, &dae.nodes, &mut dae.geometries, parallel, diag);
     doc.meshes = meshes;
+    skelport_ir::trace::phase("dae: meshes");
     let mut prepared = Vec::with_capacity(dae.controllers.len());
     for c in &dae.controllers {
         let gi = dae.geometry(&c.skin_source).expect("checked in to_document");
@@ -411,6 +421,7 @@ fn sl_document(dae: &mut Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostic
     let jobs: Vec<(&collada::Controller, usize, &[u32])> =
         prepared.iter().map(|(c, mi, _, _, slot_of)| (*c, doc.meshes[*mi].positions.len(), slot_of.as_slice())).collect();
     let weights = skelport_ir::map_in_order(jobs, parallel, reporting(|(c, nv, slot_of), d| influences(c, nv, slot_of, d, file)));
+    skelport_ir::trace::phase("dae: influences");
     for ((c, mi, uniq, ib, _), (influences, d)) in prepared.into_iter().zip(weights) {
         diag.items.extend(d.items);
         let influences = influences?;
@@ -488,7 +499,7 @@ fn generic_document(dae: &mut Dae, file: &str, diag: &mut Diagnostics) -> Result
         }
     }
     let include: Vec<bool> = (0..n).map(|i| member[i] || (has_member_below[i] && has_member_above[i])).collect();
-    let mut sk = Skeleton::new("skeleton");
+    let mut sk = Skeleton::new("dae: skeleton");
     let mut bone_of: Vec<Option<BoneId>> = vec![None; n];
     let mut taken: HashSet<String> = HashSet::new();
     let mut bone_world: Vec<DMat4> = Vec::new();
@@ -580,8 +591,11 @@ fn unique_name(base: &str, taken: &mut HashSet<String>) -> String {
 /// Read `.dae` bytes into the IR (the `dae` format's reader).
 pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, SlError> {
     let text = decode(bytes, file)?;
+    skelport_ir::trace::phase("dae: text decoded");
     let dae = collada::parse(&text, file)?;
+    skelport_ir::trace::phase("dae: parsed");
     crate::dae_check::check(&dae, file)?;
+    skelport_ir::trace::phase("dae: checked");
     let owned;
     let sl = match &opts.sl_skeleton {
         Some(p) => {
@@ -591,4 +605,42 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
         None => SlSkeleton::builtin(),
     };
     to_document(dae, sl, file, diag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mesh_of;
+    use crate::collada::{Geometry, Primitive};
+    use skelport_ir::{DVec3, Diagnostics, Normals};
+
+    /// A one-primitive geometry: two quads on four positions, `normal` giving each corner's normal.
+    fn quads(normal: Vec<u32>, normals: usize) -> Geometry {
+        Geometry {
+            id: "g".into(),
+            name: "g".into(),
+            positions: (0..4).map(|k| DVec3::new(k as f64, 0.0, 0.0)).collect(),
+            normals: (0..normals).map(|k| DVec3::new(0.0, k as f64, 1.0)).collect(),
+            primitives: vec![Primitive { counts: vec![4, 4], vertex: vec![0, 1, 2, 3, 3, 2, 1, 0], normal, ..Default::default() }],
+            ..Default::default()
+        }
+    }
+
+    /// Each corner gets the normal its index names, whether the normals are moved (one per corner,
+    /// in corner order) or gathered (any other indexing).
+    #[test]
+    fn per_corner_normals_are_the_indexed_ones() {
+        for (normal, count) in [
+            (vec![0, 1, 2, 3, 4, 5, 6, 7], 8),
+            (vec![7, 6, 5, 4, 3, 2, 1, 0], 8),
+            (vec![0, 1, 2, 3, 4, 5, 6, 6], 8),
+            (vec![0, 1, 2, 3, 0, 1, 2, 3], 4),
+            (vec![0, 1, 2, 3, 4, 5, 6, 7], 9),
+        ] {
+            let mut g = quads(normal.clone(), count);
+            let want: Vec<DVec3> = normal.iter().map(|&n| g.normals[n as usize]).collect();
+            let m = mesh_of(&mut g, &mut Diagnostics::default());
+            assert_eq!(m.normals, Some(Normals::PerCorner(want)), "{normal:?} of {count}");
+            assert_eq!(m.faces.indices, vec![0, 1, 2, 3, 3, 2, 1, 0]);
+        }
+    }
 }
