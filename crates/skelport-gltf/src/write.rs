@@ -44,23 +44,29 @@ fn exact(x: f32) -> Value {
     serde_json::Number::from_f64(x as f64).map(Value::Number).unwrap_or(Value::from(0))
 }
 
+/// Buffer views and accessors, with the binary buffer kept as the pieces it is made of: each
+/// placed (at a 4-byte aligned offset) but not copied until the output is assembled
+/// ([`Builder::bin_into`]). Copying every encoded mesh into one growing buffer, then that buffer
+/// into the GLB, touched twice the output's size in fresh pages, on one core.
 #[derive(Default)]
 struct Builder {
-    bin: Vec<u8>,
+    /// (offset in the buffer, bytes), in buffer order.
+    pieces: Vec<(usize, Vec<u8>)>,
+    /// The buffer's length so far (before its final padding).
+    len: usize,
     views: Vec<Value>,
     accessors: Vec<Value>,
 }
 
 impl Builder {
-    fn view(&mut self, bytes: &[u8], target: Option<u32>) -> usize {
-        while self.bin.len() % 4 != 0 {
-            self.bin.push(0);
-        }
-        let mut v = json!({ "buffer": 0, "byteOffset": self.bin.len(), "byteLength": bytes.len() });
+    fn view(&mut self, bytes: Vec<u8>, target: Option<u32>) -> usize {
+        let offset = self.len.next_multiple_of(4);
+        let mut v = json!({ "buffer": 0, "byteOffset": offset, "byteLength": bytes.len() });
         if let Some(t) = target {
             v["target"] = json!(t);
         }
-        self.bin.extend_from_slice(bytes);
+        self.len = offset + bytes.len();
+        self.pieces.push((offset, bytes));
         self.views.push(v);
         self.views.len() - 1
     }
@@ -68,7 +74,7 @@ impl Builder {
     #[allow(clippy::too_many_arguments)]
     fn accessor(
         &mut self,
-        bytes: &[u8],
+        bytes: Vec<u8>,
         target: Option<u32>,
         component: u32,
         count: usize,
@@ -87,6 +93,55 @@ impl Builder {
         }
         self.accessors.push(a);
         self.accessors.len() - 1
+    }
+
+    /// The buffer's length padded to 4 bytes (its `byteLength`, and its GLB chunk's length).
+    fn padded_len(&self) -> usize {
+        self.len.next_multiple_of(4)
+    }
+
+    /// Append the buffer ([`Builder::padded_len`] bytes, zero padding included) to `out`. Each
+    /// piece is copied once, straight into its place, on every core when `parallel`: the
+    /// destination's fresh pages are then faulted in by both cores instead of one.
+    fn bin_into(&self, out: &mut Vec<u8>, parallel: bool) {
+        let total = self.padded_len();
+        out.reserve(total);
+        let mut rest = &mut out.spare_capacity_mut()[..total];
+        // Each piece's region runs to the next piece (or the end): its bytes, then zeros.
+        let mut regions = Vec::with_capacity(self.pieces.len() + 1);
+        let mut at = 0;
+        if let Some(&(first, _)) = self.pieces.first() {
+            let (head, tail) = rest.split_at_mut(first);
+            regions.push((head, &[][..]));
+            rest = tail;
+            at = first;
+        }
+        for (k, (offset, bytes)) in self.pieces.iter().enumerate() {
+            debug_assert_eq!(*offset, at);
+            let end = self.pieces.get(k + 1).map_or(total, |p| p.0);
+            let (region, tail) = rest.split_at_mut(end - offset);
+            regions.push((region, bytes.as_slice()));
+            rest = tail;
+            at = end;
+        }
+        let fill = |(region, bytes): (&mut [std::mem::MaybeUninit<u8>], &[u8])| {
+            let (data, pad) = region.split_at_mut(bytes.len());
+            // SAFETY: `data` is exactly `bytes.len()` bytes long and cannot overlap `bytes` (it
+            // is spare capacity of the output). (`write_copy_of_slice` needs Rust 1.93; the
+            // workspace's minimum is 1.85.)
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), data.as_mut_ptr().cast::<u8>(), bytes.len()) };
+            pad.fill(std::mem::MaybeUninit::new(0));
+        };
+        if parallel {
+            use rayon::prelude::*;
+            regions.into_par_iter().for_each(fill);
+        } else {
+            regions.into_iter().for_each(fill);
+        }
+        // SAFETY: the regions tile `out`'s spare capacity from 0 to `total` (each runs from its
+        // piece's offset to the next one's, the first from 0, the last to `total`), and `fill`
+        // wrote every byte of each: its piece's bytes, then zeros.
+        unsafe { out.set_len(out.len() + total) };
     }
 }
 
@@ -117,12 +172,9 @@ fn write_with(
     let mut skins_json: Vec<Value> = Vec::new();
     let mut meshes_json: Vec<Value> = Vec::new();
     let mut mesh_done: Vec<bool> = vec![false; doc.meshes.len()];
-    let mut encoded = encode_meshes_ahead(&doc, opts, parallel_from);
-    // The buffer sized once for what was encoded ahead and the skins' matrices: grown by
-    // doubling, it was copied at each step and touched twice its size in fresh pages.
-    let ahead: usize =
-        encoded.values().filter_map(|e| e.as_ref().ok()).flat_map(|e| e.accessors.iter().flatten()).map(|p| p.bytes.len() + 3).sum();
-    b.bin.reserve(ahead + doc.skins.iter().map(|s| s.joints.len() * 64 + 3).sum::<usize>());
+    let parallel = ahead_in_parallel(&doc, parallel_from);
+    let mut encoded = if parallel { encode_meshes_ahead(&doc, opts) } else { Ahead::new() };
+    skelport_ir::trace::phase("gltf: meshes encoded");
 
     for (si, sk) in doc.skeletons.iter().enumerate() {
         if sk.bones.is_empty() {
@@ -255,7 +307,7 @@ fn write_with(
                     ibm_bytes.extend_from_slice(&(x as f32).to_le_bytes());
                 }
             }
-            let ibm = b.accessor(&ibm_bytes, None, FLOAT, n, "MAT4", false, None);
+            let ibm = b.accessor(ibm_bytes, None, FLOAT, n, "MAT4", false, None);
             let joints: Vec<usize> = skin.joints.iter().map(|j| base + j.index()).collect();
             let mut sj = json!({ "name": skin.name.clone(), "inverseBindMatrices": ibm, "joints": joints, "skeleton": skeleton_node });
             let ex = SkinExtras {
@@ -310,6 +362,7 @@ fn write_with(
     }
 
     let mut root = Map::new();
+    skelport_ir::trace::phase("gltf: buffer built");
     root.insert("asset".into(), json!({ "version": "2.0", "generator": concat!("skelport ", env!("CARGO_PKG_VERSION")) }));
     if !nodes.is_empty() {
         root.insert("scene".into(), json!(0));
@@ -329,23 +382,22 @@ fn write_with(
     if let Some(e) = extras_value(&DocExtras { ext: doc.ext.clone() }) {
         root.insert("extras".into(), e);
     }
-    let has_bin = !b.bin.is_empty();
-    while b.bin.len() % 4 != 0 {
-        b.bin.push(0);
-    }
+    let has_bin = b.len > 0;
     let stem = if opts.file_stem.is_empty() { "skelport" } else { opts.file_stem.as_str() };
     match container {
         Container::Json => {
             let mut side = Vec::new();
             if has_bin {
+                let mut bin = Vec::new();
+                b.bin_into(&mut bin, parallel);
                 let uri = if opts.embed {
-                    format!("data:application/octet-stream;base64,{}", base64::engine::general_purpose::STANDARD.encode(&b.bin))
+                    format!("data:application/octet-stream;base64,{}", base64::engine::general_purpose::STANDARD.encode(&bin))
                 } else {
                     format!("{stem}.bin")
                 };
-                root.insert("buffers".into(), json!([{ "byteLength": b.bin.len(), "uri": uri }]));
+                root.insert("buffers".into(), json!([{ "byteLength": bin.len(), "uri": uri }]));
                 if !opts.embed {
-                    side.push((format!("{stem}.bin"), std::mem::take(&mut b.bin)));
+                    side.push((format!("{stem}.bin"), bin));
                 }
             }
             let mut text = serde_json::to_vec_pretty(&Value::Object(root)).map_err(|e| GltfError::Write(e.to_string()))?;
@@ -353,27 +405,25 @@ fn write_with(
             Ok(Output { main: text, side_files: side })
         }
         Container::Binary => {
+            let bin_len = b.padded_len();
             if has_bin {
-                root.insert("buffers".into(), json!([{ "byteLength": b.bin.len() }]));
+                root.insert("buffers".into(), json!([{ "byteLength": bin_len }]));
             }
             // The GLB container (a 12-byte header, then a JSON and a BIN chunk, each with an
             // 8-byte header and padded to 4 bytes: glTF 2.0 §4.4) written straight into one
-            // buffer sized for both chunks: `gltf::binary::Glb::to_vec` copied the JSON and the
-            // binary buffer into a second one.
-            let mut out = Vec::with_capacity(20 + b.bin.len() / 2 + 4096 + 8 + b.bin.len());
+            // buffer sized for both chunks, the binary pieces copied once into place.
+            let mut out = Vec::with_capacity(20 + bin_len / 2 + 4096 + 8 + bin_len);
             out.resize(20, 0);
             serde_json::to_writer(&mut out, &Value::Object(root)).map_err(|e| GltfError::Write(e.to_string()))?;
             while out.len() % 4 != 0 {
                 out.push(b' ');
             }
             let json_len = out.len() - 20;
+            skelport_ir::trace::phase("gltf: JSON");
             if has_bin {
-                out.extend_from_slice(&(b.bin.len().next_multiple_of(4) as u32).to_le_bytes());
+                out.extend_from_slice(&(bin_len as u32).to_le_bytes());
                 out.extend_from_slice(b"BIN\0");
-                out.extend_from_slice(&b.bin);
-                while out.len() % 4 != 0 {
-                    out.push(0);
-                }
+                b.bin_into(&mut out, parallel);
             }
             let total = u32::try_from(out.len()).map_err(|_| GltfError::Write("the GLB would be 4 GiB or more".into()))?;
             out[..4].copy_from_slice(b"glTF");
@@ -396,15 +446,18 @@ fn skinned(doc: &Document, mi: usize) -> bool {
     doc.skins.iter().any(|s| s.mesh == Some(mi) && written(doc, s))
 }
 
+/// Whether the meshes are encoded ahead and the buffer assembled on every core: several meshes
+/// holding `parallel_from` vertices plus corners.
+fn ahead_in_parallel(doc: &Document, parallel_from: usize) -> bool {
+    doc.meshes.len() >= 2 && skelport_ir::mesh_work(&doc.meshes) >= parallel_from
+}
+
 /// The meshes [`write`] will write, keyed by (mesh, skin index in the document), encoded on
 /// every core when there is enough of them; empty otherwise ([`write`] encodes whatever it does
 /// not find here itself, so this only has to be right to be fast).
 type Ahead = std::collections::HashMap<(usize, Option<usize>), Result<Encoded, GltfError>>;
 
-fn encode_meshes_ahead(doc: &Document, opts: &WriteOptions, parallel_from: usize) -> Ahead {
-    if doc.meshes.len() < 2 || skelport_ir::mesh_work(&doc.meshes) < parallel_from {
-        return Ahead::new();
-    }
+fn encode_meshes_ahead(doc: &Document, opts: &WriteOptions) -> Ahead {
     let mut jobs: Vec<(usize, Option<usize>)> = Vec::new();
     for (k, s) in doc.skins.iter().enumerate() {
         if let Some(mi) = s.mesh.filter(|&m| m < doc.meshes.len() && written(doc, s)) {
@@ -547,7 +600,7 @@ fn commit_mesh(b: &mut Builder, mesh: &Mesh, e: Encoded, diag: &mut Diagnostics)
     let mut indices = None;
     for a in accessors {
         let target = if a.attribute.is_some() { ARRAY_BUFFER } else { ELEMENT_ARRAY_BUFFER };
-        let i = b.accessor(&a.bytes, Some(target), a.component, a.count, a.ty, false, a.minmax);
+        let i = b.accessor(a.bytes, Some(target), a.component, a.count, a.ty, false, a.minmax);
         match a.attribute {
             Some(name) => {
                 attrs.insert(name, json!(i));
@@ -749,7 +802,32 @@ fn encode_influences(mesh: &Mesh, skin: &Skin, opts: &WriteOptions, diag: &mut D
 
 #[cfg(test)]
 mod tests {
-    use super::{write_with, Container};
+    use super::{write_with, Builder, Container};
+
+    /// The buffer assembled from its pieces is their concatenation with each piece at a 4-byte
+    /// boundary and zeros between and after, on one core or many, after bytes already there.
+    #[test]
+    fn buffer_pieces_are_placed_and_padded() {
+        let mut next = skelport_ir::testing::xorshift(0x5eed_0000_0b1du64);
+        for _ in 0..200 {
+            let mut b = Builder::default();
+            let mut want: Vec<u8> = Vec::new();
+            for _ in 0..(next() % 6) {
+                let piece: Vec<u8> = (0..next() % 11).map(|_| (next() % 255 + 1) as u8).collect();
+                want.resize(want.len().next_multiple_of(4), 0);
+                want.extend_from_slice(&piece);
+                b.view(piece, None);
+            }
+            want.resize(want.len().next_multiple_of(4), 0);
+            assert_eq!(b.padded_len(), want.len());
+            for parallel in [false, true] {
+                let mut out = vec![9u8, 9, 9];
+                b.bin_into(&mut out, parallel);
+                assert_eq!(out[..3], [9, 9, 9]);
+                assert_eq!(out[3..], want[..], "parallel: {parallel}");
+            }
+        }
+    }
     use skelport_ir::{DVec3, Diagnostics, Document};
 
     /// The demo's meshes and skins four times over, plus an unskinned copy, an empty mesh and
