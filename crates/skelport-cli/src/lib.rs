@@ -37,6 +37,7 @@ pub fn format_named(name: &str, want_reader: bool) -> Result<&'static dyn Format
 /// Read a file (or `-` for stdin) into a document.
 pub fn load(path: &Path, from: Option<&str>, opts: &ReadOptions) -> Result<Loaded> {
     let bytes = io::read_input(path)?;
+    skelport_ir::trace::phase("input mapped");
     let shown = if path.as_os_str() == "-" { None } else { Some(path) };
     let format = match from {
         Some(name) => format_named(name, true)?,
@@ -53,6 +54,7 @@ pub fn load(path: &Path, from: Option<&str>, opts: &ReadOptions) -> Result<Loade
         .read(Input { path: shown, bytes: &bytes }, opts, &mut diagnostics)
         .map_err(|e| anyhow!("{e}"))
         .with_context(|| format!("{}: cannot read as {}", path.display(), format.name()))?;
+    io::release(bytes);
     Ok(Loaded { doc, format, diagnostics })
 }
 
