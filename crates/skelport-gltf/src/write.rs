@@ -362,7 +362,7 @@ fn write_with(
     }
 
     let mut root = Map::new();
-    skelport_ir::trace::phase("gltf: buffer built");
+    skelport_ir::trace::phase("gltf: nodes, skins, accessors");
     root.insert("asset".into(), json!({ "version": "2.0", "generator": concat!("skelport ", env!("CARGO_PKG_VERSION")) }));
     if !nodes.is_empty() {
         root.insert("scene".into(), json!(0));
