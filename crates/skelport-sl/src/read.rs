@@ -499,7 +499,7 @@ fn generic_document(dae: &mut Dae, file: &str, diag: &mut Diagnostics) -> Result
         }
     }
     let include: Vec<bool> = (0..n).map(|i| member[i] || (has_member_below[i] && has_member_above[i])).collect();
-    let mut sk = Skeleton::new("dae: skeleton");
+    let mut sk = Skeleton::new("skeleton");
     let mut bone_of: Vec<Option<BoneId>> = vec![None; n];
     let mut taken: HashSet<String> = HashSet::new();
     let mut bone_world: Vec<DMat4> = Vec::new();

@@ -309,6 +309,8 @@ fn non_sl_skeletons_are_written_as_generic_collada_and_read_back() {
     let (out, diag) = write(&d, &WriteOptions::default());
     assert!(diag.of(Severity::Loss).any(|l| l.message.contains("not SL joint names")));
     let (back, _) = read(&out);
+    // A generic file's node tree becomes one skeleton, named "skeleton".
+    assert_eq!(back.skeletons.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["skeleton"]);
     let before = skelport_ir::pose::deform(&d, 0, &skelport_ir::pose::random_pose(["Hips", "Spine", "Head"], 7, 0.5));
     let after = skelport_ir::pose::deform(&back, 0, &skelport_ir::pose::random_pose(["Hips", "Spine", "Head"], 7, 0.5));
     assert!(skelport_ir::pose::max_deviation(&before, &after).unwrap() < 1e-9);
