@@ -107,22 +107,16 @@ impl Builder {
         let total = self.padded_len();
         out.reserve(total);
         let mut rest = &mut out.spare_capacity_mut()[..total];
-        // Each piece's region runs to the next piece (or the end): its bytes, then zeros.
-        let mut regions = Vec::with_capacity(self.pieces.len() + 1);
-        let mut at = 0;
-        if let Some(&(first, _)) = self.pieces.first() {
-            let (head, tail) = rest.split_at_mut(first);
-            regions.push((head, &[][..]));
-            rest = tail;
-            at = first;
-        }
+        // Each piece's region runs from its offset to the next piece's (the last to the end):
+        // its bytes, then zeros. The first piece is at 0 (`view` places it there), so the
+        // regions tile the whole buffer.
+        assert!(self.pieces.first().is_none_or(|p| p.0 == 0), "the first piece is at offset 0");
+        let mut regions = Vec::with_capacity(self.pieces.len());
         for (k, (offset, bytes)) in self.pieces.iter().enumerate() {
-            debug_assert_eq!(*offset, at);
             let end = self.pieces.get(k + 1).map_or(total, |p| p.0);
-            let (region, tail) = rest.split_at_mut(end - offset);
+            let (region, tail) = std::mem::take(&mut rest).split_at_mut(end - offset);
             regions.push((region, bytes.as_slice()));
             rest = tail;
-            at = end;
         }
         let fill = |(region, bytes): (&mut [std::mem::MaybeUninit<u8>], &[u8])| {
             let (data, pad) = region.split_at_mut(bytes.len());
@@ -138,9 +132,9 @@ impl Builder {
         } else {
             regions.into_iter().for_each(fill);
         }
-        // SAFETY: the regions tile `out`'s spare capacity from 0 to `total` (each runs from its
-        // piece's offset to the next one's, the first from 0, the last to `total`), and `fill`
-        // wrote every byte of each: its piece's bytes, then zeros.
+        // SAFETY: the regions are consecutive splits of `out`'s spare capacity whose lengths add
+        // up to `total` (offsets from 0, the first piece's, to `total`), and `fill` wrote every
+        // byte of each: its piece's bytes, then zeros.
         unsafe { out.set_len(out.len() + total) };
     }
 }
