@@ -121,7 +121,7 @@ pub fn sample() -> Document {
 
     let mut doc = Document::new(Frame::BLENDER);
     doc.source_format = Some("demo".into());
-    doc.meshes.push(Mesh { name: "sample_body".into(), positions, normals: None, faces, groups, ext: Default::default() });
+    doc.meshes.push(Mesh { name: "sample_body".into(), positions, normals: None, uvs: Vec::new(), faces, groups, ext: Default::default() });
     doc.skins.push(Skin {
         name: "sample_skin".into(),
         skeleton: 0,

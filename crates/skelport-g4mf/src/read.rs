@@ -654,7 +654,7 @@ fn read_skinned_mesh(
     let influences = Influences::from_triples(nv, triples);
     let inverse_bind = joints.iter().map(|j| worlds[j.index()].inverse()).collect();
     let name = mesh.get("name").and_then(Value::as_str).unwrap_or("mesh").to_string();
-    let m = Mesh { name: name.clone(), positions, normals: None, faces, groups: Vec::new(), ext: Default::default() };
+    let m = Mesh { name: name.clone(), positions, normals: None, uvs: Vec::new(), faces, groups: Vec::new(), ext: Default::default() };
     let s = Skin { name, skeleton, mesh: None, joints, inverse_bind, bind_shape: DMat4::IDENTITY, influences, ext: Default::default() };
     Ok((m, s))
 }

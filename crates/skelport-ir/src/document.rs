@@ -4,7 +4,7 @@ use crate::anchor::BoneAnchors;
 use crate::ext::Extensions;
 use crate::frame::Frame;
 use crate::skin::Skin;
-use glam::{DMat4, DQuat, DVec3};
+use glam::{DMat4, DQuat, DVec2, DVec3};
 use serde::{Deserialize, Serialize};
 
 /// A typed index of a bone inside its [`Skeleton`]'s `bones` array.
@@ -333,12 +333,52 @@ impl Faces {
     }
 }
 
-/// Normals, per vertex or per face corner (Collada stores them per corner).
+/// A mesh attribute stored per vertex or per face corner. Per-corner values follow
+/// `Faces::indices` (one value per corner, in corner order): sources that index attributes
+/// separately from positions (OBJ `vt`/`vn`, Collada inputs) keep their seams that way, and
+/// writers whose format is per vertex (glTF, G4MF) split vertices where corners differ.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "values", rename_all = "snake_case")]
-pub enum Normals {
-    PerVertex(Vec<DVec3>),
-    PerCorner(Vec<DVec3>),
+pub enum Attribute<T> {
+    PerVertex(Vec<T>),
+    PerCorner(Vec<T>),
+}
+
+impl<T> Attribute<T> {
+    /// The values, whichever way they are stored.
+    pub fn values(&self) -> &[T] {
+        match self {
+            Attribute::PerVertex(v) | Attribute::PerCorner(v) => v,
+        }
+    }
+    /// The values, mutably.
+    pub fn values_mut(&mut self) -> &mut Vec<T> {
+        match self {
+            Attribute::PerVertex(v) | Attribute::PerCorner(v) => v,
+        }
+    }
+    /// True for per-corner storage.
+    pub fn is_per_corner(&self) -> bool {
+        matches!(self, Attribute::PerCorner(_))
+    }
+}
+
+/// Normals, per vertex or per face corner (Collada and OBJ index them per corner).
+pub type Normals = Attribute<DVec3>;
+
+/// Texture coordinates, per vertex or per face corner.
+pub type Uvs = Attribute<DVec2>;
+
+/// One set of texture coordinates. The origin is the texture's bottom left and `v` runs up
+/// (OBJ's, Collada's and Blender's convention); glTF and G4MF, whose `v` runs down, flip it in
+/// their reader and writer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UvSet {
+    /// The set's name where the source names one (a Collada `<input set>`, a glTF `TEXCOORD_n`
+    /// has none); may be empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    pub uvs: Uvs,
 }
 
 /// A named set of vertices (with optional weights: `None` means 1 each).
@@ -357,6 +397,9 @@ pub struct Mesh {
     pub positions: Vec<DVec3>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub normals: Option<Normals>,
+    /// Texture coordinate sets, the first being the one formats with a single set use.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uvs: Vec<UvSet>,
     #[serde(default)]
     pub faces: Faces,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

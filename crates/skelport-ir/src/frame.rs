@@ -275,11 +275,28 @@ impl Document {
                 None => {}
             }
             if map.mirror {
-                // A mirror flips winding: reverse each face to keep outward normals outward.
+                // A mirror flips winding: reverse each face to keep outward normals outward, and
+                // every per-corner attribute with it so each value stays on its corner.
+                let mut corner_lists: Vec<&mut [DVec3]> = Vec::new();
+                if let Some(Normals::PerCorner(n)) = &mut m.normals {
+                    corner_lists.push(n);
+                }
+                let mut uv_lists: Vec<&mut [glam::DVec2]> =
+                    m.uvs.iter_mut().filter(|s| s.uvs.is_per_corner()).map(|s| s.uvs.values_mut().as_mut_slice()).collect();
                 let mut start = 0usize;
                 for &c in &m.faces.counts {
                     let end = (start + c as usize).min(m.faces.indices.len());
                     m.faces.indices[start..end].reverse();
+                    for l in &mut corner_lists {
+                        if end <= l.len() {
+                            l[start..end].reverse();
+                        }
+                    }
+                    for l in &mut uv_lists {
+                        if end <= l.len() {
+                            l[start..end].reverse();
+                        }
+                    }
                     start = end;
                 }
             }
@@ -321,6 +338,35 @@ mod tests {
             alone.meshes.push(mesh(k, per));
             alone.convert_frame(to);
             assert!(alone.meshes[0] == big.meshes[k], "mesh {k}");
+        }
+    }
+
+    /// A mirroring change of frame reverses each face's winding; every per-corner attribute
+    /// must be reversed with it, so each corner keeps its own normal and texture coordinate.
+    #[test]
+    fn a_mirror_keeps_per_corner_values_on_their_corners() {
+        let mut d = Document::new(Frame::BLENDER);
+        let mut m = crate::Mesh { name: "m".into(), ..Default::default() };
+        m.positions = (0..5).map(|i| DVec3::new(i as f64, (i * i) as f64, 1.0)).collect();
+        m.faces.counts = vec![3, 4];
+        m.faces.indices = vec![0, 1, 2, 1, 2, 3, 4];
+        // Each corner's value names its vertex, so after the mirror it must still match.
+        m.normals = Some(Normals::PerCorner(m.faces.indices.iter().map(|&v| DVec3::new(0.0, 0.0, v as f64 + 1.0)).collect()));
+        m.uvs.push(crate::UvSet {
+            name: String::new(),
+            uvs: crate::Uvs::PerCorner(m.faces.indices.iter().map(|&v| glam::DVec2::new(v as f64, 0.5)).collect()),
+        });
+        d.meshes.push(m);
+        let mut to = Frame::GLTF;
+        to.handedness = Handedness::Left;
+        d.convert_frame(to);
+        let m = &d.meshes[0];
+        assert_eq!(m.faces.indices, vec![2, 1, 0, 4, 3, 2, 1]);
+        let uv = m.uvs[0].uvs.values();
+        let n = m.normals.as_ref().unwrap().values();
+        for (c, &v) in m.faces.indices.iter().enumerate() {
+            assert_eq!(uv[c].x, v as f64, "uv of corner {c}");
+            assert!((n[c].length() - (v as f64 + 1.0)).abs() < 1e-12, "normal of corner {c}");
         }
     }
 

@@ -9,7 +9,8 @@
 //!   Blender's convention, so formats with tails keep them), an optional Blender `roll` (kept as a
 //!   fact; the orientation itself is always in `rest`), a deform flag, an optional mirror bone and
 //!   optional MPFB-style placement [`anchor::BoneAnchors`] used to refit a rig onto another mesh.
-//! * **[`Mesh`]es** — optional geometry: positions, faces (polygons), normals, named vertex groups.
+//! * **[`Mesh`]es** — optional geometry: positions, faces (polygons), normals and texture
+//!   coordinate sets (each per vertex or per face corner), named vertex groups.
 //! * **[`Skin`]s** — bind a mesh's vertices to a skeleton's joints: sparse per-vertex
 //!   [`Influences`] (joint slot, weight), one inverse bind matrix per joint (the *bind pose*,
 //!   which need not equal the rest pose) and a bind-shape matrix.
@@ -52,14 +53,14 @@ pub mod trace;
 pub mod validate;
 
 pub use anchor::{Anchor, AnchorStrategy, BoneAnchors};
-pub use document::{Bone, BoneId, Document, Faces, Mesh, Normals, Skeleton, Transform, VertexGroup};
+pub use document::{Attribute, Bone, BoneId, Document, Faces, Mesh, Normals, Skeleton, Transform, UvSet, Uvs, VertexGroup};
 pub use ext::{Extension, Extensions};
 pub use format::{with_hint, Diagnostic, Diagnostics, Format, FormatError, Input, Output, ReadOptions, Severity, WriteOptions};
 pub use frame::{Axis, Frame, Handedness};
 pub use skin::{Influences, Skin};
 
 /// Re-exported math types (glam, f64) so format crates use the same versions.
-pub use glam::{DMat3, DMat4, DQuat, DVec3, DVec4};
+pub use glam::{DMat3, DMat4, DQuat, DVec2, DVec3, DVec4};
 
 /// Vertices plus corners (see [`mesh_work`]) from which per-mesh and per-skin passes (reading,
 /// frame conversion, validation, encoding) run on every core: below it, starting threads costs

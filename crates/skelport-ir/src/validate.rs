@@ -186,6 +186,27 @@ fn mesh_problems(mi: usize, m: &crate::Mesh) -> Vec<Problem> {
             .push(Problem { location: loc.clone(), message: format!("{} corner normals for {} corners", n.len(), m.faces.indices.len()) }),
         _ => {}
     }
+    if let Some(Normals::PerVertex(n) | Normals::PerCorner(n)) = &m.normals {
+        if let Some(v) = n.iter().position(|x| !x.is_finite()) {
+            out.push(Problem { location: format!("{loc} normal {v}"), message: "normal has a NaN or infinite coordinate".into() });
+        }
+    }
+    for (k, set) in m.uvs.iter().enumerate() {
+        let (what, want) = if set.uvs.is_per_corner() { ("corner", m.faces.indices.len()) } else { ("vertex", nv) };
+        let got = set.uvs.values().len();
+        if got != want {
+            out.push(Problem {
+                location: format!("{loc} uvs[{k}]"),
+                message: format!("{got} texture coordinates for {want} {what} values"),
+            });
+        }
+        if let Some(v) = set.uvs.values().iter().position(|x| !x.is_finite()) {
+            out.push(Problem {
+                location: format!("{loc} uvs[{k}] {what} {v}"),
+                message: "texture coordinate has a NaN or infinite value".into(),
+            });
+        }
+    }
     for g in &m.groups {
         if let Some(&v) = g.vertices.iter().find(|&&v| v as usize >= nv) {
             out.push(Problem {

@@ -429,7 +429,15 @@ fn build_mesh(m: &BaseMesh, lift: DVec3, keep_helpers: bool) -> (Mesh, Option<Ve
         .map(|n| VertexGroup { name: n.clone(), vertices: m.groups.get(n).cloned().unwrap_or_default(), weights: None })
         .collect();
     if keep_helpers {
-        let mesh = Mesh { name: "base".into(), positions, normals: None, faces: m.obj.faces.clone(), groups, ext: Default::default() };
+        let mesh = Mesh {
+            name: "base".into(),
+            positions,
+            normals: None,
+            uvs: Vec::new(),
+            faces: m.obj.faces.clone(),
+            groups,
+            ext: Default::default(),
+        };
         return (mesh, None);
     }
     let helper_group: Vec<bool> = m.obj.group_names.iter().map(|g| is_helper(g)).collect();
@@ -468,7 +476,7 @@ fn build_mesh(m: &BaseMesh, lift: DVec3, keep_helpers: bool) -> (Mesh, Option<Ve
         .filter(|g| !is_helper(&g.name))
         .map(|g| VertexGroup { name: g.name, vertices: g.vertices.iter().filter_map(|&v| map[v as usize]).collect(), weights: None })
         .collect();
-    let mut mesh = Mesh { name: "base".into(), positions: kept, normals: None, faces, groups, ext: Default::default() };
+    let mut mesh = Mesh { name: "base".into(), positions: kept, normals: None, uvs: Vec::new(), faces, groups, ext: Default::default() };
     // Kept base-mesh vertices as runs [first, count], so weights can be written in base numbering.
     mesh.ext.set_raw(NAMESPACE, serde_json::json!({ "base_vertex_count": m.positions.len(), "kept_runs": runs }));
     (mesh, Some(map))

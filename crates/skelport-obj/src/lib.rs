@@ -72,6 +72,7 @@ impl ObjMesh {
             name: name.into(),
             positions: self.positions.clone(),
             normals: None,
+            uvs: Vec::new(),
             faces: self.faces.clone(),
             groups: self.vertex_groups(),
             ext: Default::default(),
