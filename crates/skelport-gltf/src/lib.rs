@@ -127,6 +127,7 @@ impl Format for GlbFormat {
     }
 }
 
+pub use read::NodeBones;
 pub use write::{Edit, NodeLayout};
 
 /// Write `doc` as a GLB, with `edit` applied to the glTF JSON (as a `serde_json` object) after
@@ -142,7 +143,7 @@ pub fn read_bytes_with_nodes(
     bytes: &[u8],
     path: Option<&std::path::Path>,
     diag: &mut Diagnostics,
-) -> Result<(Document, Vec<Option<(usize, skelport_ir::BoneId)>>), GltfError> {
+) -> Result<(Document, NodeBones), GltfError> {
     read::read_with_nodes(Input { path, bytes }, "gltf", diag)
 }
 

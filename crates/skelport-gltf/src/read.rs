@@ -161,8 +161,8 @@ fn check_required_extensions(list: &[String], file: &str) -> Result<(), GltfErro
     Ok(())
 }
 
-/// The (skeleton, bone) each node became, by node index.
-pub(crate) type NodeBones = Vec<Option<(usize, BoneId)>>;
+/// The (skeleton, bone) each node became, by node index (`None`: the node is no bone).
+pub type NodeBones = Vec<Option<(usize, BoneId)>>;
 
 struct Reader<'a> {
     root: &'a Root,
