@@ -88,6 +88,26 @@ impl<'de> serde::Deserialize<'de> for HumanBone {
     }
 }
 
+/// Which rest pose a writer produces (`--rest-pose`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RestPose {
+    /// The rest pose as read (`as-is`).
+    AsIs,
+    /// The T-pose made by [`t_pose`] (`t-pose`).
+    TPose,
+}
+
+impl std::str::FromStr for RestPose {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "as-is" => Ok(RestPose::AsIs),
+            "t-pose" => Ok(RestPose::TPose),
+            _ => Err(format!("unknown rest pose \"{s}\"; use t-pose or as-is")),
+        }
+    }
+}
+
 /// Which bone of a skeleton plays each humanoid role.
 pub type Humanoid = BTreeMap<HumanBone, BoneId>;
 
