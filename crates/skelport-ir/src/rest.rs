@@ -279,8 +279,12 @@ pub fn t_pose(doc: &mut Document, skeleton: usize, humanoid: &Humanoid, rebind: 
     re_rest(doc, skeleton, &pose, rebind)
 }
 
+/// Relative spread of scale below which a bone's scale counts as uniform: files from other tools
+/// carry float noise such as (1, 0.9999982, 1.0000156), which must not stop a re-rest.
+const NEAR_UNIFORM: f64 = 1e-4;
+
 /// The world rotation (unit quaternion) and uniform scale of an affine matrix's linear part, when
-/// it is a uniform scale times a rotation (within `1e-9` relative).
+/// it is a uniform scale times a rotation (within [`NEAR_UNIFORM`]).
 fn uniform(m: &DMat4) -> Option<(DQuat, f64)> {
     let l = DMat3::from_mat4(*m);
     let s = l.determinant().cbrt();
@@ -289,7 +293,7 @@ fn uniform(m: &DMat4) -> Option<(DQuat, f64)> {
     }
     let q = l * (1.0 / s);
     let err = (q.transpose() * q - DMat3::IDENTITY).to_cols_array().iter().fold(0.0f64, |a, b| a.max(b.abs()));
-    (err < 1e-9).then(|| (DQuat::from_mat3(&q).normalize(), s))
+    (err < NEAR_UNIFORM).then(|| (DQuat::from_mat3(&q).normalize(), s))
 }
 
 /// Make `pose` (applied to skeleton `skeleton` of `doc`) its new rest pose; skins follow as
@@ -310,7 +314,7 @@ pub fn re_rest(doc: &mut Document, skeleton: usize, pose: &Pose, rebind: Rebind)
         let rest = match uniform(&world[i]) {
             // The local delta Q⁻¹·R·Q (Q the world rotation) is a pure rotation about the local
             // origin: translation and scale are kept exactly.
-            Some((q, _)) if (ls.x - ls.y).abs() <= 1e-12 * ls.x.abs() && (ls.x - ls.z).abs() <= 1e-12 * ls.x.abs() => {
+            Some((q, _)) if (ls.x - ls.y).abs() <= NEAR_UNIFORM * ls.x.abs() && (ls.x - ls.z).abs() <= NEAR_UNIFORM * ls.x.abs() => {
                 Transform { rotation: (b.rest.rotation * (q.inverse() * r * q)).normalize(), ..b.rest }
             }
             _ => {

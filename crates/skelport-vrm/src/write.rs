@@ -15,9 +15,9 @@ use skelport_ir::rest::{self, HumanBone, Humanoid, Rebind, RestPose};
 use skelport_ir::{Axis, DMat4, DVec3, Diagnostics, Document, Frame, Output, WriteOptions};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-/// Largest relative spread of a bone's scale components that is made exactly uniform (float32
-/// noise in files from other tools); more is refused, since VRM needs uniform scales.
-const SCALE_SNAP: f64 = 1e-5;
+/// Largest relative spread of a bone's scale components taken as float noise (files from other
+/// tools carry scales like (1, 0.9999982, 1.0000156)): made exactly uniform in place.
+const SCALE_SNAP: f64 = 1e-4;
 
 /// Lowest vertex further than this from Y = 0 (metres) is moved there.
 const GROUND_TOLERANCE: f64 = 1e-4;
@@ -176,31 +176,74 @@ fn face_plus_z(doc: &mut Document, si: usize, h: &Humanoid, diag: &mut Diagnosti
     }
 }
 
-/// VRM needs every node's scale positive and uniform: scales within [`SCALE_SNAP`] of uniform are
-/// made exactly uniform (1 when that close to 1); others are refused.
+/// VRM needs every node's scale positive and uniform. A bone whose scale is within
+/// [`SCALE_SNAP`] of uniform (float noise) gets its mean (1 when that close to 1), its own inverse
+/// binds absorbing the difference; its children move by at most that fraction of their offsets.
+/// Any other bone gets scale 1 and its scale `f` is moved where it changes nothing: into its
+/// children's rest (`f · L`) and its inverse bind matrices (`f · IBM`), so every skinning matrix,
+/// at rest and in any pose, is what it was. Refused only when a child is turned against the
+/// scale's axes (TRS cannot hold the shear).
 fn uniform_scales(doc: &mut Document, diag: &mut Diagnostics) -> Result<(), VrmError> {
-    let mut snapped = 0usize;
-    for sk in &mut doc.skeletons {
-        for b in &mut sk.bones {
-            let s = b.rest.scale;
+    let (mut snapped, mut moved) = (0usize, Vec::new());
+    for (si, sk) in doc.skeletons.iter_mut().enumerate() {
+        let children = sk.children();
+        for (i, kids) in children.iter().enumerate() {
+            let s = sk.bones[i].rest.scale;
             if s.x == s.y && s.y == s.z && s.x > 0.0 {
                 continue;
             }
             let (lo, hi) = (s.min_element(), s.max_element());
-            if !(lo > 0.0 && hi.is_finite()) || (hi - lo) > SCALE_SNAP * hi {
+            if !(lo > 0.0 && hi.is_finite()) {
                 return Err(VrmError::Rig(format!(
-                    "bone \"{}\" has scale ({}, {}, {}); VRM needs every node's scale positive and uniform: apply the scale to the rig first",
-                    b.name, s.x, s.y, s.z
+                    "bone \"{}\" has scale ({}, {}, {}); VRM needs every scale positive: apply the scale to the rig first",
+                    sk.bones[i].name, s.x, s.y, s.z
                 )));
             }
+            let near = (hi - lo) <= SCALE_SNAP * hi;
             let mean = (s.x + s.y + s.z) / 3.0;
-            let u = if (mean - 1.0).abs() <= SCALE_SNAP { 1.0 } else { mean };
-            b.rest.scale = DVec3::splat(u);
-            snapped += 1;
+            let u = if near && (mean - 1.0).abs() > SCALE_SNAP { mean } else { 1.0 };
+            let f = DMat4::from_scale(s / u);
+            let name = sk.bones[i].name.clone();
+            for c in kids.iter().filter(|_| !near) {
+                let b = &mut sk.bones[c.index()];
+                b.rest = skelport_ir::Transform::from_matrix(&(f * b.rest.matrix())).ok_or_else(|| {
+                    VrmError::Rig(format!(
+                        "bone \"{}\" has scale ({}, {}, {}) and its child \"{}\" is turned against the scale's axes: VRM needs uniform scales and \
+                         moving this one into the child would shear it; apply the scale to the rig first",
+                        name, s.x, s.y, s.z, b.name
+                    ))
+                })?;
+            }
+            sk.bones[i].rest.scale = DVec3::splat(u);
+            for skin in doc.skins.iter_mut().filter(|k| k.skeleton == si) {
+                for (slot, j) in skin.joints.iter().enumerate() {
+                    if j.index() == i {
+                        if let Some(m) = skin.inverse_bind.get_mut(slot) {
+                            *m = f * *m;
+                        }
+                    }
+                }
+            }
+            if near {
+                snapped += 1;
+            } else {
+                moved.push(sk.bones[i].name.clone());
+            }
         }
     }
     if snapped > 0 {
         diag.info("vrm.uniform-scale", format!("{snapped} bone scales within {SCALE_SNAP} of uniform made exactly uniform, as VRM needs"));
+    }
+    if !moved.is_empty() {
+        diag.loss(
+            "vrm.bone-scale",
+            format!(
+                "{} bones had non-uniform scales, which VRM forbids ({}{}): each now has scale 1 and its scale moved into its children and inverse bind matrices; the skin deforms exactly as before, the bones' own axes lose their scale",
+                moved.len(),
+                moved.iter().take(6).cloned().collect::<Vec<_>>().join(", "),
+                if moved.len() > 6 { ", …" } else { "" }
+            ),
+        );
     }
     Ok(())
 }
@@ -256,20 +299,29 @@ fn report_t_pose(doc: &Document, si: usize, h: &Humanoid, r: &rest::RestReport, 
     }
 }
 
-/// Stand the model on Y = 0 (VRM's ground): move everything up or down so the lowest vertex of
-/// the humanoid's meshes is at 0.
+/// Stand the model on Y = 0 (VRM's ground): move everything up or down so the lowest point of
+/// the humanoid, its skinned vertices and its bone heads, is at 0. (Bone heads count too: a file
+/// whose skinned meshes do not reach the feet, such as RobotExpressive's skinned hands, still
+/// stands on its feet; a skeleton without a mesh stands on its lowest joint.)
 fn ground(doc: &mut Document, si: usize, diag: &mut Diagnostics) {
-    let mut low = f64::INFINITY;
+    let mut low = doc.skeletons[si].world_matrices().iter().map(|m| m.w_axis.y).fold(f64::INFINITY, f64::min);
+    let mut vertices = 0usize;
     for s in doc.skins.iter().filter(|s| s.skeleton == si) {
         if let Some(m) = s.mesh.and_then(|m| doc.meshes.get(m)) {
             for p in &m.positions {
                 low = low.min(s.bind_shape.transform_point3(*p).y);
             }
+            vertices += m.positions.len();
         }
     }
     if !low.is_finite() {
-        diag.info("vrm.no-ground", "no skinned mesh: the model is not moved onto Y = 0");
         return;
+    }
+    if vertices == 0 {
+        diag.info(
+            "vrm.ground-joints",
+            "no skinned mesh: the lowest joint is put on Y = 0 (the soles, which the file does not have, may be lower)",
+        );
     }
     if low.abs() <= GROUND_TOLERANCE {
         return;
@@ -296,7 +348,7 @@ fn ground(doc: &mut Document, si: usize, diag: &mut Diagnostics) {
             *p += d;
         }
     }
-    diag.info("vrm.grounded", format!("moved the model {:+.1} mm along Y so its lowest vertex is on Y = 0, as VRM needs", d.y * 1000.0));
+    diag.info("vrm.grounded", format!("moved the model {:+.1} mm along Y so its lowest point is on Y = 0, as VRM needs", d.y * 1000.0));
 }
 
 /// Role → node index of a written VRM, for tests and tools: `extensions.VRMC_vrm.humanoid`.
