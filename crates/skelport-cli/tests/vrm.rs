@@ -289,3 +289,64 @@ fn a_character_facing_back_is_turned() {
     let w = sk.world_matrices();
     assert!(w[p.humanoid[&HumanBone::LeftHand].index()].w_axis.x > 0.3);
 }
+
+fn skelport(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_skelport")).args(args).output().expect("run skelport")
+}
+
+/// The CLI's flags: `--to vrm` with `--vrm-meta` and a humanoid map given with `--map FILE`,
+/// and `--rest-pose t-pose` for another format (a .glb whose upper arms come out horizontal).
+#[test]
+fn cli_vrm_flags_and_rest_pose_for_other_formats() {
+    let Some(c) = skelport_ir::testing::corpus_root() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let robot = c.join("realworld/threejs_RobotExpressive.glb");
+    let map = root().join("crates/skelport-vrm/tests/maps/robot-expressive.json");
+    let meta = dir.path().join("meta.json");
+    std::fs::write(&meta, r#"{"name": "Robot", "authors": ["Tomás Laulhé"], "avatarPermission": "everyone"}"#).unwrap();
+    let out = dir.path().join("robot.vrm");
+    let s = |p: &Path| p.to_str().unwrap().to_owned();
+    let o = skelport(&["convert", &s(&robot), "--map", &s(&map), "--vrm-meta", &s(&meta), "-o", &s(&out), "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let codes: Vec<&str> = report["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert!(codes.contains(&"rest.t-pose") && !codes.contains(&"vrm.meta-placeholder"), "{codes:?}");
+    let json = glb_json(&std::fs::read(&out).unwrap());
+    assert_eq!(json["extensions"]["VRMC_vrm"]["meta"]["avatarPermission"], "everyone");
+    assert_eq!(json["extensions"]["VRMC_vrm"]["meta"]["commercialUsage"], "personalNonProfit");
+    // A bad meta file is an error naming the file and the field.
+    std::fs::write(&meta, r#"{"name": "Robot", "authors": ["x"], "commercialUsage": "free"}"#).unwrap();
+    let o = skelport(&["convert", &s(&robot), "--map", &s(&map), "--vrm-meta", &s(&meta), "-o", &s(&out)]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("meta.json") && err.contains("\"commercialUsage\" is \"free\""), "{err}");
+    // --rest-pose t-pose to glTF: the arms come out horizontal, reported as a loss.
+    let r = c.join("mpfb/rigs/standard");
+    let glb = dir.path().join("t.glb");
+    let o = skelport(&[
+        "convert",
+        &s(&r.join("rig.game_engine.json")),
+        "--weights",
+        &s(&r.join("weights.game_engine.json")),
+        "--mesh",
+        &s(&c.join("mpfb/3dobjs/base.obj")),
+        "--rest-pose",
+        "t-pose",
+        "-o",
+        &s(&glb),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && err.contains("loss:") && err.contains("rest pose changed to a T-pose"), "{err}");
+    let back = load(&glb, None, None);
+    let h = humanoid::find(&back, None).unwrap();
+    let w = back.skeletons[h.skeleton].world_matrices();
+    let head = |r: HumanBone| w[h.humanoid[&r].index()].w_axis.truncate();
+    assert!(rest::elevation_degrees(head(HumanBone::LeftUpperArm), head(HumanBone::LeftLowerArm), DVec3::Y).abs() < 1e-3);
+    // Without --rest-pose the same conversion keeps the A-pose.
+    let o = skelport(&["convert", &s(&r.join("rig.game_engine.json")), "--mesh", &s(&c.join("mpfb/3dobjs/base.obj")), "-o", &s(&glb)]);
+    assert!(o.status.success());
+    let back = load(&glb, None, None);
+    let w = back.skeletons[0].world_matrices();
+    let h = humanoid::find(&back, None).unwrap();
+    let head = |r: HumanBone| w[h.humanoid[&r].index()].w_axis.truncate();
+    assert!(rest::elevation_degrees(head(HumanBone::LeftUpperArm), head(HumanBone::LeftLowerArm), DVec3::Y) < -30.0);
+}
