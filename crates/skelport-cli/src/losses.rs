@@ -7,7 +7,7 @@
 use skelport_ir::{Diagnostics, Document, Format};
 
 /// Formats that keep other formats' facts as skelport extras (glTF/G4MF `extras`, ir-json).
-const KEEP_AS_EXTRAS: &[&str] = &["gltf", "glb", "g4tf", "g4b", "ir-json"];
+const KEEP_AS_EXTRAS: &[&str] = &["gltf", "glb", "vrm", "g4tf", "g4b", "ir-json"];
 
 /// Add the shared losses of writing `doc` as `target` to `diag` (notes where the target keeps the
 /// fact only as skelport extras, which other tools ignore).

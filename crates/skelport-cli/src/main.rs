@@ -120,9 +120,17 @@ struct ConvertArgs {
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
     /// Rename bones with a retarget map (a built-in name or a JSON file); unmapped bones are
-    /// dropped and their weights merged into the nearest mapped ancestor
+    /// dropped and their weights merged into the nearest mapped ancestor. A JSON file with a
+    /// `humanoid` object is a humanoid map instead (VRM role → bone) for --to vrm and --rest-pose
     #[arg(long, value_name = "NAME|FILE")]
     map: Option<String>,
+    /// The rest pose to write: `t-pose` (arms out, legs down, made from the humanoid's roles and
+    /// baked into the mesh) or `as-is`; default: t-pose for VRM, as-is for the others
+    #[arg(long, value_name = "POSE")]
+    rest_pose: Option<skelport_ir::rest::RestPose>,
+    /// VRM meta (name, authors, licence terms) as a JSON file (schemas/vrm-meta.schema.json)
+    #[arg(long, value_name = "FILE")]
+    vrm_meta: Option<PathBuf>,
     /// Treat any loss (something the target cannot hold) as a failure
     #[arg(long)]
     strict: bool,
@@ -333,7 +341,16 @@ fn write_options(a: &ConvertArgs, out: &Path) -> WriteOptions {
         sl_skeleton: a.read.sl_skeleton.clone(),
         mesh: a.read.mesh.clone(),
         keep_origin: a.read.keep_origin,
+        rest_pose: a.rest_pose,
+        vrm_meta: a.vrm_meta.clone(),
+        humanoid_map: a.map.as_deref().and_then(humanoid_map_file),
     }
+}
+
+/// `--map FILE` names a humanoid map (a JSON object with `humanoid`) rather than a retarget map.
+fn humanoid_map_file(m: &str) -> Option<PathBuf> {
+    let p = Path::new(m);
+    (p.is_file() && std::fs::read(p).is_ok_and(|b| skelport_vrm::HumanoidMap::is_humanoid_map(&b))).then(|| p.to_path_buf())
 }
 
 /// Convert one file; diagnostics are returned even on failure where known.
@@ -350,10 +367,17 @@ fn convert_one(
     };
     diags.items.extend(diagnostics.items);
     skelport_ir::trace::phase("read");
-    if let Some(m) = &a.map {
+    let humanoid = a.map.as_deref().and_then(humanoid_map_file);
+    if let Some(m) = a.map.as_ref().filter(|_| humanoid.is_none()) {
         let r = skelport_cli::maps::load(m).and_then(|map| skelport_cli::retarget(&mut doc, &map, &mut diags));
         if let Err(e) = r {
             return (Err(e.context(input.display().to_string())), Some(format), diags);
+        }
+    }
+    // The VRM writer makes its own T-pose; for the other formats it is made here.
+    if a.rest_pose == Some(skelport_ir::rest::RestPose::TPose) && target.name() != "vrm" {
+        if let Err(e) = skelport_vrm::t_pose(&mut doc, humanoid.as_deref(), &mut diags) {
+            return (Err(anyhow!("{}: --rest-pose t-pose: {e}", input.display())), Some(format), diags);
         }
     }
     let name = input.display().to_string();

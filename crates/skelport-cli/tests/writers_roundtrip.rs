@@ -160,5 +160,5 @@ fn writers_give_the_same_bytes_for_a_document_converted_to_their_frame_first() {
         assert!(a.main == b.main && a.side_files == b.side_files, "{}", f.name());
         checked += 1;
     }
-    assert_eq!(checked, 5, "gltf, glb, g4tf, g4b, mpfb");
+    assert_eq!(checked, 6, "gltf, glb, g4tf, g4b, mpfb, vrm");
 }

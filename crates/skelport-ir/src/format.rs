@@ -128,6 +128,14 @@ pub struct WriteOptions {
     /// The skeleton stands on the mesh's own origin rather than with the feet on the ground
     /// (`--keep-origin`); used with `mesh`.
     pub keep_origin: bool,
+    /// The rest pose to write (`--rest-pose`); `None` is the target format's own choice (VRM:
+    /// the T-pose; every other format: the rest pose as read).
+    pub rest_pose: Option<crate::rest::RestPose>,
+    /// A VRM meta file: the model's name, authors and licence terms (`--vrm-meta`).
+    pub vrm_meta: Option<PathBuf>,
+    /// A humanoid map file naming the bone of each humanoid role (`--map FILE` whose JSON has a
+    /// `humanoid` object), for writers that need roles (VRM, `--rest-pose t-pose`).
+    pub humanoid_map: Option<PathBuf>,
 }
 
 /// What a writer produces.
