@@ -55,7 +55,10 @@ pub mod validate;
 pub use anchor::{Anchor, AnchorStrategy, BoneAnchors};
 pub use document::{Attribute, Bone, BoneId, Document, Faces, Mesh, Normals, Skeleton, Transform, UvSet, Uvs, VertexGroup};
 pub use ext::{Extension, Extensions};
-pub use format::{with_hint, Diagnostic, Diagnostics, Format, FormatError, Input, Output, ReadOptions, Severity, WriteOptions};
+pub use format::{
+    with_hint, Diagnostic, Diagnostics, Format, FormatError, Holds, InMemoryFile, Input, InputKind, InputRole, Output, ReadOptions,
+    Severity, WriteOptions,
+};
 pub use frame::{Axis, Frame, Handedness};
 pub use skin::{Influences, Skin};
 
