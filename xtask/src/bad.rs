@@ -11,14 +11,14 @@ type Case = (String, Vec<u8>);
 
 fn demo(name: &str) -> Vec<u8> {
     let want = format!("demo/{name}");
-    skelport_cli::demo::fixtures().into_iter().find(|(r, _)| *r == want).map(|(_, b)| b).unwrap_or_else(|| panic!("no demo fixture {name}"))
+    skelport::demo::fixtures().into_iter().find(|(r, _)| *r == want).map(|(_, b)| b).unwrap_or_else(|| panic!("no demo fixture {name}"))
 }
 
 /// The demo sample through a registered writer with embedded buffers (one self-contained file).
 fn embedded(format: &str) -> Vec<u8> {
-    let f = skelport_cli::registry::by_name(format).expect("registered");
+    let f = skelport::registry::by_name(format).expect("registered");
     let opts = skelport_ir::WriteOptions { file_stem: "sample".into(), embed: true, ..Default::default() };
-    f.write(&skelport_cli::demo::sample(), &opts, &mut skelport_ir::Diagnostics::default()).expect("demo writes").main
+    f.write(&skelport::demo::sample(), &opts, &mut skelport_ir::Diagnostics::default()).expect("demo writes").main
 }
 
 /// Deterministic filler bytes (xorshift), for "random garbage" cases.

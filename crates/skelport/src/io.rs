@@ -90,44 +90,67 @@ pub fn read_input(path: &Path) -> Result<InputBytes> {
     Ok(InputBytes::Read(v))
 }
 
+/// A file written to a temporary file beside its target, not yet renamed into place. Dropped
+/// before [`Staged::commit`], the temporary file is removed.
+struct Staged {
+    tmp: tempfile::NamedTempFile,
+    path: PathBuf,
+}
+
+impl Staged {
+    /// Write `bytes` to a temporary file in `path`'s folder. The file gets the permissions of the
+    /// file it will replace, or those a plain create gives (0666 less the umask: tempfile's own
+    /// default is 0600). A new file gets them as it is created; a replaced file's are set after
+    /// the write (the umask must not narrow them), so a batch into a new directory makes one
+    /// system call less per file.
+    fn new(path: &Path, bytes: &[u8]) -> Result<Staged> {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".skelport-").suffix(".tmp");
+        #[cfg(unix)]
+        let replaced = {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(path).ok().map(|m| m.permissions().mode());
+            builder.permissions(std::fs::Permissions::from_mode(mode.unwrap_or(0o666)));
+            mode
+        };
+        let mut tmp = builder
+            .tempfile_in(&dir)
+            .with_context(|| format!("{}: cannot create a temporary file in {}", path.display(), dir.display()))?;
+        tmp.write_all(bytes).with_context(|| format!("{}: cannot write", path.display()))?;
+        #[cfg(unix)]
+        if let Some(mode) = replaced {
+            use std::os::unix::fs::PermissionsExt;
+            tmp.as_file().set_permissions(std::fs::Permissions::from_mode(mode)).ok();
+        }
+        Ok(Staged { tmp, path: path.to_path_buf() })
+    }
+
+    /// Rename the temporary file over the target.
+    fn commit(self) -> Result<PathBuf> {
+        let Staged { tmp, path } = self;
+        tmp.persist(&path).map_err(|e| anyhow::anyhow!("{}: cannot rename the temporary file into place: {}", path.display(), e.error))?;
+        Ok(path)
+    }
+}
+
 /// Write `bytes` to `path` atomically: one write to a temporary file in the same directory, then a
 /// rename over the target. On failure or interruption the target is untouched and no temporary file
 /// is left behind. There is no fsync: it cost 0.4–8 ms per file (more than the whole Linden
 /// conversion) and guards only against power loss, which, as for `cp` and the tools users compare
 /// skelport with, is left to the file system (ext4 and XFS flush a file renamed over another).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".skelport-").suffix(".tmp");
-    // The output gets the permissions of the file it replaces, or those a plain create gives
-    // (0666 less the umask: tempfile's own default is 0600). A new file gets them as it is
-    // created; a replaced file's are set after the write (the umask must not narrow them), so a
-    // batch into a new directory makes one system call less per file.
-    #[cfg(unix)]
-    let replaced = {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path).ok().map(|m| m.permissions().mode());
-        builder.permissions(std::fs::Permissions::from_mode(mode.unwrap_or(0o666)));
-        mode
-    };
-    let mut tmp =
-        builder.tempfile_in(&dir).with_context(|| format!("{}: cannot create a temporary file in {}", path.display(), dir.display()))?;
-    tmp.write_all(bytes).with_context(|| format!("{}: cannot write", path.display()))?;
-    #[cfg(unix)]
-    if let Some(mode) = replaced {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(mode)).ok();
-    }
-    tmp.persist(path).map_err(|e| anyhow::anyhow!("{}: cannot rename the temporary file into place: {}", path.display(), e.error))?;
-    Ok(())
+    Staged::new(path, bytes)?.commit().map(drop)
 }
 
-/// Write a writer's output: side files first (each atomically), then the main file, so a reader
-/// never sees a main file whose side files are missing. `-` writes the main file to stdout
-/// (side files are refused there: use `--embed` or a path).
+/// Write a writer's output, all or nothing: every file (side files, then the main file) is
+/// written to a temporary file first; only when all are written are they renamed into place, side
+/// files first, so a reader never sees a main file whose side files are missing. When a
+/// temporary file cannot be written, nothing is renamed and the temporaries are removed. `-`
+/// writes the main file to stdout (side files are refused there: use `--embed` or a path).
 pub fn write_output(path: &Path, out: &Output) -> Result<Vec<PathBuf>> {
     if path.as_os_str() == "-" {
         anyhow::ensure!(
@@ -139,20 +162,36 @@ pub fn write_output(path: &Path, out: &Output) -> Result<Vec<PathBuf>> {
         return Ok(vec![]);
     }
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let mut written = Vec::new();
+    let mut staged = Vec::with_capacity(out.side_files.len() + 1);
     for (name, bytes) in &out.side_files {
-        let p = dir.join(name);
-        write_atomic(&p, bytes)?;
-        written.push(p);
+        staged.push(Staged::new(&dir.join(name), bytes)?);
     }
-    write_atomic(path, &out.main)?;
-    written.push(path.to_path_buf());
-    Ok(written)
+    staged.push(Staged::new(path, &out.main)?);
+    staged.into_iter().map(Staged::commit).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_output_whose_main_file_cannot_be_written_replaces_no_side_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("model.bin"), b"the old buffer").unwrap();
+        // The main file's place is a directory: its temporary file cannot be created there.
+        let main = dir.path().join("sub").join("model.gltf");
+        let out = Output { main: b"{}".to_vec(), side_files: vec![("../model.bin".into(), b"a new buffer".to_vec())] };
+        let e = write_output(&main, &out).unwrap_err();
+        assert!(format!("{e:#}").contains("cannot create a temporary file"), "{e:#}");
+        assert_eq!(std::fs::read(dir.path().join("model.bin")).unwrap(), b"the old buffer");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("model.bin")], "temporary files left behind");
+        // Where the main file can be written, both are replaced.
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let written = write_output(&main, &out).unwrap();
+        assert_eq!(written.len(), 2);
+        assert_eq!(std::fs::read(dir.path().join("model.bin")).unwrap(), b"a new buffer");
+    }
 
     #[test]
     fn big_files_are_mapped_small_ones_read_both_whole() {

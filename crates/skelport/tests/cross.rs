@@ -1,7 +1,7 @@
 //! Cross-format round trips on the real corpus: glTF → G4MF (.g4tf and .g4b) → glTF keeps joint
 //! world positions and skin influences; MPFB → glTF → MPFB keeps the skinned body (pose test).
 
-use skelport_cli::registry::by_name;
+use skelport::registry::by_name;
 use skelport_ir::{DVec3, Diagnostics, Document, Input, ReadOptions, WriteOptions};
 use std::collections::BTreeMap;
 
@@ -106,7 +106,7 @@ fn makehuman_body_survives_gltf_and_back_by_pose_test() {
     let human = read("mpfb", &rigs.join("rig.game_engine.json"), &opts);
     let glb = through(&human, "glb");
     assert_eq!(glb.skins[0].joints.len(), human.skins[0].joints.len());
-    let p = skelport_cli::diff::pose_test(&human, &glb, 20, 3).unwrap();
+    let p = skelport::diff::pose_test(&human, &glb, 20, 3).unwrap();
     assert_eq!(p.vertices, 13380);
     // float32 storage in glTF: well under a tenth of a millimetre.
     assert!(p.max_deviation < 1e-5, "max deviation {} m", p.max_deviation);
@@ -116,7 +116,7 @@ fn makehuman_body_survives_gltf_and_back_by_pose_test() {
 /// back gives one skeleton again (it once gave a copy per skin: SL female 159 bones → 795).
 #[test]
 fn skins_sharing_a_skeleton_come_back_sharing_it() {
-    let mut doc = skelport_cli::demo::sample();
+    let mut doc = skelport::demo::sample();
     let mut second = doc.skins[0].clone();
     second.name = "second".into();
     doc.skins.push(second);

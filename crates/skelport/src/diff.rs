@@ -234,3 +234,13 @@ fn compare_skins(
         out.push(format!("skin {k}: {differing} vertices have different weights (worst: vertex {}, by {:.6})", worst.1, worst.0));
     }
 }
+
+/// The Second Life avatar skeleton as a document (`diff --sl`): the built-in one, or the
+/// `avatar_skeleton.xml` at `path`.
+pub fn sl_avatar(path: Option<&std::path::Path>) -> anyhow::Result<Document> {
+    let sl = match path {
+        Some(p) => std::borrow::Cow::Owned(skelport_sl::SlSkeleton::from_file(p)?),
+        None => std::borrow::Cow::Borrowed(skelport_sl::SlSkeleton::builtin()),
+    };
+    Ok(skelport_sl::skeleton_document(&sl))
+}

@@ -14,7 +14,7 @@ fn seeds() -> Vec<(&'static dyn skelport_ir::Format, Vec<u8>)> {
             continue;
         }
         let bytes = std::fs::read(&p).unwrap();
-        if let Some(f) = skelport_cli::registry::detect_reader(Some(&p), &bytes[..bytes.len().min(8192)]) {
+        if let Some(f) = skelport::registry::detect_reader(Some(&p), &bytes[..bytes.len().min(8192)]) {
             out.push((f, bytes));
         }
     }
@@ -70,9 +70,9 @@ proptest! {
         for (f, seed) in seeds() {
             let bytes = apply(seed, &muts);
             let _ = f.read(Input { path: None, bytes: &bytes }, &ReadOptions::default(), &mut Diagnostics::default());
-            let mut sel = vec![skelport_cli::registry::formats().iter().filter(|g| g.can_read()).position(|g| g.name() == f.name()).unwrap() as u8];
+            let mut sel = vec![skelport::registry::formats().iter().filter(|g| g.can_read()).position(|g| g.name() == f.name()).unwrap() as u8];
             sel.extend_from_slice(&bytes);
-            skelport_cli::fuzzing::roundtrip_selected(&sel);
+            skelport::fuzzing::roundtrip_selected(&sel);
         }
     }
 }
@@ -99,10 +99,10 @@ fn fuzz_regressions_stay_fixed() {
             let bytes = std::fs::read(e.path()).unwrap();
             match target.as_deref() {
                 None => {
-                    skelport_cli::fuzzing::read_selected(&bytes);
-                    skelport_cli::fuzzing::roundtrip_selected(&bytes);
+                    skelport::fuzzing::read_selected(&bytes);
+                    skelport::fuzzing::roundtrip_selected(&bytes);
                 }
-                Some(t) => skelport_cli::fuzzing::run_target(t, &bytes),
+                Some(t) => skelport::fuzzing::run_target(t, &bytes),
             }
             n += 1;
         }
@@ -114,9 +114,9 @@ fn fuzz_regressions_stay_fixed() {
 /// leave a target fuzzing nothing), and survives empty and one-byte inputs.
 #[test]
 fn every_fuzz_target_runs() {
-    for (t, _) in skelport_cli::fuzzing::TARGETS {
+    for (t, _, _) in skelport::fuzzing::targets() {
         for input in [&b""[..], b"{", b"<", b"\xff"] {
-            skelport_cli::fuzzing::run_target(t, input);
+            skelport::fuzzing::run_target(t, input);
         }
     }
 }
@@ -127,5 +127,5 @@ fn every_fuzz_target_runs() {
 fn detection_never_panics_on_binary_files() {
     let png = skelport_ir::testing::workspace_root().join("testdata/render/biped_front.png");
     let bytes = std::fs::read(png).unwrap();
-    let _ = skelport_cli::registry::detect_reader(Some(std::path::Path::new("x.bin")), &bytes[..bytes.len().min(8192)]);
+    let _ = skelport::registry::detect_reader(Some(std::path::Path::new("x.bin")), &bytes[..bytes.len().min(8192)]);
 }

@@ -3,13 +3,13 @@
 //! SL, AC → glTF → AC) deforms like its source under the same 20 random poses, within 1e-5 m.
 //! docs/conversion-matrix.md shows the same rows (`cargo xtask matrix`).
 
-use skelport_cli::matrix::{pose_rows, sources, POSES, POSE_TOLERANCE};
+use skelport::matrix::{pose_rows, sources, POSES, POSE_TOLERANCE};
 
 #[test]
 fn every_expressible_conversion_skins_like_its_source() {
     let corpus = skelport_ir::testing::corpus_root();
     let srcs = sources(corpus.as_deref());
-    let rows = pose_rows(&srcs, corpus.as_deref());
+    let rows = pose_rows(&srcs);
     // The demo sample always runs; with the corpus, MPFB, glTF, SL and AC sources too.
     let want = if corpus.is_some() { 23 } else { 4 };
     assert_eq!(rows.len(), want, "{rows:#?}");

@@ -136,12 +136,12 @@ pub fn sample() -> Document {
     doc
 }
 
-/// File name for the sample in a format: `sample.<ext>`, or `sample.<name>.<ext>` when several
-/// writers share the extension (`sample.ir.json` for ir-json).
+/// File name for the sample in a format: the format's own convention for it
+/// ([`Format::conventional_name`](skelport_ir::Format::conventional_name)), else `sample.<ext>`,
+/// or `sample.<name>.<ext>` when several writers share the extension.
 pub fn file_name(f: &dyn skelport_ir::Format) -> String {
-    if f.name() == "mpfb" {
-        // MPFB's own naming: rig.<name>.json beside weights.<name>.json.
-        return "rig.sample.json".into();
+    if let Some(name) = f.conventional_name("sample") {
+        return name;
     }
     let ext = f.extensions().first().copied().unwrap_or("out");
     let shared = crate::registry::formats().iter().filter(|g| g.can_write() && g.extensions().contains(&ext)).count() > 1;
@@ -168,7 +168,7 @@ pub fn fixtures() -> Vec<(String, Vec<u8>)> {
             out.push((format!("demo/{name}"), o.main));
         }
     }
-    let report = crate::inspect::report(&doc, "demo");
+    let report = crate::inspect::inspect(&doc, "demo");
     let mut json = serde_json::to_vec_pretty(&report).unwrap_or_default();
     json.push(b'\n');
     out.push(("demo/sample.inspect.json".into(), json));
