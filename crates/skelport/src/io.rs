@@ -178,9 +178,11 @@ mod tests {
     fn an_output_whose_main_file_cannot_be_written_replaces_no_side_file() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("model.bin"), b"the old buffer").unwrap();
-        // The main file's place is a directory: its temporary file cannot be created there.
+        // The main file's folder is missing: its temporary file cannot be created. (The side
+        // file is named by its absolute path, so that it alone can be written.)
         let main = dir.path().join("sub").join("model.gltf");
-        let out = Output { main: b"{}".to_vec(), side_files: vec![("../model.bin".into(), b"a new buffer".to_vec())] };
+        let side = dir.path().join("model.bin").display().to_string();
+        let out = Output { main: b"{}".to_vec(), side_files: vec![(side, b"a new buffer".to_vec())] };
         let e = write_output(&main, &out).unwrap_err();
         assert!(format!("{e:#}").contains("cannot create a temporary file"), "{e:#}");
         assert_eq!(std::fs::read(dir.path().join("model.bin")).unwrap(), b"the old buffer");
