@@ -8,6 +8,10 @@
 //! * `gen-sl-table [--check]` — regenerate the Second Life skeleton table from the corpus's
 //!   avatar_skeleton.xml and avatar_lad.xml.
 
+#![forbid(unsafe_code)]
+// Project automation reports on the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod bad;
 mod bench;
 

@@ -34,6 +34,7 @@
 //!
 //! Frame: Z up, metres, right-handed, characters facing −Y ([`ANVIL_FRAME`]); quaternions x, y, z, w.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod commands;

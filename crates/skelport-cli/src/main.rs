@@ -3,6 +3,9 @@
 //! This binary only parses arguments (`flags`) and hands each subcommand to its file in `cmd/`,
 //! which calls the `skelport` library and prints; the work lives in the library.
 
+// Printing is what a command line tool is for; the library crates may not (workspace lints).
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod cmd;
 mod flags;
 

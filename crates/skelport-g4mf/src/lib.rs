@@ -6,11 +6,13 @@
 //!
 //! * [`container`] — the `.g4b` chunk container (with Zstd chunks).
 //! * [`accessor`] — typed accessors (every float, int and uint width the spec names).
-//! * [`read`] and [`write`] — the mapping to and from the IR.
+//! * [`read`] and [`write`](mod@write) — the mapping to and from the IR.
 //!
 //! Frame: right-handed, +Y up, characters face +Z, metres (glTF's). Bones point along local +Y.
 //! G4MF has no inverse bind matrices: the stored pose *is* the bind pose; the writer stores the
 //! bind pose and reports a loss when the IR's rest pose differs.
+
+#![forbid(unsafe_code)]
 
 pub mod accessor;
 pub mod container;

@@ -5,7 +5,7 @@
 //!   base64 data URI when [`WriteOptions::embed`] is set;
 //! * [`GlbFormat`] (`"glb"`): the binary container (JSON chunk + BIN chunk).
 //!
-//! Both read either flavour (the reader looks at the bytes). The frame is [`Frame::GLTF`]
+//! Both read either flavour (the reader looks at the bytes). The frame is [`Frame::GLTF`](skelport_ir::Frame::GLTF)
 //! (+Y up, +Z forward, right-handed, metres).
 //!
 //! ## Mapping

@@ -32,9 +32,11 @@
 //! * [`skin`] — influence storage and the operations converters share (normalize, limit,
 //!   prune, merge, remap).
 //! * [`proc`] — algorithms several writers share: world transforms, tail inference.
-//! * [`format`] — the [`format::Format`] trait every format crate implements, with options and
+//! * [`format`](mod@format) — the [`format::Format`] trait every format crate implements, with options and
 //!   diagnostics (warnings and the loss report).
 //! * [`irjson`] — `ir-json`, the IR as lossless JSON.
+
+#![forbid(unsafe_code)]
 
 pub mod anchor;
 pub mod document;

@@ -10,6 +10,8 @@
 //! Frame: Blender's (+Z up, characters face −Y, right-handed), metres after the rig's
 //! `scale_factor` (0.1 for MakeHuman's decimetre base mesh).
 
+#![forbid(unsafe_code)]
+
 pub mod fit;
 pub mod read;
 pub mod write;

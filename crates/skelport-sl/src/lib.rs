@@ -8,6 +8,8 @@
 //!   `avatar_skeleton.xml`), and [`generate_table`] which produces that table.
 //! * [`validate_sl`]: checks a `.dae` against every importer rule, naming vertex and joint.
 
+#![forbid(unsafe_code)]
+
 pub mod error;
 pub mod skeleton;
 pub mod skelfmt;

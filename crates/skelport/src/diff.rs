@@ -23,15 +23,21 @@ impl Default for Tolerance {
     }
 }
 
+/// A bone whose parent differs.
 #[derive(Debug, Serialize)]
 pub struct Reparented {
+    /// The bone.
     pub bone: String,
+    /// Its parent in A (`None`: a root).
     pub from: Option<String>,
+    /// Its parent in B (`None`: a root).
     pub to: Option<String>,
 }
 
+/// A bone whose head or tail moved more than the tolerance.
 #[derive(Debug, Serialize)]
 pub struct Moved {
+    /// The bone.
     pub bone: String,
     /// Head distance in metres.
     pub head: f64,
@@ -39,22 +45,29 @@ pub struct Moved {
     pub tail: f64,
 }
 
+/// A bone whose orientation turned more than the tolerance.
 #[derive(Debug, Serialize)]
 pub struct Rotated {
+    /// The bone.
     pub bone: String,
+    /// The angle between its orientations in A and B.
     pub degrees: f64,
 }
 
 /// The result of a diff.
 #[derive(Debug, Serialize, Default)]
 pub struct DiffReport {
+    /// Nothing differs beyond the tolerances.
     pub same: bool,
     /// Bones only in B.
     pub added: Vec<String>,
     /// Bones only in A.
     pub removed: Vec<String>,
+    /// Bones whose parent differs.
     pub reparented: Vec<Reparented>,
+    /// Bones that moved.
     pub moved: Vec<Moved>,
+    /// Bones that turned.
     pub rotated: Vec<Rotated>,
     /// Skin differences, one sentence each.
     pub skins: Vec<String>,
@@ -69,6 +82,7 @@ pub struct DiffReport {
 /// skeleton-only files, their posed joints).
 #[derive(Debug, Serialize, Clone)]
 pub struct PoseTest {
+    /// Random poses compared.
     pub poses: usize,
     /// Skinned vertices compared per pose (over every skin); 0 for skeleton-only files.
     pub vertices: usize,

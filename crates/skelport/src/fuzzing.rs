@@ -39,7 +39,8 @@ pub fn targets() -> impl Iterator<Item = (&'static str, &'static dyn Format, &'s
 /// The demo sample as `format` writes it (its main file): what a mesh or weights input is joined
 /// to. `None` when the format cannot write it.
 fn demo_file(format: &'static dyn Format) -> Option<&'static [u8]> {
-    static FILES: OnceLock<Vec<(&'static str, Option<Vec<u8>>)>> = OnceLock::new();
+    type Files = Vec<(&'static str, Option<Vec<u8>>)>;
+    static FILES: OnceLock<Files> = OnceLock::new();
     let files = FILES.get_or_init(|| {
         let sample = crate::demo::sample();
         registry::formats()

@@ -20,7 +20,7 @@
 //!    place, so an output is never half-replaced.
 //!
 //! Around it: [`formats`] (the registry: the one list of formats, each knowing what its files
-//! hold), [`maps`] (the built-in retarget maps), [`inspect`] (the `inspect --json` report),
+//! hold), [`maps()`] (the built-in retarget maps), [`inspect()`] (the `inspect --json` report),
 //! [`diff()`] (a bone-by-bone comparison) and [`validate()`] (a file against the IR's and a target's
 //! rules).
 //!
@@ -44,6 +44,8 @@
 //! # Ok(())
 //! # }
 //! ```
+
+#![warn(missing_docs)]
 
 pub mod demo;
 pub mod diff;
@@ -205,7 +207,7 @@ pub struct ConvertOptions {
     /// (`model.gltf` → `model.bin`; see [`stem_of`]) and the messages. Without it, side files
     /// are named after the input.
     pub output: Option<PathBuf>,
-    /// Rename bones with a retarget map first: a built-in map's name ([`maps`]) or a map file
+    /// Rename bones with a retarget map first: a built-in map's name ([`maps()`]) or a map file
     /// (`--map`). Unmapped bones are dropped (a loss each), their weights merged into the
     /// nearest mapped ancestor.
     pub map: Option<String>,

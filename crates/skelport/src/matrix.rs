@@ -47,6 +47,7 @@ pub struct Cell {
 
 /// Sources: the built-in sample, plus the corpus files (and the AnvilToolkit fixtures under
 /// `testdata/`) that registered readers recognise.
+#[allow(clippy::print_stderr, reason = "the matrix is made by xtask and tests, which show it")]
 pub fn sources(corpus: Option<&Path>) -> Vec<Source> {
     let mut out = vec![Source { label: "demo sample".into(), doc: crate::demo::sample(), format: None, read: Default::default() }];
     let mut list: Vec<(&str, PathBuf, skelport_ir::ReadOptions)> = Vec::new();
