@@ -160,7 +160,8 @@ pub fn check(model: &AnvilSkeleton, names: &Names, file: &str) -> Result<Vec<Str
 
 /// A 64-bit fingerprint of what the IR holds of a skeleton, to tell whether a document was
 /// edited since it was read. It takes a 64-bit word per step (a 65,535-bone skeleton is 6 MB of
-/// words; FNV-1a a byte at a time cost ~10 ms on each read and write): `h = (rotl(h, 23) ^ w) ×
+/// words, which a byte at a time would be slow to hash on each read and write; docs/performance.md
+/// has the figure): `h = (rotl(h, 23) ^ w) ×
 /// K`. Each step is a bijection of the state for a given word and injective in the word for a
 /// given state, so any edit that changes one word (one coordinate, one link, one name chunk) always
 /// changes the result; a collision needs several words changed at once by chance (~2⁻⁶⁴). Names

@@ -13,9 +13,8 @@ pub const MAP_FROM_BYTES: u64 = 1 << 20;
 
 /// An input file's bytes: read into memory, or for a file of [`MAP_FROM_BYTES`] or more, mapped.
 ///
-/// Reading copies the file into memory the kernel must first hand out and zero page by page: for
-/// the Linden body (1 MB) a quarter of the process's page faults, for a 166 MB AnvilToolkit
-/// skeleton 80 ms. A mapping shares the page cache's pages, filled in one call (`populate`), as
+/// Reading copies the file into memory the kernel must first hand out and zero page by page (a
+/// large share of a conversion's page faults; docs/performance.md has the figures). A mapping shares the page cache's pages, filled in one call (`populate`), as
 /// linkers map their inputs. As for them, the file must not be truncated or rewritten while
 /// skelport reads it (docs/limits.md): its bytes would change under the reader, and a truncation
 /// ends the process with SIGBUS.
@@ -41,9 +40,8 @@ impl std::ops::Deref for InputBytes {
 pub const RELEASE_IN_BACKGROUND_FROM: usize = 4 << 20;
 
 /// Let go of an input's bytes. A big mapping is unmapped on rayon's pool, beside the conversion
-/// that goes on: unmapping a 25 MB Collada body took 1.1 ms of the main thread's time, and a
-/// 166 MB AnvilToolkit skeleton's several. (The kernel lets page faults of the conversion run
-/// while another thread unmaps.) Small inputs are dropped here: starting the pool for them would
+/// that goes on, rather than on the thread converting (docs/performance.md has the time it
+/// saves). (The kernel lets page faults of the conversion run while another thread unmaps.) Small inputs are dropped here: starting the pool for them would
 /// cost more than it saves.
 pub fn release(bytes: InputBytes) {
     match bytes {
@@ -139,8 +137,8 @@ impl Staged {
 
 /// Write `bytes` to `path` atomically: one write to a temporary file in the same directory, then a
 /// rename over the target. On failure or interruption the target is untouched and no temporary file
-/// is left behind. There is no fsync: it cost 0.4–8 ms per file (more than the whole Linden
-/// conversion) and guards only against power loss, which, as for `cp` and the tools users compare
+/// is left behind. There is no fsync: it costs more than a whole small conversion
+/// (docs/performance.md) and guards only against power loss, which, as for `cp` and the tools users compare
 /// skelport with, is left to the file system (ext4 and XFS flush a file renamed over another).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Staged::new(path, bytes)?.commit().map(drop)
