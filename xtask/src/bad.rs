@@ -5,20 +5,32 @@
 //! `skelport convert` on each and compares the message with `<name>.expected`.
 
 use serde_json::{json, Value};
+use skelport::Format;
 
 /// One malformed file: its name (with extension) and bytes.
 type Case = (String, Vec<u8>);
 
 fn demo(name: &str) -> Vec<u8> {
     let want = format!("demo/{name}");
-    skelport_cli::demo::fixtures().into_iter().find(|(r, _)| *r == want).map(|(_, b)| b).unwrap_or_else(|| panic!("no demo fixture {name}"))
+    skelport::demo::fixtures().into_iter().find(|(r, _)| *r == want).map(|(_, b)| b).unwrap_or_else(|| panic!("no demo fixture {name}"))
+}
+
+/// The demo sample's main file as `f` writes it (testdata/demo/): the seed a suite breaks.
+fn main_seed(f: &dyn Format) -> Vec<u8> {
+    demo(&skelport::demo::file_name(f))
+}
+
+/// The weights file `f` writes beside the demo sample (what its reader is given back).
+fn weights_seed(f: &dyn Format) -> Vec<u8> {
+    let opts = skelport_ir::WriteOptions { file_stem: "sample".into(), ..Default::default() };
+    let out = f.write(&skelport::demo::sample(), &opts, &mut skelport_ir::Diagnostics::default()).expect("demo writes");
+    f.read_back(&out).weights_data.expect("a weights file beside the demo sample").bytes.to_vec()
 }
 
 /// The demo sample through a registered writer with embedded buffers (one self-contained file).
-fn embedded(format: &str) -> Vec<u8> {
-    let f = skelport_cli::registry::by_name(format).expect("registered");
+fn embedded(f: &dyn Format) -> Vec<u8> {
     let opts = skelport_ir::WriteOptions { file_stem: "sample".into(), embed: true, ..Default::default() };
-    f.write(&skelport_cli::demo::sample(), &opts, &mut skelport_ir::Diagnostics::default()).expect("demo writes").main
+    f.write(&skelport::demo::sample(), &opts, &mut skelport_ir::Diagnostics::default()).expect("demo writes").main
 }
 
 /// Deterministic filler bytes (xorshift), for "random garbage" cases.
@@ -213,8 +225,8 @@ fn xml_generic(text: &str, root: &str, ext: &str, enc: &dyn Fn(&str) -> Vec<u8>,
     out.push((format!("wrong-root.{ext}"), enc(&format!("{decl}\n<html><body/></html>\n"))));
 }
 
-fn mpfb(out: &mut Vec<Case>) {
-    let seed = demo("rig.sample.json");
+fn mpfb(f: &'static dyn Format, out: &mut Vec<Case>) {
+    let seed = main_seed(f);
     json_generic(&seed, "json", out);
     json_numbers(&seed, "json", "\"default_position\"", out);
     let first = serde_json::from_slice::<Value>(&seed).unwrap()["bones"].as_object().unwrap().keys().next().unwrap().clone();
@@ -241,8 +253,8 @@ fn mpfb(out: &mut Vec<Case>) {
     }));
 }
 
-fn mpfb_weights(out: &mut Vec<Case>) {
-    let seed = demo("weights.sample.json");
+fn mpfb_weights(f: &'static dyn Format, out: &mut Vec<Case>) {
+    let seed = weights_seed(f);
     json_generic(&seed, "json", out);
     json_numbers(&seed, "json", "\"weights\"", out);
     let group = serde_json::from_slice::<Value>(&seed).unwrap()["weights"].as_object().unwrap().keys().next().unwrap().clone();
@@ -259,7 +271,7 @@ fn mpfb_weights(out: &mut Vec<Case>) {
     out.push(jedit(&seed, "pair-not-array", "json", |v| set(v, &format!("{g}/0"), json!(7))));
 }
 
-fn obj(out: &mut Vec<Case>) {
+fn obj(_: &'static dyn Format, out: &mut Vec<Case>) {
     let mut seed = String::from("# a box written for skelport's malformed-input suite\n");
     for z in [0, 1] {
         for (x, y) in [(0, 0), (1, 0), (1, 1), (0, 1)] {
@@ -315,8 +327,8 @@ fn obj(out: &mut Vec<Case>) {
     }
 }
 
-fn anvil_standard(out: &mut Vec<Case>) {
-    let seed = demo("sample.anvil.xml");
+fn anvil_standard(f: &'static dyn Format, out: &mut Vec<Case>) {
+    let seed = main_seed(f);
     let text = String::from_utf16_lossy(&seed[2..].chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect::<Vec<_>>());
     // Standard form is UTF-16 with a BOM: truncation and byte edits apply to those bytes.
     text_generic(&seed, "xml", out);
@@ -361,8 +373,8 @@ fn anvil_standard(out: &mut Vec<Case>) {
     out.push(("parent-cycle.xml".into(), enc(&replace_nth(&text, "<ObjectPtr Name=\"Parent\" />", &link(ids[1]), 0))));
 }
 
-fn anvil_schema(out: &mut Vec<Case>) {
-    let seed = demo("sample.anvil-schema.xml");
+fn anvil_schema(f: &'static dyn Format, out: &mut Vec<Case>) {
+    let seed = main_seed(f);
     let text = String::from_utf8(seed.clone()).expect("schema form is UTF-8");
     text_generic(&seed, "xml", out);
     let enc = |t: &str| t.as_bytes().to_vec();
@@ -424,8 +436,8 @@ fn gltf_json_edits(seed: &[u8], ext: &str, out: &mut Vec<Case>, wrap: &dyn Fn(Ca
     out.push(e("nodes-wrong-type", &|v| set(v, "/nodes", json!({"root": 0}))));
 }
 
-fn gltf(out: &mut Vec<Case>) {
-    let seed = embedded("gltf");
+fn gltf(f: &'static dyn Format, out: &mut Vec<Case>) {
+    let seed = embedded(f);
     json_generic(&seed, "gltf", out);
     json_numbers(&seed, "gltf", "\"translation\"", out);
     gltf_json_edits(&seed, "gltf", out, &|c| c);
@@ -462,14 +474,37 @@ fn glb_from(json: &[u8], bin: Option<&[u8]>) -> Vec<u8> {
     out
 }
 
-fn glb(out: &mut Vec<Case>) {
-    let seed = demo("sample.glb");
+fn glb(f: &'static dyn Format, out: &mut Vec<Case>) {
+    glb_cases(&main_seed(f), "glb", out);
+}
+
+/// VRM is a GLB: the GLB cases, plus what breaks the `VRMC_vrm` extension.
+fn vrm(f: &'static dyn Format, out: &mut Vec<Case>) {
+    let seed = main_seed(f);
+    glb_cases(&seed, "vrm", out);
+    let jlen = u32::from_le_bytes(seed[12..16].try_into().unwrap()) as usize;
+    let json = seed[20..20 + jlen].to_vec();
+    let bin = seed[20 + jlen + 8..].to_vec();
+    let e = |name: &str, f: &dyn Fn(&mut Value)| {
+        let c = jedit(&json, name, "vrm", f);
+        (c.0, glb_from(&c.1, Some(&bin)))
+    };
+    let h = "/extensions/VRMC_vrm/humanoid/humanBones";
+    // What the reader refuses. A humanoid entry it cannot use (a bad node, an unknown role) and
+    // odd meta are read with a warning, as glTF data it need not model: not malformed files.
+    out.push(e("vrm-humanbones-wrong-type", &|v| set(v, h, json!([1, 2, 3]))));
+    out.push(e("vrm-humanoid-missing", &|v| set(v, "/extensions/VRMC_vrm/humanoid", json!(null))));
+    out.push(e("vrm-extension-wrong-type", &|v| set(v, "/extensions/VRMC_vrm", json!(true))));
+}
+
+fn glb_cases(seed: &[u8], ext: &str, out: &mut Vec<Case>) {
+    let seed = seed.to_vec();
     let jlen = u32::from_le_bytes(seed[12..16].try_into().unwrap()) as usize;
     let json = seed[20..20 + jlen].to_vec();
     let bin = seed[20 + jlen + 8..].to_vec();
     let n = seed.len();
-    binary_generic(&seed, "glb", 12, 0x61b, out);
-    let patch = |name: &str, at: usize, bytes: &[u8]| patched(&seed, "glb", name, at, bytes);
+    binary_generic(&seed, ext, 12, 0x61b, out);
+    let patch = |name: &str, at: usize, bytes: &[u8]| patched(&seed, ext, name, at, bytes);
     out.push(patch("bad-magic", 0, b"glTf"));
     out.push(patch("version-1", 4, &1u32.to_le_bytes()));
     out.push(patch("version-99", 4, &99u32.to_le_bytes()));
@@ -484,14 +519,14 @@ fn glb(out: &mut Vec<Case>) {
     out.push(patch("bin-chunk-length-past-end", 20 + jlen, &(bin.len() as u32 * 4).to_le_bytes()));
     out.push(patch("bin-chunk-length-max", 20 + jlen, &u32::MAX.to_le_bytes()));
     out.push(patch("bin-chunk-type-unknown", 24 + jlen, b"XYZW"));
-    out.push(("bin-chunk-missing.glb".into(), glb_from(&json, None)));
-    out.push(("json-chunk-not-utf8.glb".into(), glb_from(&[b'{', 0xFF, 0xFE, b'}'], Some(&bin))));
-    out.push(("json-chunk-not-json.glb".into(), glb_from(b"this is not json", Some(&bin))));
-    out.push(("json-chunk-truncated.glb".into(), glb_from(&json[..json.len() / 2], Some(&bin))));
-    out.push(("json-chunk-deep-nesting.glb".into(), glb_from("[".repeat(1_000).as_bytes(), Some(&bin))));
-    out.push(("bin-chunk-short.glb".into(), glb_from(&json, Some(&bin[..bin.len() / 2]))));
+    out.push((format!("bin-chunk-missing.{ext}"), glb_from(&json, None)));
+    out.push((format!("json-chunk-not-utf8.{ext}"), glb_from(&[b'{', 0xFF, 0xFE, b'}'], Some(&bin))));
+    out.push((format!("json-chunk-not-json.{ext}"), glb_from(b"this is not json", Some(&bin))));
+    out.push((format!("json-chunk-truncated.{ext}"), glb_from(&json[..json.len() / 2], Some(&bin))));
+    out.push((format!("json-chunk-deep-nesting.{ext}"), glb_from("[".repeat(1_000).as_bytes(), Some(&bin))));
+    out.push((format!("bin-chunk-short.{ext}"), glb_from(&json, Some(&bin[..bin.len() / 2]))));
     let wrap = |c: Case| (c.0, glb_from(&c.1, Some(&bin)));
-    gltf_json_edits(&json, "glb", out, &wrap);
+    gltf_json_edits(&json, ext, out, &wrap);
 }
 
 fn g4mf_json_edits(seed: &[u8], ext: &str, out: &mut Vec<Case>, wrap: &dyn Fn(Case) -> Case) {
@@ -521,8 +556,8 @@ fn g4mf_json_edits(seed: &[u8], ext: &str, out: &mut Vec<Case>, wrap: &dyn Fn(Ca
     }));
 }
 
-fn g4tf(out: &mut Vec<Case>) {
-    let seed = demo("sample.g4tf");
+fn g4tf(f: &'static dyn Format, out: &mut Vec<Case>) {
+    let seed = main_seed(f);
     json_generic(&seed, "g4tf", out);
     g4mf_json_edits(&seed, "g4tf", out, &|c| c);
     out.push(jedit(&seed, "buffer-uri-bad-base64", "g4tf", |v| {
@@ -531,8 +566,8 @@ fn g4tf(out: &mut Vec<Case>) {
     out.push(jedit(&seed, "buffer-length-larger-than-data", "g4tf", |v| set(v, "/buffers/0/byteLength", json!(1_000_000_000))));
 }
 
-fn g4b(out: &mut Vec<Case>) {
-    let seed = demo("sample.g4b");
+fn g4b(f: &'static dyn Format, out: &mut Vec<Case>) {
+    let seed = main_seed(f);
     let n = seed.len();
     let chunks = skelport_g4mf::container::read(&seed, "seed").expect("demo g4b reads");
     let json = chunks.iter().find(|c| c.kind == *b"JSON").unwrap().data.clone();
@@ -567,8 +602,8 @@ fn g4b(out: &mut Vec<Case>) {
     g4mf_json_edits(&json, "g4b", out, &wrap);
 }
 
-fn dae(out: &mut Vec<Case>) {
-    let seed = demo("sample.dae");
+fn dae(f: &'static dyn Format, out: &mut Vec<Case>) {
+    let seed = main_seed(f);
     let text = String::from_utf8(seed.clone()).expect("dae is UTF-8");
     text_generic(&seed, "dae", out);
     let enc = |t: &str| t.as_bytes().to_vec();
@@ -651,7 +686,7 @@ const SL_SEED: &str = r#"<?xml version="1.0" encoding="US-ASCII" standalone="yes
 </linden_skeleton>
 "#;
 
-fn sl_skeleton(out: &mut Vec<Case>) {
+fn sl_skeleton(_: &'static dyn Format, out: &mut Vec<Case>) {
     let seed = SL_SEED.as_bytes();
     text_generic(seed, "xml", out);
     let enc = |t: &str| t.as_bytes().to_vec();
@@ -689,8 +724,8 @@ fn sl_skeleton(out: &mut Vec<Case>) {
     }
 }
 
-fn ir_json(out: &mut Vec<Case>) {
-    let seed = demo("sample.ir.json");
+fn ir_json(f: &'static dyn Format, out: &mut Vec<Case>) {
+    let seed = main_seed(f);
     json_generic(&seed, "ir.json", out);
     json_numbers(&seed, "ir.json", "\"translation\"", out);
     let b = "/skeletons/0/bones";
@@ -715,31 +750,44 @@ fn ir_json(out: &mut Vec<Case>) {
     out.push(jedit(&seed, "bones-wrong-type", "ir.json", |v| set(v, b, json!({"root": {}}))));
 }
 
-/// Every malformed file, as (path relative to testdata/, bytes).
+/// The cases of one suite (a format's input, `Format::inputs`), written by hand per suite: what
+/// breaks a file depends on its structure. A registered suite with none here makes
+/// `cargo xtask regen-fixtures` fail, naming it.
+fn generator(suite: &str) -> Option<fn(&'static dyn Format, &mut Vec<Case>)> {
+    Some(match suite {
+        "mpfb" => mpfb,
+        "mpfb-weights" => mpfb_weights,
+        "obj" => obj,
+        "anvil" => anvil_standard,
+        "anvil-schema" => anvil_schema,
+        "g4tf" => g4tf,
+        "g4b" => g4b,
+        "gltf" => gltf,
+        "glb" => glb,
+        "vrm" => vrm,
+        "dae" => dae,
+        "sl-skeleton" => sl_skeleton,
+        "ir-json" => ir_json,
+        _ => return None,
+    })
+}
+
+/// Every malformed file, as (path relative to testdata/, bytes): every suite of every registered
+/// format's inputs.
 pub fn fixtures() -> Vec<(String, Vec<u8>)> {
-    type Suite = (&'static str, fn(&mut Vec<Case>));
-    let suites: &[Suite] = &[
-        ("mpfb", mpfb),
-        ("mpfb-weights", mpfb_weights),
-        ("obj", obj),
-        ("anvil", anvil_standard),
-        ("anvil-schema", anvil_schema),
-        ("g4tf", g4tf),
-        ("g4b", g4b),
-        ("gltf", gltf),
-        ("glb", glb),
-        ("dae", dae),
-        ("sl-skeleton", sl_skeleton),
-        ("ir-json", ir_json),
-    ];
     let mut out = Vec::new();
-    for (dir, f) in suites {
-        let mut cases = Vec::new();
-        f(&mut cases);
-        let mut seen = std::collections::HashSet::new();
-        for (name, bytes) in cases {
-            assert!(seen.insert(name.clone()), "two bad-suite cases named {dir}/{name}");
-            out.push((format!("bad/{dir}/{name}"), bytes));
+    for f in skelport::formats().iter().filter(|f| f.can_read()) {
+        for kind in f.inputs() {
+            let dir = kind.suite;
+            let make =
+                generator(dir).unwrap_or_else(|| panic!("{}: no malformed-input cases for suite {dir} in xtask/src/bad.rs", f.name()));
+            let mut cases = Vec::new();
+            make(*f, &mut cases);
+            let mut seen = std::collections::HashSet::new();
+            for (name, bytes) in cases {
+                assert!(seen.insert(name.clone()), "two bad-suite cases named {dir}/{name}");
+                out.push((format!("bad/{dir}/{name}"), bytes));
+            }
         }
     }
     out

@@ -177,11 +177,11 @@ fn big_skeleton() -> Document {
 /// The Linden female body with its meshes and skins repeated until the written Collada is at
 /// least `bytes` long: a big real-shaped input for the throughput and scaling targets.
 fn big_collada(female: &Path, bytes: usize) -> Result<Vec<u8>> {
-    let loaded = skelport_cli::load(female, None, &Default::default())?;
-    let dae = skelport_cli::format_named("dae", false)?;
-    let one = skelport_cli::render(&loaded.doc, dae, &WriteOptions::default())?.0.main.len();
+    let loaded = skelport::open(female, &Default::default())?;
+    let dae = skelport::format_for("dae", false)?;
+    let one = skelport::render(&loaded.doc, dae, &WriteOptions::default())?.0.main.len();
     let doc = skelport_ir::testing::repeated(&loaded.doc, bytes.div_ceil(one.max(1)));
-    Ok(skelport_cli::render(&doc, dae, &WriteOptions::default())?.0.main)
+    Ok(skelport::render(&doc, dae, &WriteOptions::default())?.0.main)
 }
 
 /// `xtask gen-big-dae MB OUT`: write the generated Collada input of case (f) alone, to profile it.
@@ -273,7 +273,10 @@ pub fn compare(root: &Path) -> Result<()> {
     // (d) a generated 65,535-bone AnvilToolkit skeleton, read and written back by the CLI.
     const D: &str = "(d) 65,535-bone AnvilToolkit Standard skeleton round trip";
     let anvil_in = t.join("big-anvil.xml");
-    match skelport_cli::format_named("anvil", false).and_then(|f| skelport_cli::render(&big_skeleton(), f, &WriteOptions::default())) {
+    match skelport::format_for("anvil", false)
+        .map_err(anyhow::Error::from)
+        .and_then(|f| skelport::render(&big_skeleton(), f, &WriteOptions::default()))
+    {
         Ok((out, _)) => {
             std::fs::write(&anvil_in, &out.main)?;
             row(D, "d", "skelport anvil → anvil", format!("{sk} convert {} --to anvil -o {td}/d.xml", anvil_in.display()), size(&anvil_in));
@@ -290,7 +293,7 @@ pub fn compare(root: &Path) -> Result<()> {
     if let Some(d) = &disk {
         batch_dirs.push((d.path().to_path_buf(), "on disk"));
     }
-    let bytes = skelport_ir::irjson::to_vec(&skelport_cli::demo::sample());
+    let bytes = skelport_ir::irjson::to_vec(&skelport::demo::sample());
     const E: &str = "(e) batch of 1,000 demo files → .glb";
     for (k, (dir, place)) in batch_dirs.iter().enumerate() {
         let batch = dir.join("batch");

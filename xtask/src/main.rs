@@ -8,6 +8,10 @@
 //! * `gen-sl-table [--check]` — regenerate the Second Life skeleton table from the corpus's
 //!   avatar_skeleton.xml and avatar_lad.xml.
 
+#![forbid(unsafe_code)]
+// Project automation reports on the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod bad;
 mod bench;
 
@@ -53,7 +57,7 @@ fn report(what: &str, stale: &[PathBuf], check: bool, total: usize) -> Result<()
 
 fn regen_fixtures(check: bool) -> Result<()> {
     let testdata = root().join("testdata");
-    let mut files: Vec<(PathBuf, Vec<u8>)> = skelport_cli::demo::fixtures().into_iter().map(|(rel, b)| (testdata.join(rel), b)).collect();
+    let mut files: Vec<(PathBuf, Vec<u8>)> = skelport::demo::fixtures().into_iter().map(|(rel, b)| (testdata.join(rel), b)).collect();
     files.extend(skelport_render::sample::golden_fixtures().into_iter().map(|(rel, b)| (testdata.join(rel), b)));
     let anvil = testdata.join("anvil");
     files.extend(skelport_anvil::derived_fixtures(&anvil).into_iter().map(|(rel, b)| (anvil.join(rel), b)));
@@ -78,13 +82,13 @@ fn regen_fixtures(check: bool) -> Result<()> {
 
 fn matrix() -> Result<()> {
     let corpus = skelport_ir::testing::corpus_root();
-    let sources = skelport_cli::matrix::sources(corpus.as_deref());
-    let cells = skelport_cli::matrix::run(&sources);
-    let rows = skelport_cli::matrix::pose_rows(&sources, corpus.as_deref());
-    let md = skelport_cli::matrix::markdown(&cells) + &skelport_cli::matrix::pose_markdown(&rows);
+    let sources = skelport::matrix::sources(corpus.as_deref());
+    let cells = skelport::matrix::run(&sources);
+    let rows = skelport::matrix::pose_rows(&sources);
+    let md = skelport::matrix::markdown(&cells) + &skelport::matrix::pose_markdown(&rows);
     std::fs::write(root().join("docs/conversion-matrix.md"), md)?;
     let failed = cells.iter().filter(|c| !c.ok).count();
-    let over = rows.iter().filter(|r| r.test.as_ref().is_none_or(|t| t.max_deviation > skelport_cli::matrix::POSE_TOLERANCE)).count();
+    let over = rows.iter().filter(|r| r.test.as_ref().is_none_or(|t| t.max_deviation > skelport::matrix::POSE_TOLERANCE)).count();
     eprintln!(
         "matrix: {} cells, {failed} failed; pose test: {} rows, {over} over the bar; wrote docs/conversion-matrix.md",
         cells.len(),
@@ -93,83 +97,110 @@ fn matrix() -> Result<()> {
     Ok(())
 }
 
-/// The format a seed file belongs to, by the registry's detection; MPFB weights and OBJ (read
-/// through `--weights` / `--mesh`, not the registry) by name.
-fn seed_format(p: &Path, bytes: &[u8]) -> Option<&'static str> {
-    let name = p.file_name()?.to_str()?;
-    if name.starts_with("weights") && name.ends_with(".json") {
-        return Some("mpfb-weights");
-    }
-    if name.ends_with(".obj") {
-        return Some("obj");
-    }
-    // Only files with an extension some reader claims (not the render goldens' .png/.svg), and
-    // not the malformed suite: seeds should be valid so the fuzzer starts deep in the reader.
-    let ext = skelport_cli::registry::extension_of(p)?;
+/// The reader a seed file under testdata/ belongs to, by the registry's detection: only files
+/// with an extension some reader claims (not the render goldens' .png/.svg), and not the
+/// malformed suite: seeds should be valid so the fuzzer starts deep in the reader.
+fn seed_format(p: &Path, bytes: &[u8]) -> Option<&'static dyn skelport::Format> {
+    let ext = skelport::registry::extension_of(p)?;
     if p.components().any(|c| c.as_os_str() == "bad")
-        || !skelport_cli::registry::formats().iter().any(|f| f.can_read() && f.extensions().contains(&ext.as_str()))
+        || !skelport::formats().iter().any(|f| f.can_read() && f.extensions().contains(&ext.as_str()))
     {
         return None;
     }
-    skelport_cli::registry::detect_reader(Some(p), &bytes[..bytes.len().min(8192)]).map(|f| f.name())
+    skelport::registry::detect_reader(Some(p), &bytes[..bytes.len().min(8192)])
 }
 
-/// Seed a fuzz corpus from every valid file under testdata/ the target's reader recognises (for
-/// `read_any`/`roundtrip`: every recognised file, prefixed with the byte that selects its format,
-/// see skelport_cli::fuzzing), then run the target for `seconds`.
+/// Seeds for a mesh or weights input: what the format's reader is given back beside the demo
+/// sample it writes (MPFB's weights file), or for a mesh with none, a small quad mesh (OBJ,
+/// groups and negative indices).
+fn companion_seeds(format: &dyn skelport::Format, role: skelport::ir::InputRole) -> Vec<Vec<u8>> {
+    use skelport::ir::InputRole;
+    let opts = skelport::WriteOptions { file_stem: "sample".into(), ..Default::default() };
+    let back = format
+        .write(&skelport::demo::sample(), &opts, &mut skelport::Diagnostics::default())
+        .map(|o| format.read_back(&o))
+        .unwrap_or_default();
+    let given = match role {
+        InputRole::Mesh => back.mesh_data,
+        InputRole::Weights => back.weights_data,
+        InputRole::Main => None,
+    };
+    match (given, role) {
+        (Some(f), _) => vec![f.bytes.to_vec()],
+        (None, InputRole::Mesh) => {
+            vec![b"# skelport seed\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\ng body\nf 1/1 2/2 3/3 4/4\ng joint-a\nf -4 -3 -2\n".to_vec()]
+        }
+        (None, _) => vec![],
+    }
+}
+
+/// Seed a fuzz corpus and run the target for `seconds`. A format's main-file target is seeded
+/// from every valid file under testdata/ its reader recognises, a mesh or weights target by
+/// [`companion_seeds`]; `read_any`/`roundtrip` from every recognised file, prefixed with the byte
+/// that selects its format (see skelport::fuzzing). The per-input targets are one fuzz binary,
+/// `input`, told which by `SKELPORT_FUZZ_TARGET`, with a corpus and artifacts of their own.
 fn fuzz(name: &str, seconds: u64) -> Result<()> {
-    let want = skelport_cli::fuzzing::TARGETS.iter().find(|(t, _)| *t == name).map(|(_, f)| *f);
-    if want.is_none() && name != "read_any" && name != "roundtrip" {
-        let all: Vec<&str> = skelport_cli::fuzzing::TARGETS.iter().map(|(t, _)| *t).collect();
-        bail!("unknown fuzz target {name}; targets: read_any, roundtrip, {}", all.join(", "));
+    use skelport::fuzzing::{READ_ANY, ROUNDTRIP};
+    let target = skelport::fuzzing::targets().find(|(t, _, _)| *t == name);
+    if target.is_none() && name != READ_ANY && name != ROUNDTRIP {
+        let all: Vec<&str> = skelport::fuzzing::targets().map(|(t, _, _)| t).collect();
+        bail!("unknown fuzz target {name}; targets: {READ_ANY}, {ROUNDTRIP}, {}", all.join(", "));
     }
     let dir = root().join("crates/skelport-fuzz/corpus").join(name);
     std::fs::create_dir_all(&dir)?;
-    let mut stack = vec![root().join("testdata")];
     let mut seeded = 0;
     let mut seed = |bytes: Vec<u8>| -> Result<()> {
         std::fs::write(dir.join(format!("seed-{seeded:04}")), bytes)?;
         seeded += 1;
         Ok(())
     };
-    if want == Some("obj") {
-        // No OBJ under testdata/: a small quad mesh with groups and negative indices.
-        seed(b"# skelport seed\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\ng body\nf 1/1 2/2 3/3 4/4\ng joint-a\nf -4 -3 -2\n".to_vec())?;
-    }
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d)?.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-                continue;
+    match target {
+        Some((_, format, kind)) if kind.role != skelport::ir::InputRole::Main => {
+            for s in companion_seeds(format, kind.role) {
+                seed(s)?;
             }
-            let bytes = std::fs::read(&p)?;
-            if bytes.len() > 1 << 20 {
-                continue;
-            }
-            let Some(f) = seed_format(&p, &bytes) else { continue };
-            match want {
-                Some(w) if w == f => seed(bytes)?,
-                Some(_) => {}
-                None => {
-                    if let Some(i) = skelport_cli::fuzzing::selector(f) {
-                        let mut s = vec![i];
-                        s.extend_from_slice(&bytes);
-                        seed(s)?;
+        }
+        _ => {
+            let mut stack = vec![root().join("testdata")];
+            while let Some(d) = stack.pop() {
+                for e in std::fs::read_dir(&d)?.flatten() {
+                    let p = e.path();
+                    if p.is_dir() {
+                        stack.push(p);
+                        continue;
+                    }
+                    let bytes = std::fs::read(&p)?;
+                    if bytes.len() > 1 << 20 {
+                        continue;
+                    }
+                    let Some(f) = seed_format(&p, &bytes) else { continue };
+                    match target {
+                        Some((_, want, _)) if want.name() == f.name() => seed(bytes)?,
+                        Some(_) => {}
+                        None => {
+                            if let Some(i) = skelport::fuzzing::selector(f.name()) {
+                                let mut s = vec![i];
+                                s.extend_from_slice(&bytes);
+                                seed(s)?;
+                            }
+                        }
                     }
                 }
             }
         }
     }
     eprintln!("fuzz: {seeded} seeds in {}", dir.display());
+    let bin = if target.is_some() { skelport::fuzzing::INPUT_BIN } else { name };
     let status = std::process::Command::new("cargo")
         .env("RUSTC_BOOTSTRAP", "1")
+        .env(skelport::fuzzing::TARGET_VAR, name)
         // Sanitizer builds in a directory of their own, so they never invalidate the main build.
         .env("CARGO_TARGET_DIR", root().join("target/fuzz"))
-        .args(["fuzz", "run", "--fuzz-dir", "crates/skelport-fuzz", "-O", name])
+        .args(["fuzz", "run", "--fuzz-dir", "crates/skelport-fuzz", "-O", bin])
         .arg(&dir)
         .args([
             "--",
+            &format!("-artifact_prefix={}/", root().join("crates/skelport-fuzz/artifacts").join(name).display()),
             &format!("-max_total_time={seconds}"),
             "-rss_limit_mb=2048",
             "-malloc_limit_mb=1024",
@@ -209,7 +240,7 @@ fn main() -> Result<()> {
         Some("floor") => bench::floor(&args[1..]),
         Some("gen-big-dae") => bench::gen_big_dae(&args[1..]),
         Some("fuzz") => {
-            let name = args.get(1).map(String::as_str).unwrap_or("read_any");
+            let name = args.get(1).map(String::as_str).unwrap_or(skelport::fuzzing::READ_ANY);
             let secs = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(60);
             fuzz(name, secs)
         }

@@ -160,7 +160,8 @@ pub fn check(model: &AnvilSkeleton, names: &Names, file: &str) -> Result<Vec<Str
 
 /// A 64-bit fingerprint of what the IR holds of a skeleton, to tell whether a document was
 /// edited since it was read. It takes a 64-bit word per step (a 65,535-bone skeleton is 6 MB of
-/// words; FNV-1a a byte at a time cost ~10 ms on each read and write): `h = (rotl(h, 23) ^ w) ×
+/// words, which a byte at a time would be slow to hash on each read and write; docs/performance.md
+/// has the figure): `h = (rotl(h, 23) ^ w) ×
 /// K`. Each step is a bijection of the state for a given word and injective in the word for a
 /// given state, so any edit that changes one word (one coordinate, one link, one name chunk) always
 /// changes the result; a collision needs several words changed at once by chance (~2⁻⁶⁴). Names
@@ -223,27 +224,10 @@ pub fn bone_ext_id(b: &Bone) -> Option<u64> {
     }
 }
 
-/// A fast hasher for object IDs (multiplicative, like FxHash); IDs are not attacker-chosen keys
-/// worth SipHash's cost here.
-#[derive(Default, Clone, Copy)]
-pub struct IdHasher(u64);
-
-impl std::hash::Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
-
-/// `BuildHasher` for [`IdHasher`].
-pub type IdHash = std::hash::BuildHasherDefault<IdHasher>;
+/// The hasher for object IDs: rustc's FxHash (a multiply per `u64`), as the hand-written one it
+/// replaced. IDs come from the file, so a crafted file could choose colliding ones and slow its
+/// own read; real files hold the engine's 64-bit IDs, for which SipHash would only cost time.
+pub type IdHash = rustc_hash::FxBuildHasher;
 
 /// What the IR needs of one bone, however it was read.
 #[derive(Debug, Clone, PartialEq)]

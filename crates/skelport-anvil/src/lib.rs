@@ -34,8 +34,10 @@
 //!
 //! Frame: Z up, metres, right-handed, characters facing −Y ([`ANVIL_FRAME`]); quaternions x, y, z, w.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod commands;
 pub mod emit;
 pub mod error;
 pub mod ir;
@@ -54,7 +56,7 @@ pub use model::{AnvilSkeleton, Form, ModifierKind};
 pub use names::{bone_hash, Names};
 pub use ops::{merge, MergeOptions, MergeReport, NewBone};
 
-use skelport_ir::{Diagnostics, Document, Format, FormatError, Input, Output, ReadOptions, WriteOptions};
+use skelport_ir::{Diagnostics, Document, Format, FormatError, Holds, Input, InputKind, InputRole, Output, ReadOptions, WriteOptions};
 
 /// The Standard form (`anvil`): UTF-16 with BOM on write, `type="0"`.
 pub struct AnvilFormat;
@@ -188,6 +190,18 @@ impl Format for AnvilFormat {
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         Ok(Output::single(write_document(doc, Form::Standard, opts, diag)?))
     }
+    fn holds(&self) -> Holds {
+        Holds { any_skeleton: true, orientations: true, max_bones: Some(65_535), ..Holds::NOTHING }
+    }
+    fn inputs(&self) -> &'static [InputKind] {
+        &[InputKind { role: InputRole::Main, suite: "anvil", fuzz_target: "anvil" }]
+    }
+    fn namespace(&self) -> Option<&'static str> {
+        Some(ir::NAMESPACE)
+    }
+    fn check_losses(&self, doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
+        check_losses(doc, target, diag)
+    }
 }
 
 impl Format for AnvilSchemaFormat {
@@ -208,6 +222,39 @@ impl Format for AnvilSchemaFormat {
     }
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         Ok(Output::single(write_document(doc, Form::Schema, opts, diag)?))
+    }
+    fn holds(&self) -> Holds {
+        Holds { any_skeleton: true, orientations: true, max_bones: Some(255), ..Holds::NOTHING }
+    }
+    fn inputs(&self) -> &'static [InputKind] {
+        &[InputKind { role: InputRole::Main, suite: "anvil-schema", fuzz_target: "anvil_schema" }]
+    }
+    fn namespace(&self) -> Option<&'static str> {
+        Some(ir::NAMESPACE)
+    }
+    fn check_losses(&self, doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
+        check_losses(doc, target, diag)
+    }
+}
+
+/// What writing `doc` as a format other than AnvilToolkit loses: the bone modifiers the reader
+/// counted (kept for skelport only by a target that keeps extras: a note).
+fn check_losses(doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
+    let n = modifier_count(doc);
+    if n == 0 || target.namespace() == Some(ir::NAMESPACE) {
+        return;
+    }
+    let name = target.name();
+    if target.holds().extras {
+        diag.info(
+            "anvil.extras-only",
+            format!("{n} AnvilToolkit bone modifier(s): kept only as skelport extras in {name}; other tools ignore them"),
+        );
+    } else {
+        diag.loss(
+            "anvil.modifiers",
+            format!("{n} AnvilToolkit bone modifier(s) (hinge, stretch, …): {name} has no bone modifiers; dropped"),
+        );
     }
 }
 

@@ -4,18 +4,32 @@
 //! `SKELPORT_BLESS=1 cargo test -p skelport-cli --test bad_inputs` rewrites the `.expected` files.
 
 use rayon::prelude::*;
+use skelport::ir::InputRole;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// How a suite's files are fed to `convert`: the reader named with `--from` where the extension is
-/// shared, weights and meshes joined to the demo rig.
-fn args_for(format: &str, file: &str) -> Vec<String> {
+/// How a suite's files are fed to `convert`, from the registry: a format's main file as it is
+/// (named with `--from` when the content does not tell the reader, as for shared extensions); a
+/// mesh or weights joined to the demo sample as that format writes it (testdata/demo/).
+fn args_for(suite: &str, file: &str, root: &Path) -> Vec<String> {
+    let (format, kind) = skelport::formats()
+        .iter()
+        .find_map(|f| f.inputs().iter().find(|k| k.suite == suite).map(|k| (*f, k)))
+        .unwrap_or_else(|| panic!("testdata/bad/{suite}/ belongs to no registered format"));
+    let demo = format!("testdata/demo/{}", skelport::demo::file_name(format));
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-    match format {
-        "mpfb-weights" => s(&["testdata/demo/rig.sample.json", "--weights", file]),
-        "obj" => s(&["testdata/demo/rig.sample.json", "--mesh", file]),
-        "mpfb" | "anvil" | "anvil-schema" | "sl-skeleton" => s(&[file, "--from", format]),
-        _ => s(&[file]),
+    match kind.role {
+        InputRole::Weights => s(&[&demo, "--weights", file]),
+        InputRole::Mesh => s(&[&demo, "--mesh", file]),
+        InputRole::Main => {
+            let bytes = std::fs::read(root.join(file)).unwrap();
+            let detected = skelport::registry::detect_reader(Some(Path::new(file)), &bytes[..bytes.len().min(8192)]);
+            if detected.is_some_and(|d| d.name() == format.name()) {
+                s(&[file])
+            } else {
+                s(&[file, "--from", format.name()])
+            }
+        }
     }
 }
 
@@ -33,7 +47,7 @@ fn check(root: &Path, format: &str, path: &Path, bless: bool, accepted: &[String
         let o = Command::new(env!("CARGO_BIN_EXE_skelport"))
             .current_dir(root)
             .arg("convert")
-            .args(args_for(format, &rel))
+            .args(args_for(format, &rel, root))
             .arg("-o")
             .arg(dir.path().join("out.ir.json"))
             .output()
@@ -51,7 +65,7 @@ fn check(root: &Path, format: &str, path: &Path, bless: bool, accepted: &[String
     std::fs::write(&existing, b"an earlier conversion\n").unwrap();
     let run = |out: &Path| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_skelport"));
-        c.current_dir(root).arg("convert").args(args_for(format, &rel)).arg("-o").arg(out);
+        c.current_dir(root).arg("convert").args(args_for(format, &rel, root)).arg("-o").arg(out);
         c.output().unwrap()
     };
     let o = run(&existing);

@@ -204,13 +204,13 @@ fn diff_reports_a_moved_bone() {
 #[test]
 fn built_in_retarget_maps_match_their_schema_and_load() {
     let v = schema_validator("retarget-map.schema.json");
-    for (name, json) in skelport_cli::maps::BUILT_IN {
+    for (name, json) in skelport::maps::BUILT_IN {
         let doc: Value = serde_json::from_str(json).unwrap();
         assert_valid(&v, &doc);
         assert_eq!(doc["name"], *name);
-        skelport_cli::maps::load(name).unwrap();
+        skelport::maps::load(name).unwrap();
     }
-    let err = skelport_cli::maps::load("no-such-map").unwrap_err().to_string();
+    let err = skelport::maps::load("no-such-map").unwrap_err().to_string();
     assert!(err.contains("built-in maps: mpfb-game_engine-to-sl"), "{err}");
 }
 

@@ -3,7 +3,7 @@
 //! difference (missing/extra bones, moves, rotations, hierarchy, skins) on a small document.
 
 use serde_json::Value;
-use skelport_cli::diff::{diff, Tolerance};
+use skelport::diff::{diff, Tolerance};
 use skelport_ir::{BoneId, DQuat, DVec3};
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -99,7 +99,7 @@ fn sl_file_against_the_sl_skeleton() {
 
 #[test]
 fn each_kind_of_difference_is_reported() {
-    let a = skelport_cli::demo::sample();
+    let a = skelport::demo::sample();
     assert!(diff(&a, &a, Tolerance::default()).same);
     let mut b = a.clone();
     let sk = &mut b.skeletons[0];

@@ -1,9 +1,9 @@
 //! The loss report (issue 8): one test per class of loss the issue names, each through the
-//! same path `skelport convert` takes (`skelport_cli::render`), plus the CLI's `--json` list and
+//! same path `skelport convert` takes (`skelport::render`), plus the CLI's `--json` list and
 //! `--strict` exit code.
 
-use skelport_cli::{demo, registry, render};
-use skelport_ir::{DMat4, DVec3, Document, Influences, ReadOptions, Severity, WriteOptions};
+use skelport::{demo, registry, render};
+use skelport_ir::{DMat4, DVec3, Document, Influences, Severity, WriteOptions};
 use std::process::Command;
 
 /// Write `doc` as `fmt`; the codes of the losses and of the notes reported.
@@ -43,7 +43,7 @@ fn mpfb_strategies_and_constraints_are_lost_where_no_extras_hold_them() {
 #[test]
 fn anvil_modifiers_are_lost_into_sl() {
     let p = skelport_ir::testing::workspace_root().join("testdata/anvil/biped.standard.xml");
-    let biped = skelport_cli::load(&p, None, &ReadOptions::default()).unwrap().doc;
+    let biped = skelport::open(&p, &Default::default()).unwrap().doc;
     let (_, d) = render(&biped, registry::by_name("dae").unwrap(), &WriteOptions { file_stem: "x".into(), ..Default::default() }).unwrap();
     let m = d.items.iter().find(|i| i.code == "anvil.modifiers").expect("modifier loss");
     // biped.standard.xml has 19: 14 `…BoneModifier` classes and 5 named `…Modifier`
@@ -67,7 +67,7 @@ fn rest_pose_unlike_bind_pose_is_lost_in_g4mf() {
 fn influences_beyond_the_target_limit_are_reported() {
     // An SL rig (the sample through the SL map): the SL importer takes 4 influences per vertex.
     let mut d = demo::sample();
-    skelport_ir::retarget::apply(&mut d, &skelport_cli::maps::load("mpfb-game_engine-to-sl").unwrap()).unwrap();
+    skelport_ir::retarget::apply(&mut d, &skelport::maps::load("mpfb-game_engine-to-sl").unwrap()).unwrap();
     assert!(!losses(&d, "dae").contains(&"dae-influences".to_string()));
     let s = &mut d.skins[0];
     let mut lists = s.influences.to_lists();

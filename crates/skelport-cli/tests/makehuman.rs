@@ -47,7 +47,7 @@ fn convert(r: &Rig, map: &str, out: &std::path::Path) -> Output {
 }
 
 fn map_targets(name: &str) -> BTreeSet<String> {
-    skelport_cli::maps::load(name).unwrap().bones.into_values().collect()
+    skelport::maps::load(name).unwrap().bones.into_values().collect()
 }
 
 #[test]
@@ -61,7 +61,7 @@ fn makehuman_game_engine_becomes_an_sl_avatar_that_validates() {
     assert_eq!(v.status.code(), Some(0), "{}", text(&v));
     assert!(String::from_utf8_lossy(&v.stdout).contains("valid (dae, target sl)"), "{}", text(&v));
     // Every joint is an SL joint the map names, and the body is still skinned.
-    let back = skelport_cli::load(&dae, None, &ReadOptions::default()).unwrap().doc;
+    let back = skelport::open(&dae, &Default::default()).unwrap().doc;
     let sl = map_targets("mpfb-game_engine-to-sl");
     let names: Vec<&str> = back.skeletons[0].bones.iter().map(|b| b.name.as_str()).collect();
     assert!(names.contains(&"mPelvis") && names.contains(&"mHandIndex1Left"), "{names:?}");
@@ -84,7 +84,7 @@ fn makehuman_game_engine_becomes_an_ac_standard_xml_with_biped_names() {
     let bytes = std::fs::read(&xml).unwrap();
     // Standard form: UTF-16 with a BOM, as AnvilToolkit writes it.
     assert!(bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]), "not UTF-16: {:?}", &bytes[..8]);
-    let l = skelport_cli::load(&xml, None, &ReadOptions::default()).unwrap();
+    let l = skelport::open(&xml, &Default::default()).unwrap();
     assert_eq!(l.format.name(), "anvil");
     let names: BTreeSet<String> = l.doc.skeletons[0].bones.iter().map(|b| b.name.clone()).collect();
     let ac = map_targets("mpfb-game_engine-to-ac");
@@ -93,13 +93,8 @@ fn makehuman_game_engine_becomes_an_ac_standard_xml_with_biped_names() {
         assert!(names.contains(n), "no {n} in {names:?}");
     }
     // The biped names are those of the AC biped sample skeleton.
-    let biped = skelport_cli::load(
-        &skelport_ir::testing::workspace_root().join("testdata/anvil/biped.standard.xml"),
-        None,
-        &ReadOptions::default(),
-    )
-    .unwrap()
-    .doc;
+    let biped =
+        skelport::open(skelport_ir::testing::workspace_root().join("testdata/anvil/biped.standard.xml"), &Default::default()).unwrap().doc;
     let biped: BTreeSet<String> = biped.skeletons[0].bones.iter().map(|b| b.name.clone()).collect();
     let shared = names.intersection(&biped).count();
     assert!(shared >= 20, "only {shared} names shared with the AC biped: {names:?}");
@@ -110,14 +105,14 @@ fn mixamo_maps_take_mpfb_mixamo_rigs_to_mixamo_and_back() {
     let (Some(plain), Some(unity)) = (rig("mixamo"), rig("mixamo_unity")) else { return };
     let read = |r: &Rig| {
         let o = ReadOptions { mesh: Some(r.mesh.clone()), weights: Some(r.weights.clone()), ..Default::default() };
-        skelport_cli::load(&r.rig, None, &o).unwrap().doc
+        skelport::open(&r.rig, &skelport::ReadOptions { from: None, reader: o }).unwrap().doc
     };
     let reference = read(&plain);
     let ref_names: BTreeSet<String> = reference.skeletons[0].bones.iter().map(|b| b.name.clone()).collect();
     // mixamo_unity's extra bones (breasts, buttocks, face) merge into their parents; its Root,
     // above Hips, has no mapped ancestor (listed with none).
     let mut doc = read(&unity);
-    let to_mixamo = skelport_cli::maps::load("mpfb-mixamo-to-mixamo").unwrap();
+    let to_mixamo = skelport::maps::load("mpfb-mixamo-to-mixamo").unwrap();
     let r = skelport_ir::retarget::apply(&mut doc, &to_mixamo).unwrap();
     assert_eq!(r.dropped[0], ("mixamorig:Root".to_string(), None));
     assert!(r.dropped.len() > 1 && r.dropped[1..].iter().all(|(_, into)| into.is_some()), "{:?}", r.dropped);
@@ -127,7 +122,7 @@ fn mixamo_maps_take_mpfb_mixamo_rigs_to_mixamo_and_back() {
     for b in &mut doc.skeletons[0].bones {
         b.name = b.name.replace("mixamorig:", "mixamorig1:");
     }
-    let back = skelport_cli::maps::load("mixamo-to-mpfb-mixamo").unwrap();
+    let back = skelport::maps::load("mixamo-to-mpfb-mixamo").unwrap();
     skelport_ir::retarget::apply(&mut doc, &back).unwrap();
     let again: BTreeSet<String> = doc.skeletons[0].bones.iter().map(|b| b.name.clone()).collect();
     assert_eq!(again, names);
@@ -135,8 +130,8 @@ fn mixamo_maps_take_mpfb_mixamo_rigs_to_mixamo_and_back() {
     let mut there = reference.clone();
     skelport_ir::retarget::apply(&mut there, &to_mixamo).unwrap();
     skelport_ir::retarget::apply(&mut there, &back).unwrap();
-    let d = skelport_cli::diff::diff(&reference, &there, skelport_cli::diff::Tolerance::default());
+    let d = skelport::diff::diff(&reference, &there, skelport::diff::Tolerance::default());
     assert!(d.added.is_empty() && d.removed.is_empty() && d.moved.is_empty(), "{d:?}");
-    let p = skelport_cli::diff::pose_test(&reference, &there, 3, 5).unwrap();
+    let p = skelport::diff::pose_test(&reference, &there, 3, 5).unwrap();
     assert!(p.max_deviation < 1e-9, "{}", p.max_deviation);
 }

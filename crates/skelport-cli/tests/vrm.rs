@@ -6,7 +6,7 @@
 //! T-posed file deforms like the A-pose source posed into the same world-space poses.
 
 use serde_json::Value;
-use skelport_cli::diff::pose_test;
+use skelport::diff::pose_test;
 use skelport_ir::pose::{deform_all, random_pose};
 use skelport_ir::rest::{self, HumanBone, Rebind};
 use skelport_ir::{DMat4, DVec3, Diagnostics, Document, Format, ReadOptions, Severity, WriteOptions};
@@ -24,7 +24,7 @@ fn corpus(rel: &str) -> Option<PathBuf> {
 /// A source as the CLI loads it.
 fn load(path: &Path, mesh: Option<PathBuf>, weights: Option<PathBuf>) -> Document {
     let opts = ReadOptions { mesh, weights, ..Default::default() };
-    skelport_cli::load(path, None, &opts).unwrap_or_else(|e| panic!("{}: {e:#}", path.display())).doc
+    skelport::open(path, &skelport::ReadOptions { from: None, reader: opts }).unwrap_or_else(|e| panic!("{}: {e:#}", path.display())).doc
 }
 
 fn mpfb(rig: &str) -> Option<Document> {

@@ -4,5 +4,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    skelport_cli::fuzzing::read_selected(data);
+    skelport::fuzzing::read_selected(data);
 });

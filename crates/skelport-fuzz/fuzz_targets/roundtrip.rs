@@ -3,5 +3,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    skelport_cli::fuzzing::roundtrip_selected(data);
+    skelport::fuzzing::roundtrip_selected(data);
 });

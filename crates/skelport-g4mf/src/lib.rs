@@ -6,18 +6,20 @@
 //!
 //! * [`container`] — the `.g4b` chunk container (with Zstd chunks).
 //! * [`accessor`] — typed accessors (every float, int and uint width the spec names).
-//! * [`read`] and [`write`] — the mapping to and from the IR.
+//! * [`read`] and [`write`](mod@write) — the mapping to and from the IR.
 //!
 //! Frame: right-handed, +Y up, characters face +Z, metres (glTF's). Bones point along local +Y.
 //! G4MF has no inverse bind matrices: the stored pose *is* the bind pose; the writer stores the
 //! bind pose and reports a loss when the IR's rest pose differs.
+
+#![forbid(unsafe_code)]
 
 pub mod accessor;
 pub mod container;
 pub mod read;
 pub mod write;
 
-use skelport_ir::{Diagnostics, Document, Format, FormatError, Input, Output, ReadOptions, WriteOptions};
+use skelport_ir::{Diagnostics, Document, Format, FormatError, Holds, Input, InputKind, InputRole, Output, ReadOptions, WriteOptions};
 
 /// Errors reading or writing G4MF, with the place in the file.
 #[derive(Debug, thiserror::Error)]
@@ -77,6 +79,20 @@ impl Format for G4tfFormat {
     fn write_frame(&self) -> Option<skelport_ir::Frame> {
         Some(skelport_ir::Frame::GLTF)
     }
+    fn holds(&self) -> Holds {
+        // Normals are not written yet, and a skin is bound at rest (the writer reports both as
+        // losses).
+        Holds { skins: true, meshes: true, scale: true, extras: true, any_skeleton: true, orientations: true, ..Holds::NOTHING }
+    }
+    fn inputs(&self) -> &'static [InputKind] {
+        &[InputKind { role: InputRole::Main, suite: "g4tf", fuzz_target: "g4tf" }]
+    }
+    fn namespace(&self) -> Option<&'static str> {
+        Some(read::NAMESPACE)
+    }
+    fn check_losses(&self, doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
+        check_losses(doc, target, diag)
+    }
 }
 
 impl Format for G4bFormat {
@@ -108,6 +124,39 @@ impl Format for G4bFormat {
     }
     fn write_frame(&self) -> Option<skelport_ir::Frame> {
         Some(skelport_ir::Frame::GLTF)
+    }
+    fn holds(&self) -> Holds {
+        // Normals are not written yet, and a skin is bound at rest (the writer reports both as
+        // losses).
+        Holds { skins: true, meshes: true, scale: true, extras: true, any_skeleton: true, orientations: true, ..Holds::NOTHING }
+    }
+    fn inputs(&self) -> &'static [InputKind] {
+        &[InputKind { role: InputRole::Main, suite: "g4b", fuzz_target: "g4b" }]
+    }
+    fn namespace(&self) -> Option<&'static str> {
+        Some(read::NAMESPACE)
+    }
+    fn check_losses(&self, doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
+        check_losses(doc, target, diag)
+    }
+}
+
+/// What writing `doc` as G4MF loses of its bone names: the characters G4MF forbids, which the
+/// writer replaces with '_' (the original is kept in skelport extras).
+fn check_losses(doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
+    if target.namespace() != Some(read::NAMESPACE) {
+        return;
+    }
+    let bad: Vec<&str> = doc.skeletons.iter().flat_map(|s| &s.bones).map(|b| b.name.as_str()).filter(|n| !name_is_legal(n)).collect();
+    if !bad.is_empty() {
+        diag.loss(
+            "g4mf.names",
+            format!(
+                "{} bone name(s) have characters G4MF forbids (e.g. {}): written with '_' instead (the original is kept in skelport extras)",
+                bad.len(),
+                bad.iter().take(5).copied().collect::<Vec<_>>().join(", ")
+            ),
+        );
     }
 }
 

@@ -5,7 +5,7 @@
 //!   base64 data URI when [`WriteOptions::embed`] is set;
 //! * [`GlbFormat`] (`"glb"`): the binary container (JSON chunk + BIN chunk).
 //!
-//! Both read either flavour (the reader looks at the bytes). The frame is [`Frame::GLTF`]
+//! Both read either flavour (the reader looks at the bytes). The frame is [`Frame::GLTF`](skelport_ir::Frame::GLTF)
 //! (+Y up, +Z forward, right-handed, metres).
 //!
 //! ## Mapping
@@ -27,7 +27,7 @@ mod write;
 
 pub use error::GltfError;
 
-use skelport_ir::{Diagnostics, Document, Format, FormatError, Input, Output, ReadOptions, WriteOptions};
+use skelport_ir::{Diagnostics, Document, Format, FormatError, Holds, Input, InputKind, InputRole, Output, ReadOptions, WriteOptions};
 
 /// The namespace of this crate's IR extension data and of its `extras` key in written files.
 pub const EXTRAS_KEY: &str = "skelport";
@@ -101,6 +101,22 @@ impl Format for GltfFormat {
     fn write_frame(&self) -> Option<skelport_ir::Frame> {
         Some(skelport_ir::Frame::GLTF)
     }
+    fn holds(&self) -> Holds {
+        Holds {
+            skins: true,
+            meshes: true,
+            scale: true,
+            normals: true,
+            extras: true,
+            any_skeleton: true,
+            orientations: true,
+            bind_pose: true,
+            ..Holds::NOTHING
+        }
+    }
+    fn inputs(&self) -> &'static [InputKind] {
+        &[InputKind { role: InputRole::Main, suite: "gltf", fuzz_target: "gltf" }]
+    }
 }
 
 impl Format for GlbFormat {
@@ -124,6 +140,22 @@ impl Format for GlbFormat {
     }
     fn write_frame(&self) -> Option<skelport_ir::Frame> {
         Some(skelport_ir::Frame::GLTF)
+    }
+    fn holds(&self) -> Holds {
+        Holds {
+            skins: true,
+            meshes: true,
+            scale: true,
+            normals: true,
+            extras: true,
+            any_skeleton: true,
+            orientations: true,
+            bind_pose: true,
+            ..Holds::NOTHING
+        }
+    }
+    fn inputs(&self) -> &'static [InputKind] {
+        &[InputKind { role: InputRole::Main, suite: "glb", fuzz_target: "glb" }]
     }
 }
 

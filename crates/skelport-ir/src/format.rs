@@ -1,13 +1,20 @@
 //! The interface every format crate implements, and what flows through it.
 //!
-//! A format is one value implementing [`Format`]; the CLI keeps a registry (one line per format).
-//! Readers get the input bytes plus [`ReadOptions`]; writers get a document plus [`WriteOptions`]
-//! and return an [`Output`] (the main file and any side files, such as a glTF `.bin`). Both report
-//! warnings and losses through [`Diagnostics`] instead of printing.
+//! A format is one value implementing [`Format`]; the `skelport` crate keeps the registry (one line
+//! per format). Readers get the input bytes plus [`ReadOptions`]; writers get a document plus
+//! [`WriteOptions`] and return an [`Output`] (the main file and any side files, such as a glTF
+//! `.bin`). Both report warnings and losses through [`Diagnostics`] instead of printing.
+//!
+//! What is known about a format lives on it, as image-rs keeps capabilities on its `ImageFormat`:
+//! what its files can hold ([`Format::holds`]), its frame ([`Format::write_frame`]), the extension
+//! namespace it owns and the losses judged from it ([`Format::namespace`],
+//! [`Format::check_losses`]), the kinds of file it reads and where each is tested
+//! ([`Format::inputs`]). Code that needs a list of formats iterates the registry and asks them.
 
 use crate::document::Document;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The error a format returns at the registry boundary. Each format crate has its own
 /// `thiserror` type carrying the location; it is boxed here.
@@ -84,13 +91,41 @@ impl Input<'_> {
     }
 }
 
+/// A companion file held in memory (a mesh or weights that a host such as a Blender add-on
+/// already has), so that it needs no temporary file: the name messages call it by, and its bytes
+/// (shared, so cloning options is cheap).
+#[derive(Clone, PartialEq, Eq)]
+pub struct InMemoryFile {
+    /// The name messages use for the file (`base.obj`, `weights.default.json`).
+    pub name: String,
+    /// The file's bytes.
+    pub bytes: Arc<[u8]>,
+}
+
+impl InMemoryFile {
+    /// A file named `name` holding `bytes`.
+    pub fn new(name: impl Into<String>, bytes: impl Into<Arc<[u8]>>) -> Self {
+        InMemoryFile { name: name.into(), bytes: bytes.into() }
+    }
+}
+
+impl std::fmt::Debug for InMemoryFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InMemoryFile").field("name", &self.name).field("bytes", &self.bytes.len()).finish()
+    }
+}
+
 /// Options for readers. Each format uses the fields that concern it and ignores the rest.
 #[derive(Debug, Clone, Default)]
 pub struct ReadOptions {
     /// A mesh whose vertex numbering a rig or weights file refers to (`--mesh`, an OBJ at least).
     pub mesh: Option<PathBuf>,
+    /// The mesh given in memory instead of by path; used in place of `mesh` when set.
+    pub mesh_data: Option<InMemoryFile>,
     /// A weights file to join to a rig (`--weights`).
     pub weights: Option<PathBuf>,
+    /// The weights file given in memory instead of by path; used in place of `weights` when set.
+    pub weights_data: Option<InMemoryFile>,
     /// Keep the mesh origin instead of putting the feet on the ground (`--keep-origin`).
     pub keep_origin: bool,
     /// Keep helper geometry (MakeHuman joint cubes, helper-* groups) (`--keep-helpers`).
@@ -125,6 +160,8 @@ pub struct WriteOptions {
     /// A base mesh (OBJ) for writers whose bones are anchored to a mesh (`--mesh`): the MPFB
     /// writer picks placement strategies on it for bones that have none.
     pub mesh: Option<PathBuf>,
+    /// The mesh given in memory instead of by path; used in place of `mesh` when set.
+    pub mesh_data: Option<InMemoryFile>,
     /// The skeleton stands on the mesh's own origin rather than with the feet on the ground
     /// (`--keep-origin`); used with `mesh`.
     pub keep_origin: bool,
@@ -154,7 +191,83 @@ impl Output {
     }
 }
 
-/// A file format: a name, how to recognise it, a reader and/or a writer.
+/// What a format's files can hold. Each format says it in [`Format::holds`]; the `skelport`
+/// crate's tests check every claim by a round trip, so the table stays true.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Holds {
+    /// Skin weights, in the main file or in a side file the writer produces.
+    pub skins: bool,
+    /// Mesh geometry (positions and faces).
+    pub meshes: bool,
+    /// Bone scale other than 1 in rest transforms.
+    pub scale: bool,
+    /// Texture coordinates.
+    pub uvs: bool,
+    /// Vertex normals.
+    pub normals: bool,
+    /// Other formats' facts (their extension data) as skelport extras: read back by skelport,
+    /// ignored by other tools.
+    pub extras: bool,
+    /// Any bone hierarchy, as given; `false` when bones are mapped onto a fixed skeleton (SL's).
+    pub any_skeleton: bool,
+    /// Rest orientations exactly, twist included; `false` when re-derived (from head, tail and
+    /// roll, say).
+    pub orientations: bool,
+    /// Skins bound in a pose other than the rest pose (inverse bind matrices of their own);
+    /// `false` when a skin is bound at rest.
+    pub bind_pose: bool,
+    /// The most bones one file can hold; `None` when only the IR's own limits apply.
+    pub max_bones: Option<usize>,
+    /// Only humanoid skeletons: the writer refuses a skeleton in which it finds no humanoid
+    /// (VRM); what it writes keeps the hierarchy as `any_skeleton` says.
+    pub humanoid_only: bool,
+}
+
+impl Holds {
+    /// Holds nothing beyond a skeleton's names and hierarchy: the default of [`Format::holds`].
+    pub const NOTHING: Holds = Holds {
+        skins: false,
+        meshes: false,
+        scale: false,
+        uvs: false,
+        normals: false,
+        extras: false,
+        any_skeleton: false,
+        orientations: false,
+        bind_pose: false,
+        max_bones: None,
+        humanoid_only: false,
+    };
+}
+
+/// How a reader is handed one kind of file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputRole {
+    /// The file itself: [`Format::read`]'s input.
+    Main,
+    /// A mesh given beside it: [`ReadOptions::mesh`].
+    Mesh,
+    /// A weights file given beside it: [`ReadOptions::weights`].
+    Weights,
+}
+
+/// One kind of file a format reads, and where the project tests it: the malformed-input suite
+/// `testdata/bad/<suite>/` and the fuzz target `<fuzz_target>` (docs/fuzzing.md). A test in the
+/// `skelport` crate fails when a readable format declares no main input, or when a declared suite
+/// or fuzz target is missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct InputKind {
+    /// How the reader gets it.
+    pub role: InputRole,
+    /// The folder of its malformed-input suite under `testdata/bad/`.
+    pub suite: &'static str,
+    /// Its fuzz target's name.
+    pub fuzz_target: &'static str,
+}
+
+/// A file format: a name, how to recognise it, a reader and/or a writer, and what is known about
+/// it (what its files hold, its frame, its extension namespace, its inputs).
 pub trait Format: Sync + Send {
     /// The name used with `--from`/`--to` (e.g. `"gltf"`).
     fn name(&self) -> &'static str;
@@ -184,6 +297,52 @@ pub trait Format: Sync + Send {
     /// is the same.
     fn write_frame(&self) -> Option<crate::Frame> {
         None
+    }
+    /// What this format's files can hold (default: [`Holds::NOTHING`]).
+    fn holds(&self) -> Holds {
+        Holds::NOTHING
+    }
+    /// The kinds of file this format reads (its main file first), with the names of their tests.
+    /// Empty for a format that cannot read.
+    fn inputs(&self) -> &'static [InputKind] {
+        &[]
+    }
+    /// The extension namespace this format owns (`ext["<namespace>"]`), if any. Formats that
+    /// share one (a text and a binary form) name the same namespace.
+    fn namespace(&self) -> Option<&'static str> {
+        None
+    }
+    /// Losses of writing `doc` as `target` judged from facts this format's [`Format::namespace`]
+    /// holds (MPFB placement strategies, AnvilToolkit bone modifiers) or from rules this
+    /// namespace's formats set on what they are given. Called after the writer, once per
+    /// namespace (on its first registered format), so that only the owner reads its namespace
+    /// and writers need not know other formats' facts.
+    fn check_losses(&self, doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
+        let _ = (doc, target, diag);
+    }
+    /// The name this format's own tools give a file of a document called `stem`, when they have
+    /// a convention (MPFB: `rig.<stem>.json`); `None` for `<stem>.<extension>`.
+    fn conventional_name(&self, stem: &str) -> Option<String> {
+        let _ = stem;
+        None
+    }
+    /// Whether [`Format::write`] applies [`WriteOptions::rest_pose`] itself (VRM makes its own
+    /// T-pose); for the other formats the pipeline re-rests the document before writing.
+    fn applies_rest_pose(&self) -> bool {
+        false
+    }
+    /// The reader options that join `output`'s side files back when its main file is read again
+    /// (MPFB: the weights file); the default is none, for formats whose main file names its side
+    /// files itself (glTF's `.bin`).
+    fn read_back(&self, output: &Output) -> ReadOptions {
+        let _ = output;
+        ReadOptions::default()
+    }
+}
+
+impl std::fmt::Debug for dyn Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Format({})", self.name())
     }
 }
 

@@ -32,9 +32,11 @@
 //! * [`skin`] — influence storage and the operations converters share (normalize, limit,
 //!   prune, merge, remap).
 //! * [`proc`] — algorithms several writers share: world transforms, tail inference.
-//! * [`format`] — the [`format::Format`] trait every format crate implements, with options and
+//! * [`format`](mod@format) — the [`format::Format`] trait every format crate implements, with options and
 //!   diagnostics (warnings and the loss report).
 //! * [`irjson`] — `ir-json`, the IR as lossless JSON.
+
+#![forbid(unsafe_code)]
 
 pub mod anchor;
 pub mod document;
@@ -56,7 +58,10 @@ pub mod validate;
 pub use anchor::{Anchor, AnchorStrategy, BoneAnchors};
 pub use document::{Attribute, Bone, BoneId, Document, Faces, Mesh, Normals, Skeleton, Transform, UvSet, Uvs, VertexGroup};
 pub use ext::{Extension, Extensions};
-pub use format::{with_hint, Diagnostic, Diagnostics, Format, FormatError, Input, Output, ReadOptions, Severity, WriteOptions};
+pub use format::{
+    with_hint, Diagnostic, Diagnostics, Format, FormatError, Holds, InMemoryFile, Input, InputKind, InputRole, Output, ReadOptions,
+    Severity, WriteOptions,
+};
 pub use frame::{Axis, Frame, Handedness};
 pub use skin::{Influences, Skin};
 

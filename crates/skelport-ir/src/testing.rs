@@ -10,6 +10,7 @@ use std::path::PathBuf;
 ///
 /// # Panics
 /// When the `CI` environment variable is set and the corpus cannot be found.
+#[allow(clippy::print_stderr, reason = "tells a test run why corpus tests did nothing")]
 pub fn corpus_root() -> Option<PathBuf> {
     let candidates: Vec<PathBuf> = match std::env::var_os("SKELPORT_CORPUS") {
         Some(p) => vec![PathBuf::from(p)],

@@ -15,6 +15,7 @@ fn start() -> Option<Instant> {
 
 /// Mark the end of a phase named `what`.
 #[inline]
+#[allow(clippy::print_stderr, reason = "tracing is printing, asked for with SKELPORT_TRACE")]
 pub fn phase(what: &str) {
     if let Some(t0) = start() {
         eprintln!("[trace] {:8.2} ms  {what}", t0.elapsed().as_secs_f64() * 1000.0);

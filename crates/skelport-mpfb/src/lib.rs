@@ -10,11 +10,15 @@
 //! Frame: Blender's (+Z up, characters face −Y, right-handed), metres after the rig's
 //! `scale_factor` (0.1 for MakeHuman's decimetre base mesh).
 
+#![forbid(unsafe_code)]
+
 pub mod fit;
 pub mod read;
 pub mod write;
 
-use skelport_ir::{Diagnostics, Document, Format, FormatError, Input, Output, ReadOptions, WriteOptions};
+use skelport_ir::{
+    Diagnostics, Document, Format, FormatError, Holds, InMemoryFile, Input, InputKind, InputRole, Output, ReadOptions, WriteOptions,
+};
 
 /// The extension namespace of this format.
 pub const NAMESPACE: &str = "mpfb";
@@ -71,5 +75,55 @@ impl Format for MpfbFormat {
     }
     fn write_frame(&self) -> Option<skelport_ir::Frame> {
         Some(skelport_ir::Frame::BLENDER)
+    }
+    fn holds(&self) -> Holds {
+        // Skins in the weights file beside the rig; no geometry (the base mesh is MakeHuman's);
+        // bones as head, tail and roll, which give the orientation back; no scale.
+        Holds { skins: true, any_skeleton: true, orientations: true, ..Holds::NOTHING }
+    }
+    fn inputs(&self) -> &'static [InputKind] {
+        &[
+            InputKind { role: InputRole::Main, suite: "mpfb", fuzz_target: "mpfb_rig" },
+            InputKind { role: InputRole::Weights, suite: "mpfb-weights", fuzz_target: "mpfb_weights" },
+            InputKind { role: InputRole::Mesh, suite: "obj", fuzz_target: "obj" },
+        ]
+    }
+    fn namespace(&self) -> Option<&'static str> {
+        Some(NAMESPACE)
+    }
+    fn check_losses(&self, doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
+        check_losses(doc, target, diag)
+    }
+    fn conventional_name(&self, stem: &str) -> Option<String> {
+        // MPFB's own naming: rig.<name>.json beside weights.<name>.json.
+        Some(format!("rig.{stem}.json"))
+    }
+    fn read_back(&self, output: &Output) -> ReadOptions {
+        let weights = output.side_files.iter().find(|(name, _)| name.starts_with("weights."));
+        ReadOptions { weights_data: weights.map(|(name, bytes)| InMemoryFile::new(name.clone(), bytes.as_slice())), ..Default::default() }
+    }
+}
+
+/// What writing `doc` as another format loses of MPFB's rig data: placement strategies (anchors)
+/// and the rig's own bone data (constraints, roll strategies) kept under the `mpfb` extension.
+/// A target that keeps extras keeps them for skelport only (a note); any other drops them.
+fn check_losses(doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
+    if target.namespace() == Some(NAMESPACE) {
+        return;
+    }
+    let name = target.name();
+    let n = doc.skeletons.iter().flat_map(|s| &s.bones).filter(|b| b.anchors.is_some() || b.ext.raw(NAMESPACE).is_some()).count();
+    if n > 0 && target.holds().extras {
+        diag.info(
+            "mpfb.extras-only",
+            format!(
+                "{n} bone(s) carry MPFB placement strategies/constraints: kept only as skelport extras in {name}; other tools ignore them"
+            ),
+        );
+    } else if n > 0 {
+        diag.loss(
+            "mpfb.rig-data",
+            format!("{n} bone(s) carry MPFB placement strategies/constraints, which {name} cannot store: dropped (the rig will not refit to other bodies)"),
+        );
     }
 }

@@ -4,10 +4,12 @@ use crate::{MpfbError, NAMESPACE};
 use serde_json::{Map, Value};
 use skelport_ir::proc::{bone_from_head_tail, vec_roll_to_mat3};
 use skelport_ir::{
-    Anchor, AnchorStrategy, Bone, BoneAnchors, BoneId, DMat4, DQuat, DVec3, Diagnostics, Document, Faces, Frame, Influences, Mesh,
-    ReadOptions, Skeleton, Skin, Transform, VertexGroup,
+    Anchor, AnchorStrategy, Bone, BoneAnchors, BoneId, DMat4, DQuat, DVec3, Diagnostics, Document, Faces, Frame, InMemoryFile, Influences,
+    Mesh, ReadOptions, Skeleton, Skin, Transform, VertexGroup,
 };
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::path::Path;
 
 /// The rig's bone map in file order, and the header (every top-level key but `bones`).
 pub struct RawRig {
@@ -140,10 +142,45 @@ pub struct BaseMesh {
     pub groups: HashMap<String, Vec<u32>>,
 }
 
+/// A companion file (the mesh or the weights), given by path or in memory.
+#[derive(Clone, Copy)]
+pub(crate) enum Companion<'a> {
+    Path(&'a Path),
+    Memory(&'a InMemoryFile),
+}
+
+impl<'a> Companion<'a> {
+    /// The one given: in memory when both are.
+    pub(crate) fn of(path: Option<&'a Path>, data: Option<&'a InMemoryFile>) -> Option<Self> {
+        data.map(Companion::Memory).or(path.map(Companion::Path))
+    }
+    /// The name messages use: the path as given, or the in-memory file's name.
+    pub(crate) fn name(&self) -> String {
+        match self {
+            Companion::Path(p) => p.display().to_string(),
+            Companion::Memory(m) => m.name.clone(),
+        }
+    }
+    /// Its bytes (read now when given by path); `what` names it in the error ("mesh").
+    fn bytes(&self, what: &str) -> Result<Cow<'a, [u8]>, MpfbError> {
+        match self {
+            Companion::Path(p) => std::fs::read(p)
+                .map(Cow::Owned)
+                .map_err(|e| MpfbError::File { file: self.name(), message: format!("cannot read the {what}: {e}") }),
+            Companion::Memory(m) => Ok(Cow::Borrowed(&m.bytes)),
+        }
+    }
+}
+
 /// Load an OBJ as MPFB sees it: OBJ (X, Y, Z) → Blender (X, −Z, Y) × `scale`.
-pub fn load_base_mesh(path: &std::path::Path, scale: f64) -> Result<BaseMesh, MpfbError> {
-    let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| MpfbError::File { file: file.clone(), message: format!("cannot read the mesh: {e}") })?;
+pub fn load_base_mesh(path: &Path, scale: f64) -> Result<BaseMesh, MpfbError> {
+    base_mesh(Companion::Path(path), scale)
+}
+
+/// [`load_base_mesh`] of a mesh given by path or in memory.
+pub(crate) fn base_mesh(mesh: Companion<'_>, scale: f64) -> Result<BaseMesh, MpfbError> {
+    let file = mesh.name();
+    let bytes = mesh.bytes("mesh")?;
     let obj = skelport_obj::parse(&bytes, &file)?;
     let positions = obj.positions.iter().map(|p| DVec3::new(p.x, -p.z, p.y) * scale).collect();
     let groups = obj.vertex_groups().into_iter().map(|g| (g.name, g.vertices)).collect();
@@ -261,10 +298,12 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
     let rig_and_mesh = || -> Result<_, MpfbError> {
         let rig = parse_rig(bytes, file)?;
         let scale = rig.header.get("scale_factor").and_then(Value::as_f64).filter(|s| *s > 0.0).unwrap_or(0.1);
-        let mesh = opts.mesh.as_deref().map(|p| Ok::<_, MpfbError>((p, load_base_mesh(p, scale)?))).transpose()?;
+        let mesh = Companion::of(opts.mesh.as_deref(), opts.mesh_data.as_ref())
+            .map(|c| Ok::<_, MpfbError>((c.name(), base_mesh(c, scale)?)))
+            .transpose()?;
         Ok((rig, mesh))
     };
-    let (rig_and_mesh, weights) = match &opts.weights {
+    let (rig_and_mesh, weights) = match Companion::of(opts.weights.as_deref(), opts.weights_data.as_ref()) {
         Some(wp) => {
             let (r, w) = rayon::join(rig_and_mesh, || load_weights(wp));
             (r, Some(w))
@@ -278,8 +317,7 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
                 diag.warn(
                     "mpfb.mesh-topology",
                     format!(
-                        "{}: the mesh has {} vertices but MakeHuman's base mesh has {BASE_VERTEX_COUNT}: the rig's vertex numbers may point at the wrong places; use base.obj or a body exported with the base topology",
-                        p.display(),
+                        "{p}: the mesh has {} vertices but MakeHuman's base mesh has {BASE_VERTEX_COUNT}: the rig's vertex numbers may point at the wrong places; use base.obj or a body exported with the base topology",
                         m.positions.len()
                     ),
                 );
@@ -501,10 +539,9 @@ pub fn read_weights(bytes: &[u8], file: &str, doc: &mut Document, diag: &mut Dia
 }
 
 /// Read and parse a weights file: its name for messages and its typed contents.
-fn load_weights(path: &std::path::Path) -> Result<(String, WeightsFile), MpfbError> {
-    let file = path.display().to_string();
-    let bytes =
-        std::fs::read(path).map_err(|e| MpfbError::File { file: file.clone(), message: format!("cannot read the weights: {e}") })?;
+fn load_weights(weights: Companion<'_>) -> Result<(String, WeightsFile), MpfbError> {
+    let file = weights.name();
+    let bytes = weights.bytes("weights")?;
     let wf = parse_weights(&bytes, &file)?;
     Ok((file, wf))
 }

@@ -2,7 +2,7 @@
 //! floats rounded to 5 decimals.
 
 use crate::fit::StrategyPicker;
-use crate::read::{load_base_mesh, BaseMesh, BASE_VERTEX_COUNT};
+use crate::read::{base_mesh, BaseMesh, Companion, BASE_VERTEX_COUNT};
 use crate::{MpfbError, NAMESPACE};
 use serde_json::{json, Map, Value};
 use skelport_ir::proc::mat3_to_roll;
@@ -102,14 +102,14 @@ fn end_json(anchor: Option<&skelport_ir::Anchor>, pos: DVec3) -> Value {
 
 /// The mesh to pick strategies on, loaded only when a bone needs one.
 fn picker_mesh(opts: &WriteOptions, scale: f64, diag: &mut Diagnostics) -> Result<Option<BaseMesh>, MpfbError> {
-    let Some(p) = &opts.mesh else { return Ok(None) };
-    let m = load_base_mesh(p, scale)?;
+    let Some(p) = Companion::of(opts.mesh.as_deref(), opts.mesh_data.as_ref()) else { return Ok(None) };
+    let m = base_mesh(p, scale)?;
     if m.positions.len() != BASE_VERTEX_COUNT {
         diag.warn(
             "mpfb.mesh-topology",
             format!(
                 "{}: {} vertices, not the base mesh's {BASE_VERTEX_COUNT}: strategies picked on it fit only bodies with its numbering",
-                p.display(),
+                p.name(),
                 m.positions.len()
             ),
         );
@@ -218,7 +218,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
         );
     }
     if lost_strategies > 0 {
-        let why = if opts.mesh.is_some() {
+        let why = if opts.mesh.is_some() || opts.mesh_data.is_some() {
             "no joint cube, vertex or vertex pair of the mesh is close enough"
         } else {
             "they came from another format; give --mesh base.obj to pick strategies"

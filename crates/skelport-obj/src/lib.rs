@@ -7,6 +7,8 @@
 //! Hand-written on purpose: OBJ is line-based and we need only `v`, `f` and `g`, with exact
 //! numbering; general crates (tobj) re-index vertices per material or group.
 
+#![forbid(unsafe_code)]
+
 use skelport_ir::{DVec3, Faces, Mesh, VertexGroup};
 use std::collections::BTreeMap;
 

@@ -1,5 +1,6 @@
 //! Write the golden pictures to `testdata/` (what `cargo xtask regen-fixtures` does once wired):
 //! `cargo run -p skelport-render --example regen_golden`.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 fn main() {
     let root = skelport_ir::testing::workspace_root().join("testdata");
     for (rel, bytes) in skelport_render::golden_fixtures() {

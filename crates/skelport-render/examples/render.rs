@@ -1,6 +1,7 @@
 //! Render an ir-json file (until the CLI's `skelport render` is wired):
 //! `cargo run -p skelport-render --example render -- IN.ir.json OUT.svg|OUT.png [--view all]
 //! [--size 1200] [--labels] [--no-mesh] [--overlay OTHER.ir.json]`.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 use skelport_render::{render_svg, svg_to_png, Overlay, RenderOptions, View};
 
 fn load(path: &str) -> skelport_ir::Document {

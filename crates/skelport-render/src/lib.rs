@@ -18,6 +18,8 @@
 //! Output is deterministic: no hash-map order reaches the output and every number is written
 //! with at most 2 decimals, so golden files can be compared byte for byte.
 
+#![forbid(unsafe_code)]
+
 use skelport_ir::proc::report_skeletons;
 use skelport_ir::{DQuat, DVec3, Document, Frame};
 use std::collections::BTreeMap;

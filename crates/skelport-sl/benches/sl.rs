@@ -3,6 +3,7 @@
 //! core, as the CLI reads it); the `sl-skeleton` reader on the viewer's avatar_skeleton.xml; and
 //! the tokenizer floors beside them (roxmltree's tree, quick-xml's events). All from the corpus.
 //! Names: `<format> read|write <input>`, `<format> floor <tokenizer> <input>`.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 use criterion::{criterion_group, criterion_main, Criterion};
 use skelport_ir::{Diagnostics, Format, Input, ReadOptions, WriteOptions};
 use skelport_sl::{DaeFormat, SlSkeletonFormat};

@@ -1,11 +1,13 @@
 //! A lenient, raw model of a rigged Collada 1.4.1 document: what the SL importer (and skelport's
 //! reader and validator) look at, with the line and column of every element that can be wrong.
 //!
-//! Parsed with roxmltree (a maintained, non-validating XML parser that refuses external entities
-//! and bounds entity expansion). The Collada layer is hand-written because the one Rust Collada
-//! crate (dae-parser) rejects real Linden Lab files and drops `sid`s; it keeps no more than skinning
-//! needs: geometry positions, normals and polygons, skin controllers and the visual scene's node
-//! tree. Nothing here applies SL rules; [`crate::read`] and [`crate::validate`] do.
+//! Parsed into [`crate::xml`]'s element tree, built from quick-xml events (roxmltree judges
+//! well-formedness whenever the fast path cannot, so DTDs, entity bombs and external entities are
+//! refused). The Collada layer is hand-written because the one Rust Collada crate (dae-parser)
+//! rejects real Linden Lab files, stores f32 where the IR is f64 and drops `sid`s
+//! (docs/architecture.md has the figures); it keeps no more than skinning needs: geometry
+//! positions, normals and polygons, skin controllers and the visual scene's node tree. Nothing
+//! here applies SL rules; [`crate::read`] and [`crate::validate`] do.
 
 use crate::error::SlError;
 use crate::xml;
@@ -244,8 +246,8 @@ fn parse_int<T: Int>(t: &str) -> Option<T> {
 /// spellings). Fused because splitting the words first and parsing each again read every byte
 /// twice; a loop per part of a word because one loop with a branch per byte and state flags
 /// cost half as much again. Digits are counted, not significant digits (a word with more than
-/// 15, leading zeros included, takes the slow path), and the sign is a bit, not a branch: 18 %
-/// less time on the numbers of a big file than counting significant digits and branching.
+/// 15, leading zeros included, takes the slow path), and the sign is a bit, not a branch, which
+/// is faster than counting significant digits and branching (docs/performance.md).
 fn floats_into<'t>(text: &'t str, out: &mut Vec<f64>) -> Result<(), (usize, &'t str)> {
     const POW10: [f64; 16] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
     let b = text.as_bytes();
@@ -459,9 +461,8 @@ enum SourceData {
     Names(Vec<String>),
 }
 
-/// Number of text bytes from which geometries and skins are read in parallel. Measured: on the
-/// 1.1 MB Linden body starting threads cost more than they saved (8–10 ms against 11–13 ms
-/// whole process); at 2 MB the two were even; at 25 MB parallel is 1.6× faster.
+/// Number of text bytes from which geometries and skins are read in parallel: below it, starting
+/// threads costs more than it saves (the measurements are in docs/performance.md).
 const PARALLEL_FROM: usize = 4 << 20;
 
 /// `<source>` lookups by URL.

@@ -8,6 +8,8 @@
 //!   `avatar_skeleton.xml`), and [`generate_table`] which produces that table.
 //! * [`validate_sl`]: checks a `.dae` against every importer rule, naming vertex and joint.
 
+#![forbid(unsafe_code)]
+
 pub mod error;
 pub mod skeleton;
 pub mod skelfmt;
@@ -26,7 +28,7 @@ mod xml;
 
 pub use validate::{validate_bytes as validate_sl, Level, Violation};
 
-use skelport_ir::{Diagnostics, Document, Format, FormatError, Input, Output, ReadOptions, WriteOptions};
+use skelport_ir::{Diagnostics, Document, Format, FormatError, Holds, Input, InputKind, InputRole, Output, ReadOptions, WriteOptions};
 
 /// `dae`: Collada 1.4.1 rigged for the Second Life importer.
 pub struct DaeFormat;
@@ -63,5 +65,22 @@ impl Format for DaeFormat {
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         let sl = skeleton_for(opts.sl_skeleton.as_deref())?;
         Ok(Output::single(write::write(doc, opts, &sl, diag)?.into_bytes()))
+    }
+    fn holds(&self) -> Holds {
+        // A skeleton of SL joints is mapped onto SL's own (docs/formats/sl.md); any other is
+        // written as it is.
+        Holds {
+            skins: true,
+            meshes: true,
+            scale: true,
+            normals: true,
+            any_skeleton: true,
+            orientations: true,
+            bind_pose: true,
+            ..Holds::NOTHING
+        }
+    }
+    fn inputs(&self) -> &'static [InputKind] {
+        &[InputKind { role: InputRole::Main, suite: "dae", fuzz_target: "dae" }]
     }
 }

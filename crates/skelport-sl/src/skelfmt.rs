@@ -4,7 +4,8 @@
 use crate::skeleton::{SlJoint, SlSkeleton, Support};
 use serde::{Deserialize, Serialize};
 use skelport_ir::{
-    Bone, BoneId, Diagnostics, Document, Extension, Format, FormatError, Frame, Input, Output, ReadOptions, Skeleton, WriteOptions,
+    Bone, BoneId, Diagnostics, Document, Extension, Format, FormatError, Frame, Holds, Input, InputKind, InputRole, Output, ReadOptions,
+    Skeleton, WriteOptions,
 };
 use std::collections::HashMap;
 
@@ -131,6 +132,16 @@ impl Format for SlSkeletonFormat {
     }
     fn can_write(&self) -> bool {
         false
+    }
+    fn holds(&self) -> Holds {
+        // The one SL skeleton: each bone's rotation and scale.
+        Holds { scale: true, orientations: true, ..Holds::NOTHING }
+    }
+    fn inputs(&self) -> &'static [InputKind] {
+        &[InputKind { role: InputRole::Main, suite: "sl-skeleton", fuzz_target: "sl_skeleton" }]
+    }
+    fn namespace(&self) -> Option<&'static str> {
+        Some(<SlSkeletonBoneExt as Extension>::NAMESPACE)
     }
     fn read(&self, input: Input<'_>, _opts: &ReadOptions, _diag: &mut Diagnostics) -> Result<Document, FormatError> {
         let name = input.display_name();

@@ -30,7 +30,7 @@ pub use error::VrmError;
 pub use humanoid::HumanoidMap;
 pub use write::{human_bones, prepare, Prepared};
 
-use skelport_ir::{Diagnostics, Document, Format, FormatError, Input, Output, ReadOptions, WriteOptions};
+use skelport_ir::{Diagnostics, Document, Format, FormatError, Holds, Input, InputKind, InputRole, Output, ReadOptions, WriteOptions};
 
 /// VRM 1.0 (`.vrm`): a glTF binary with the `VRMC_vrm` extension.
 #[derive(Debug, Clone, Copy, Default)]
@@ -67,6 +67,27 @@ impl Format for VrmFormat {
     }
     fn write_frame(&self) -> Option<skelport_ir::Frame> {
         Some(skelport_ir::Frame::GLTF)
+    }
+    /// A glTF binary underneath, written in a T-pose: rest orientations change (the re-rest is
+    /// reported as a loss) and the skin is re-bound at the new rest; uniform bone scales are
+    /// kept, others moved into children and inverse binds (VRM allows only uniform scale).
+    fn holds(&self) -> Holds {
+        Holds {
+            skins: true,
+            meshes: true,
+            scale: true,
+            normals: true,
+            extras: true,
+            any_skeleton: true,
+            humanoid_only: true,
+            ..Holds::NOTHING
+        }
+    }
+    fn inputs(&self) -> &'static [InputKind] {
+        &[InputKind { role: InputRole::Main, suite: "vrm", fuzz_target: "vrm" }]
+    }
+    fn applies_rest_pose(&self) -> bool {
+        true
     }
 }
 

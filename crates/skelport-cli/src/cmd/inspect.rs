@@ -1,0 +1,85 @@
+//! `skelport inspect`: a readable tree, or the stable JSON report (schemas/inspect.schema.json).
+
+use super::print_diagnostics;
+use crate::flags::InspectArgs;
+use anyhow::Result;
+use skelport::Document;
+use std::fmt::Write;
+use std::process::ExitCode;
+
+/// Run `skelport inspect`.
+pub fn run(a: InspectArgs) -> Result<ExitCode> {
+    let l = skelport::open(&a.file, &a.read.options())?;
+    print_diagnostics(&l.name, &l.diagnostics);
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&skelport::inspect(&l.doc, l.format.name()))?);
+    } else {
+        print!("{}", text(&l.doc, l.format.name(), &l.name));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The readable tree: one line per bone, indented by depth, with head positions (report frame).
+fn text(doc: &Document, format: &str, file: &str) -> String {
+    let r = skelport::inspect(doc, format);
+    let mut s = String::new();
+    let f = doc.frame;
+    let _ = writeln!(
+        s,
+        "{file}: {format}, frame up {} forward {} {}-handed, {} m/unit",
+        axis(f.up),
+        axis(f.forward),
+        if f.handedness == skelport::ir::Handedness::Right { "right" } else { "left" },
+        f.metres_per_unit
+    );
+    for (sk, rsk) in doc.skeletons.iter().zip(&r.skeletons) {
+        let depth = sk.depths();
+        let deform = sk.bones.iter().filter(|b| b.deform).count();
+        let _ = writeln!(
+            s,
+            "skeleton \"{}\": {} bones ({} deform), depth {}",
+            sk.name,
+            sk.bones.len(),
+            deform,
+            depth.iter().max().map_or(0, |d| d + 1)
+        );
+        for (i, b) in rsk.bones.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "  {:indent$}{}  head ({:.4}, {:.4}, {:.4})",
+                "",
+                b.name,
+                b.head[0],
+                b.head[1],
+                b.head[2],
+                indent = depth[i] * 2
+            );
+        }
+    }
+    for (k, m) in doc.meshes.iter().enumerate() {
+        let _ = writeln!(s, "mesh {k} \"{}\": {} vertices, {} faces, {} groups", m.name, m.positions.len(), m.faces.len(), m.groups.len());
+    }
+    for (k, sk) in r.skins.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "skin {k}: {} joints, {} vertices ({} weighted), up to {} influences per vertex",
+            sk.joints.len(),
+            sk.vertex_count,
+            sk.weighted_vertices,
+            sk.max_influences
+        );
+    }
+    s
+}
+
+fn axis(a: skelport::ir::Axis) -> &'static str {
+    use skelport::ir::Axis::*;
+    match a {
+        PosX => "+X",
+        NegX => "-X",
+        PosY => "+Y",
+        NegY => "-Y",
+        PosZ => "+Z",
+        NegZ => "-Z",
+    }
+}

@@ -1,0 +1,50 @@
+//! `skelport validate`: a file against the IR's rules and, with `--target`, a format's or the SL
+//! importer's.
+
+use crate::flags::ValidateArgs;
+use anyhow::Result;
+use serde::Serialize;
+use std::process::ExitCode;
+
+/// The `--json` report.
+#[derive(Serialize)]
+struct ValidateReport {
+    file: String,
+    format: String,
+    target: Option<String>,
+    valid: bool,
+    problems: Vec<skelport::ir::validate::Problem>,
+    warnings: Vec<String>,
+}
+
+/// Run `skelport validate`.
+pub fn run(a: ValidateArgs) -> Result<ExitCode> {
+    let l = skelport::open(&a.file, &a.read.options())?;
+    let name = l.name.clone();
+    let v = skelport::validate(&a.file, &l, a.target.as_deref(), a.read.sl_skeleton.as_deref())?;
+    let valid = v.valid();
+    if a.json {
+        let r = ValidateReport {
+            file: name,
+            format: l.format.name().into(),
+            target: a.target.clone(),
+            valid,
+            problems: v.problems,
+            warnings: v.warnings,
+        };
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        for w in &v.warnings {
+            eprintln!("warning: {name}: {w}");
+        }
+        for p in &v.problems {
+            println!("{name}: {p}");
+        }
+        if valid {
+            println!("{name}: valid ({}{})", l.format.name(), a.target.as_deref().map(|t| format!(", target {t}")).unwrap_or_default());
+        } else {
+            println!("{name}: {} problem(s)", v.problems.len());
+        }
+    }
+    Ok(if valid { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

@@ -1,7 +1,0 @@
-//! binary glTF (.glb): must never panic, hang or allocate without bound. `cargo xtask fuzz glb SECONDS`.
-#![no_main]
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|data: &[u8]| {
-    skelport_cli::fuzzing::run_target("glb", data);
-});

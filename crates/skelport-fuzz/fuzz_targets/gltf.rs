@@ -1,7 +1,0 @@
-//! glTF JSON (.gltf): must never panic, hang or allocate without bound. `cargo xtask fuzz gltf SECONDS`.
-#![no_main]
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|data: &[u8]| {
-    skelport_cli::fuzzing::run_target("gltf", data);
-});

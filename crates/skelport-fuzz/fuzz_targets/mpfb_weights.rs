@@ -1,7 +1,0 @@
-//! MPFB weights JSON joined to the demo rig: must never panic, hang or allocate without bound. `cargo xtask fuzz mpfb_weights SECONDS`.
-#![no_main]
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|data: &[u8]| {
-    skelport_cli::fuzzing::run_target("mpfb_weights", data);
-});

@@ -1,0 +1,383 @@
+//! # skelport — convert character skeletons and skin weights between formats
+//!
+//! The library under the `skelport` command line tool and the Python package: it reads MPFB
+//! (MakeHuman) rigs and weights, AnvilToolkit skeleton XML, G4MF, glTF 2.0, Second Life Collada
+//! and skelport's own `ir-json` into one document model (the IR, [`ir`]), and writes any of them
+//! back, saying what the target could not hold.
+//!
+//! Calling a format's `read` and `write` directly skips what makes a conversion trustworthy; the
+//! functions here run the whole pipeline the CLI runs:
+//!
+//! 1. [`open`] (a file) or [`from_bytes`] (bytes in memory, with the mesh and weights in memory
+//!    too): pick the reader (the name given, else the extension and the content), read, and keep
+//!    what the reader reported.
+//! 2. [`convert`] (or [`Loaded::into_converted`], which spares a copy): rename bones with a
+//!    retarget map, check the document against the IR's rules ([`check`]), write it with the
+//!    target format, judge the losses other formats' facts suffer ([`losses`]), and with
+//!    `strict` refuse any loss. The result holds the output's bytes (the main file and its side
+//!    files) and every diagnostic, as data.
+//! 3. [`Converted::save`]: every file written to a temporary file first, then all renamed into
+//!    place, so an output is never half-replaced.
+//!
+//! Around it: [`formats`] (the registry: the one list of formats, each knowing what its files
+//! hold), [`maps()`] (the built-in retarget maps), [`inspect()`] (the `inspect --json` report),
+//! [`diff()`] (a bone-by-bone comparison) and [`validate()`] (a file against the IR's and a target's
+//! rules).
+//!
+//! ```
+//! use skelport::{ConvertOptions, ReadOptions, Severity};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = tempfile::tempdir()?;
+//! # let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/demo");
+//! # std::fs::copy(demo.join("sample.gltf"), dir.path().join("sample.gltf"))?;
+//! # std::fs::copy(demo.join("sample.bin"), dir.path().join("sample.bin"))?;
+//! # let (input, output) = (dir.path().join("sample.gltf"), dir.path().join("sample.rig.xml"));
+//! // Read a glTF file (the format is told from its name and content) ...
+//! let loaded = skelport::open(&input, &ReadOptions::default())?;
+//! // ... write it as AnvilToolkit XML, which holds no skin: that is reported as a loss ...
+//! let options = ConvertOptions { output: Some(output.clone()), ..Default::default() };
+//! let converted = skelport::convert(&loaded, skelport::format("anvil")?, &options)?;
+//! assert!(converted.diagnostics.of(Severity::Loss).any(|d| d.code == "anvil.geometry"));
+//! // ... and save it (side files too, all or nothing).
+//! converted.save(&output)?;
+//! # assert!(output.exists());
+//! # Ok(())
+//! # }
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod demo;
+pub mod diff;
+mod error;
+pub mod fuzzing;
+pub mod inspect;
+pub mod io;
+pub mod losses;
+pub mod maps;
+pub mod matrix;
+pub mod registry;
+pub mod validate;
+
+pub use diff::diff;
+pub use error::{Error, ErrorCode, Result};
+pub use inspect::inspect;
+pub use validate::validate;
+
+/// The document model every format meets in: [`ir::Document`], its skeletons, skins and meshes.
+pub use skelport_ir as ir;
+pub use skelport_ir::{Diagnostic, Diagnostics, Document, Format, Holds, InMemoryFile, Output, Severity, WriteOptions};
+
+use skelport_ir::{Input, ReadOptions as ReaderOptions};
+use std::path::{Path, PathBuf};
+
+/// Every registered format, in the order `skelport formats` lists them.
+pub fn formats() -> &'static [&'static dyn Format] {
+    registry::formats()
+}
+
+/// The registered format called `name` (`gltf`, `anvil-schema`, …; case does not matter).
+pub fn format(name: &str) -> Result<&'static dyn Format> {
+    registry::by_name(name).ok_or_else(|| {
+        Error::new(ErrorCode::UnknownFormat, None, format!("unknown format '{name}'; known formats: {}", registry::names(|_| true)))
+    })
+}
+
+/// The format called `name`, which must be able to read (`reader`) or write (`!reader`): the
+/// check behind `--from` and `--to`, with a message listing the formats that can.
+pub fn format_for(name: &str, reader: bool) -> Result<&'static dyn Format> {
+    let f = format(name)?;
+    if reader && !f.can_read() {
+        let msg = format!("format '{name}' cannot be read; readable formats: {}", registry::names(|f| f.can_read()));
+        return Err(Error::new(ErrorCode::Unsupported, None, msg));
+    }
+    if !reader && !f.can_write() {
+        let msg = format!("format '{name}' cannot be written; writable formats: {}", registry::names(|f| f.can_write()));
+        return Err(Error::new(ErrorCode::Unsupported, None, msg));
+    }
+    Ok(f)
+}
+
+/// The built-in retarget maps, by name (`skelport maps`).
+pub fn maps() -> Result<Vec<(&'static str, ir::retarget::RetargetMap)>> {
+    maps::BUILT_IN.iter().map(|(name, _)| Ok((*name, maps::load(name).map_err(|e| Error::from_chain(ErrorCode::Map, None, &e))?))).collect()
+}
+
+/// How to read an input.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// The format to read with, by name (`--from`); `None` tells it from the input's name and
+    /// content.
+    pub from: Option<String>,
+    /// What the reader is given: a mesh and weights (by path, or in memory with
+    /// [`InMemoryFile`]), more bone names, another SL skeleton, …
+    pub reader: ReaderOptions,
+}
+
+/// A document read from an input, with the format it was read as and what the reader reported.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The document.
+    pub doc: Document,
+    /// The format it was read as.
+    pub format: &'static dyn Format,
+    /// What the reader reported (warnings, notes).
+    pub diagnostics: Diagnostics,
+    /// The input as messages name it: the path as given, `-` for standard input, or the name an
+    /// in-memory input was given.
+    pub name: String,
+}
+
+impl Loaded {
+    /// A document built in memory (not read from a file), named `name` in messages. It counts
+    /// as read from `ir-json`, the IR's own format.
+    pub fn from_document(doc: Document, name: impl Into<String>) -> Self {
+        Loaded { doc, format: &ir::irjson::IrJsonFormat, diagnostics: Diagnostics::default(), name: name.into() }
+    }
+
+    /// [`convert`] that takes the document: it is changed in place (retargeted, converted to
+    /// the target's frame) instead of copied, which spares a copy of every mesh. The output is
+    /// the same.
+    pub fn into_converted(self, target: &'static dyn Format, opts: &ConvertOptions) -> Result<Converted> {
+        let Loaded { mut doc, format, diagnostics, name } = self;
+        ir::trace::phase("read");
+        let mut diags = diagnostics;
+        if let Err(e) = prepare(&mut doc, &name, target, opts, &mut diags) {
+            return Err(e.with_diagnostics(diags));
+        }
+        if let Err(e) = check(&doc, &name) {
+            return Err(e.with_diagnostics(diags));
+        }
+        ir::trace::phase("validated");
+        // The document is ours and not needed after this: convert it in place when the writer
+        // would convert a copy of it (the same output, without copying every mesh).
+        if let Some(frame) = target.write_frame() {
+            doc.convert_frame(frame);
+        }
+        ir::trace::phase("frame converted");
+        finish(&doc, format, &name, target, opts, diags)
+    }
+}
+
+/// Read the file at `path` (`-` reads standard input). Files of 1 MiB or more are memory-mapped
+/// while they are read ([`io::read_input`]).
+pub fn open(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Loaded> {
+    let path = path.as_ref();
+    let name = path.display().to_string();
+    let bytes = io::read_input(path).map_err(|e| Error::from_chain(ErrorCode::Input, Some(&name), &e))?;
+    ir::trace::phase("input mapped");
+    let shown = if path.as_os_str() == "-" { None } else { Some(path) };
+    let loaded = read(shown, &name, &bytes, opts)?;
+    io::release(bytes);
+    Ok(loaded)
+}
+
+/// Read an input held in memory, called `name` (its extension helps tell the format, and
+/// messages name it). Files it refers to by relative path (a glTF `.bin`) are looked up from the
+/// current directory, as for standard input; a mesh or weights can be given in memory too
+/// ([`InMemoryFile`] in [`ReadOptions::reader`]).
+pub fn from_bytes(name: &str, bytes: &[u8], opts: &ReadOptions) -> Result<Loaded> {
+    read(Some(Path::new(name)), name, bytes, opts)
+}
+
+fn read(path: Option<&Path>, name: &str, bytes: &[u8], opts: &ReadOptions) -> Result<Loaded> {
+    let format = match &opts.from {
+        Some(from) => format_for(from, true)?,
+        None => registry::detect_reader(path, &bytes[..bytes.len().min(8192)]).ok_or_else(|| {
+            let msg = format!(
+                "{name}: cannot tell the format from the extension or the content; name it with --from ({})",
+                registry::names(|f| f.can_read())
+            );
+            Error::new(ErrorCode::Undetected, Some(name), msg)
+        })?,
+    };
+    let mut diagnostics = Diagnostics::default();
+    let doc = format
+        .read(Input { path, bytes }, &opts.reader, &mut diagnostics)
+        .map_err(|e| Error::new(ErrorCode::Read, Some(name), format!("{name}: cannot read as {}: {e}", format.name())))?;
+    Ok(Loaded { doc, format, diagnostics, name: name.to_owned() })
+}
+
+/// How to convert.
+#[derive(Debug, Clone, Default)]
+pub struct ConvertOptions {
+    /// Where the output will be saved, when that is known: it names the side files
+    /// (`model.gltf` → `model.bin`; see [`stem_of`]) and the messages. Without it, side files
+    /// are named after the input.
+    pub output: Option<PathBuf>,
+    /// Rename bones with a retarget map first: a built-in map's name ([`maps()`]) or a map file
+    /// (`--map`). Unmapped bones are dropped (a loss each), their weights merged into the
+    /// nearest mapped ancestor.
+    pub map: Option<String>,
+    /// Refuse any loss (`--strict`): the conversion fails, listing them.
+    pub strict: bool,
+    /// What the writer is given (`--embed`, `--max-influences`, …). An empty `file_stem` is
+    /// taken from `output` (or the input's name).
+    pub write: WriteOptions,
+}
+
+/// A finished conversion: the output's bytes and everything reported on the way.
+#[derive(Debug, Clone)]
+pub struct Converted {
+    /// The format the input was read as.
+    pub from: &'static dyn Format,
+    /// The format written.
+    pub to: &'static dyn Format,
+    /// The main file and its side files (named relative to the main file's folder).
+    pub output: Output,
+    /// What reading, retargeting and writing reported, in that order: warnings, notes and the
+    /// losses (`Severity::Loss`), each with a stable code.
+    pub diagnostics: Diagnostics,
+}
+
+impl Converted {
+    /// Write the output to `path` (side files beside it; `-` writes the main file to standard
+    /// output and refuses side files), all or nothing: every file goes to a temporary file in
+    /// its folder first, then all are renamed into place (side files first, the main file
+    /// last); when any temporary cannot be written, nothing is renamed and the temporaries are
+    /// removed. Returns the paths written.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<Vec<PathBuf>> {
+        let path = path.as_ref();
+        let written =
+            io::write_output(path, &self.output).map_err(|e| Error::from_chain(ErrorCode::Output, Some(&path.display().to_string()), &e));
+        ir::trace::phase("written");
+        written
+    }
+}
+
+/// Convert a read document to `target` (see the [crate docs](crate) for the steps). The document
+/// is copied only when a retarget map changes it; [`Loaded::into_converted`] never copies it.
+pub fn convert(loaded: &Loaded, target: &'static dyn Format, opts: &ConvertOptions) -> Result<Converted> {
+    let name = &loaded.name;
+    let mut diags = loaded.diagnostics.clone();
+    let changed;
+    let doc = if changes_document(target, opts) {
+        let mut doc = loaded.doc.clone();
+        if let Err(e) = prepare(&mut doc, name, target, opts, &mut diags) {
+            return Err(e.with_diagnostics(diags));
+        }
+        changed = doc;
+        &changed
+    } else {
+        &loaded.doc
+    };
+    if let Err(e) = check(doc, name) {
+        return Err(e.with_diagnostics(diags));
+    }
+    finish(doc, loaded.format, name, target, opts, diags)
+}
+
+/// A `--map FILE` that holds a humanoid map (VRM role → bone, a JSON object with `humanoid`)
+/// rather than a retarget map: it is handed to the writer, not applied as a rename.
+fn humanoid_map(opts: &ConvertOptions) -> Option<PathBuf> {
+    let p = Path::new(opts.map.as_deref()?);
+    let bytes = if p.is_file() { std::fs::read(p).ok()? } else { return None };
+    skelport_vrm::HumanoidMap::is_humanoid_map(&bytes).then(|| p.to_path_buf())
+}
+
+/// Whether [`prepare`] changes the document (so [`convert`] must work on a copy).
+fn changes_document(target: &dyn Format, opts: &ConvertOptions) -> bool {
+    opts.map.is_some() || (opts.write.rest_pose == Some(ir::rest::RestPose::TPose) && !target.applies_rest_pose())
+}
+
+/// What happens to a document between reading and checking: the retarget map, then the rest
+/// pose the writer does not make itself (`--rest-pose t-pose`, from the humanoid's roles).
+fn prepare(doc: &mut Document, name: &str, target: &dyn Format, opts: &ConvertOptions, diags: &mut Diagnostics) -> Result<()> {
+    let humanoid = humanoid_map(opts);
+    if let Some(m) = opts.map.as_ref().filter(|_| humanoid.is_none()) {
+        maps::load(m)
+            .and_then(|map| retarget(doc, &map, diags))
+            .map_err(|e| Error::from_chain(ErrorCode::Map, Some(name), &e.context(name.to_owned())))?;
+    }
+    if opts.write.rest_pose == Some(ir::rest::RestPose::TPose) && !target.applies_rest_pose() {
+        skelport_vrm::t_pose(doc, humanoid.as_deref(), diags)
+            .map_err(|e| Error::new(ErrorCode::Write, Some(name), format!("{name}: --rest-pose t-pose: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Write, judge the losses, apply `strict`.
+fn finish(
+    doc: &Document,
+    from: &'static dyn Format,
+    name: &str,
+    target: &'static dyn Format,
+    opts: &ConvertOptions,
+    mut diags: Diagnostics,
+) -> Result<Converted> {
+    let mut write = opts.write.clone();
+    if write.humanoid_map.is_none() {
+        write.humanoid_map = humanoid_map(opts);
+    }
+    if write.file_stem.is_empty() {
+        write.file_stem = stem_of(opts.output.as_deref().unwrap_or(Path::new(name)));
+    }
+    let output = match render(doc, target, &write) {
+        Ok((output, reported)) => {
+            diags.items.extend(reported.items);
+            output
+        }
+        Err(e) => {
+            let to = opts.output.as_ref().map_or_else(|| target.name().to_owned(), |o| o.display().to_string());
+            return Err(Error::from_chain(ErrorCode::Write, Some(name), &e.context(format!("{name} → {to}"))).with_diagnostics(diags));
+        }
+    };
+    ir::trace::phase("rendered");
+    if opts.strict {
+        let losses: Vec<&str> = diags.of(Severity::Loss).map(|d| d.message.as_str()).collect();
+        if !losses.is_empty() {
+            let msg = format!("{name}: --strict: {} loss(es) converting to {}:\n  {}", losses.len(), target.name(), losses.join("\n  "));
+            return Err(Error::new(ErrorCode::Strict, Some(name), msg).with_diagnostics(diags));
+        }
+    }
+    Ok(Converted { from, to: target, output, diagnostics: diags })
+}
+
+/// Check a document against the IR's rules (`skelport_ir::validate`), as every conversion does
+/// between reading and writing; `name` names it in the message, which lists up to 20 problems.
+pub fn check(doc: &Document, name: &str) -> Result<()> {
+    let problems = ir::validate::validate(doc);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = problems.iter().take(20).map(|p| format!("  {p}")).collect();
+    let msg = format!(
+        "{name}: the document breaks {} rule(s):\n{}\nfix them in {name} (each line names the place) and convert again",
+        problems.len(),
+        list.join("\n")
+    );
+    Err(Error::new(ErrorCode::Invalid, Some(name), msg))
+}
+
+/// Apply a retarget map to a document, reporting every dropped bone as a loss.
+pub fn retarget(doc: &mut Document, map: &ir::retarget::RetargetMap, diags: &mut Diagnostics) -> anyhow::Result<()> {
+    let r = ir::retarget::apply(doc, map)?;
+    for (bone, into) in &r.dropped {
+        let msg = match into {
+            Some(t) => format!("bone \"{bone}\" has no counterpart in map {}; its weights merge into \"{t}\"", map.name),
+            None => format!("bone \"{bone}\" has no counterpart in map {} and no mapped ancestor; its weights are dropped", map.name),
+        };
+        diags.loss("retarget.dropped", msg);
+    }
+    Ok(())
+}
+
+/// Write a document with a format, returning the bytes and what the writer reported, followed by
+/// the losses [`losses::check`] judges. No validation and no `strict`: [`convert`] adds those.
+pub fn render(doc: &Document, format: &dyn Format, opts: &WriteOptions) -> anyhow::Result<(Output, Diagnostics)> {
+    let mut diagnostics = Diagnostics::default();
+    let out = format.write(doc, opts, &mut diagnostics).map_err(|e| anyhow::anyhow!("cannot write as {}: {e}", format.name()))?;
+    losses::check(doc, format, &mut diagnostics);
+    Ok((out, diagnostics))
+}
+
+/// The file stem used to name side files: `model` for `out/model.gltf` (and for
+/// `model.ir.json`).
+pub fn stem_of(path: &Path) -> String {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
+    let name = name.strip_suffix(".ir.json").unwrap_or(name);
+    match name.rfind('.') {
+        Some(i) if i > 0 => name[..i].to_string(),
+        _ => name.to_string(),
+    }
+}

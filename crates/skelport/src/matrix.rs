@@ -1,0 +1,310 @@
+//! The conversion matrix: every source document through every writer and back, with the loss
+//! report, the largest bone-head deviation and the pose-test deviation. `cargo xtask matrix`
+//! renders it into docs/conversion-matrix.md; tests assert on the same rows. The targets, and the
+//! chains of the pose test, come from the registry and what each format says it holds.
+
+use crate::{diff, registry, ConvertOptions, Loaded, ReadOptions};
+use serde::Serialize;
+use skelport_ir::{Diagnostics, Document, Format, Input, Severity};
+use std::path::{Path, PathBuf};
+
+/// One source for the matrix.
+pub struct Source {
+    /// What the rows call it.
+    pub label: String,
+    /// The document.
+    pub doc: Document,
+    /// The format it was read as (`None` for the built-in sample).
+    pub format: Option<&'static dyn Format>,
+    /// What it was read with (a mesh, weights): a file of its own format is read back with the
+    /// same mesh.
+    pub read: skelport_ir::ReadOptions,
+}
+
+/// One (source, target) cell.
+#[derive(Debug, Serialize, Clone)]
+pub struct Cell {
+    /// The source's label.
+    pub source: String,
+    /// The target format's name.
+    pub target: String,
+    /// Whether it was written and read back.
+    pub ok: bool,
+    /// Why not.
+    pub error: Option<String>,
+    /// Bones in the source.
+    pub bones_in: usize,
+    /// Bones read back.
+    pub bones_out: usize,
+    /// Largest head distance between the source and the re-read file (metres, report frame),
+    /// over bones matched by name.
+    pub max_head_delta: Option<f64>,
+    /// Largest skinned-vertex distance over the pose test (metres), when both sides have a skin.
+    pub pose_max_deviation: Option<f64>,
+    /// What the target's writer reported it could not hold.
+    pub losses: Vec<String>,
+}
+
+/// Sources: the built-in sample, plus the corpus files (and the AnvilToolkit fixtures under
+/// `testdata/`) that registered readers recognise.
+#[allow(clippy::print_stderr, reason = "the matrix is made by xtask and tests, which show it")]
+pub fn sources(corpus: Option<&Path>) -> Vec<Source> {
+    let mut out = vec![Source { label: "demo sample".into(), doc: crate::demo::sample(), format: None, read: Default::default() }];
+    let mut list: Vec<(&str, PathBuf, skelport_ir::ReadOptions)> = Vec::new();
+    if let Some(c) = corpus {
+        let mpfb = c.join("mpfb");
+        let std_rigs = mpfb.join("rigs/standard");
+        let base = Some(mpfb.join("3dobjs/base.obj"));
+        let with_mesh = skelport_ir::ReadOptions { mesh: base.clone(), ..Default::default() };
+        list.extend([
+            (
+                "MPFB game_engine + weights + base.obj",
+                std_rigs.join("rig.game_engine.json"),
+                skelport_ir::ReadOptions { weights: Some(std_rigs.join("weights.game_engine.json")), ..with_mesh.clone() },
+            ),
+            ("MPFB default + base.obj", std_rigs.join("rig.default.json"), with_mesh),
+            ("glTF Fox.glb", c.join("gltf/Fox/Fox.glb"), Default::default()),
+            ("glTF SimpleSkin.gltf", c.join("gltf/SimpleSkin/SimpleSkin.gltf"), Default::default()),
+            ("SL female_2016_08_05.dae", c.join("sl/linden-lab/female_2016_08_05.dae"), Default::default()),
+        ]);
+    }
+    let ws = skelport_ir::testing::workspace_root();
+    list.push(("AC biped (Standard)", ws.join("testdata/anvil/biped.standard.xml"), Default::default()));
+    list.push(("AC biped (Schema-Based)", ws.join("testdata/anvil/biped.schema.xml"), Default::default()));
+    for (label, path, read) in list {
+        match crate::open(&path, &ReadOptions { from: None, reader: read.clone() }) {
+            Ok(l) => out.push(Source { label: label.into(), doc: l.doc, format: Some(l.format), read }),
+            Err(e) => eprintln!("matrix: skipping {label}: {e}"),
+        }
+    }
+    out
+}
+
+/// Write `doc` as `target` into `dir` and read it back (with the side files the reader needs
+/// joined, and `read`'s mesh when the target is the source's own format): the diagnostics of
+/// writing and the document read back.
+fn through(
+    doc: &Document,
+    target: &'static dyn Format,
+    dir: &Path,
+    read: Option<&skelport_ir::ReadOptions>,
+) -> Result<(Diagnostics, Document), String> {
+    let path = dir.join(format!("m.{}", target.extensions().first().copied().unwrap_or("out")));
+    let loaded = Loaded::from_document(doc.clone(), "matrix source");
+    let opts = ConvertOptions { output: Some(path.clone()), ..Default::default() };
+    let converted = loaded.into_converted(target, &opts).map_err(|e| e.to_string())?;
+    converted.save(&path).map_err(|e| e.to_string())?;
+    let mut opts = target.read_back(&converted.output);
+    if let Some(r) = read {
+        opts.mesh = r.mesh.clone();
+    }
+    let back = target
+        .read(Input { path: Some(&path), bytes: &converted.output.main }, &opts, &mut Diagnostics::default())
+        .map_err(|e| format!("re-read as {}: {e}", target.name()))?;
+    Ok((converted.diagnostics, back))
+}
+
+/// Run one source through one writer and back.
+pub fn cell(src: &Source, target: &'static dyn Format) -> Cell {
+    let bones_in = src.doc.skeletons.iter().map(|s| s.bones.len()).sum();
+    let mut c = Cell {
+        source: src.label.clone(),
+        target: target.name().into(),
+        ok: false,
+        error: None,
+        bones_in,
+        bones_out: 0,
+        max_head_delta: None,
+        pose_max_deviation: None,
+        losses: vec![],
+    };
+    let result = tempfile::tempdir().map_err(|e| e.to_string()).and_then(|dir| through(&src.doc, target, dir.path(), own(src, target)));
+    let (d, back) = match result {
+        Ok(x) => x,
+        Err(e) => {
+            c.error = Some(e);
+            return c;
+        }
+    };
+    c.losses = d.of(Severity::Loss).map(|l| l.message.clone()).collect();
+    c.bones_out = back.skeletons.iter().map(|s| s.bones.len()).sum();
+    let r = diff::diff(&src.doc, &back, diff::Tolerance::default());
+    c.max_head_delta = Some(r.max_head_distance);
+    if !src.doc.skins.is_empty() && !back.skins.is_empty() {
+        if let Ok(p) = diff::pose_test(&src.doc, &back, 5, 7) {
+            c.pose_max_deviation = Some(p.max_deviation);
+        }
+    }
+    c.ok = true;
+    c
+}
+
+/// The options `src` was read with when `target` is its own format.
+fn own<'a>(src: &'a Source, target: &dyn Format) -> Option<&'a skelport_ir::ReadOptions> {
+    src.format.filter(|f| f.name() == target.name()).map(|_| &src.read)
+}
+
+/// Poses per file in the acceptance pose test (the issue's figure).
+pub const POSES: usize = 20;
+/// Largest skinned-vertex (or posed-joint) deviation the acceptance pose test allows, metres.
+pub const POSE_TOLERANCE: f64 = 1e-5;
+
+/// Whether `target` can hold all of `doc` that the pose test compares: its hierarchy and rest
+/// orientations, its bone count, its skins with their meshes, and the pose they are bound in.
+fn expresses(target: &dyn Format, doc: &Document) -> bool {
+    let h = target.holds();
+    let bones = doc.skeletons.iter().map(|s| s.bones.len()).max().unwrap_or(0);
+    target.can_read()
+        && target.can_write()
+        && h.any_skeleton
+        && h.orientations
+        && h.max_bones.is_none_or(|m| bones <= m)
+        && (doc.skins.is_empty() || (h.skins && h.meshes && (h.bind_pose || bound_at_rest(doc))))
+}
+
+/// Whether every skin of `doc` is bound in its skeleton's rest pose.
+fn bound_at_rest(doc: &Document) -> bool {
+    doc.skins.iter().all(|s| {
+        let Some(sk) = doc.skeletons.get(s.skeleton) else { return false };
+        let world = sk.world_matrices();
+        s.joints.iter().zip(&s.inverse_bind).all(|(j, ib)| {
+            let m = world[j.index()] * *ib * s.bind_shape.inverse();
+            m.abs_diff_eq(skelport_ir::DMat4::IDENTITY, 1e-6)
+        })
+    })
+}
+
+/// The chains a source takes in the acceptance test: straight to every other format that
+/// expresses it, and through the first of those that keeps extras back to its own format. (A
+/// chain ends in the format it checks.)
+fn chains(src: &Source) -> Vec<Vec<&'static dyn Format>> {
+    let others: Vec<&'static dyn Format> = registry::formats()
+        .iter()
+        .copied()
+        .filter(|f| src.format.is_none_or(|s| s.name() != f.name()) && expresses(*f, &src.doc))
+        .collect();
+    let mut out: Vec<Vec<&'static dyn Format>> = others.iter().map(|f| vec![*f]).collect();
+    // Back to its own format through one that keeps other formats' facts as extras, so the
+    // return trip can be whole.
+    let hub = others.iter().find(|f| f.holds().extras).or(others.first());
+    if let (Some(own), Some(hub)) = (src.format.filter(|f| f.can_write()), hub) {
+        out.push(vec![*hub, own]);
+    }
+    out
+}
+
+/// One acceptance pose-test row: a source taken through a chain of formats whose targets can
+/// express it, then posed alike with the source and compared.
+#[derive(Debug, Serialize, Clone)]
+pub struct PoseRow {
+    /// The source's label.
+    pub source: String,
+    /// The formats the source went through, e.g. `glb → g4b → glb`.
+    pub path: String,
+    /// The comparison.
+    pub test: Option<diff::PoseTest>,
+    /// Why the chain failed.
+    pub error: Option<String>,
+}
+
+/// Run every source's chains and pose each result against its source ([`POSES`] poses).
+pub fn pose_rows(sources: &[Source]) -> Vec<PoseRow> {
+    let mut rows = Vec::new();
+    for src in sources {
+        for chain in chains(src) {
+            let path = chain.iter().map(|f| f.name()).collect::<Vec<_>>().join(" → ");
+            let mut row = PoseRow { source: src.label.clone(), path, test: None, error: None };
+            let run = || -> Result<diff::PoseTest, String> {
+                let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+                let mut doc = src.doc.clone();
+                for f in &chain {
+                    doc = through(&doc, *f, dir.path(), own(src, *f))?.1;
+                }
+                // A skeleton-only source is compared joint by joint, whatever skin a target
+                // added to mark its joints (glTF's).
+                if src.doc.skins.is_empty() {
+                    doc.skins.clear();
+                }
+                diff::pose_test(&src.doc, &doc, POSES, 11).map_err(|e| format!("{e:#}"))
+            };
+            match run() {
+                Ok(t) => row.test = Some(t),
+                Err(e) => row.error = Some(e),
+            }
+            rows.push(row);
+        }
+    }
+    rows
+}
+
+/// The pose-test table as markdown.
+pub fn pose_markdown(rows: &[PoseRow]) -> String {
+    let mut s = format!(
+        "\n## Proof by skinning\n\nEach source taken through the formats that can express it, then posed alike with the \
+         source ({POSES} random poses: every bone rotated up to 0.6 rad about a random axis, by name) and compared: \
+         linear-blend-skinned vertices of every skin, or posed joint positions for skeleton-only files. The acceptance \
+         bar is {POSE_TOLERANCE:.0e} m (the test `pose_acceptance` asserts it).\n\n| source | path | compared | max Δ (m) |\n|---|---|---|---|\n"
+    );
+    for r in rows {
+        let (what, dev) = match (&r.test, &r.error) {
+            (Some(t), _) if t.vertices > 0 => (format!("{} vertices", t.vertices), fmt_m(Some(t.max_deviation))),
+            (Some(t), _) => (format!("{} joints", t.joints), fmt_m(Some(t.max_deviation))),
+            (None, e) => ("–".into(), format!("**failed**: {}", e.as_deref().unwrap_or("").replace('|', "\\|"))),
+        };
+        s.push_str(&format!("| {} | {} | {what} | {dev} |\n", r.source, r.path));
+    }
+    s
+}
+
+/// Every source × every writer.
+pub fn run(sources: &[Source]) -> Vec<Cell> {
+    let mut cells = Vec::new();
+    for s in sources {
+        for f in registry::formats().iter().filter(|f| f.can_write() && f.can_read()) {
+            cells.push(cell(s, *f));
+        }
+    }
+    cells
+}
+
+fn fmt_m(v: Option<f64>) -> String {
+    v.map(|x| if x == 0.0 { "0".into() } else { format!("{x:.1e}") }).unwrap_or_else(|| "–".into())
+}
+
+/// The matrix as markdown: one table row per cell.
+pub fn markdown(cells: &[Cell]) -> String {
+    let mut s = String::from(
+        "# Conversion matrix\n\nGenerated by `cargo xtask matrix` (the same code runs in the test suite): every source \
+         through every writer, re-read, compared with `skelport diff` (bone heads, report frame) and, where both sides \
+         have a skin, posed with 5 random poses and compared vertex by vertex (linear blend skinning). Losses are what \
+         the target's writer reported it could not hold.\n\n| source | target | result | bones in → out | max head Δ (m) | pose max Δ (m) | losses |\n|---|---|---|---|---|---|---|\n",
+    );
+    for c in cells {
+        let result = if c.ok {
+            "ok".to_string()
+        } else {
+            format!("**failed**: {}", c.error.as_deref().unwrap_or("").replace('\n', " ").replace('|', "\\|"))
+        };
+        let losses = if c.losses.is_empty() {
+            "–".to_string()
+        } else {
+            let mut l: Vec<String> = c.losses.iter().take(3).map(|x| x.replace('|', "\\|")).collect();
+            if c.losses.len() > 3 {
+                l.push(format!("… {} more", c.losses.len() - 3));
+            }
+            format!("{}: {}", c.losses.len(), l.join("; "))
+        };
+        s.push_str(&format!(
+            "| {} | {} | {} | {} → {} | {} | {} | {} |\n",
+            c.source,
+            c.target,
+            result,
+            c.bones_in,
+            c.bones_out,
+            fmt_m(c.max_head_delta),
+            fmt_m(c.pose_max_deviation),
+            losses
+        ));
+    }
+    s
+}

@@ -1,0 +1,97 @@
+//! The library as the CLI and the Python package use it: inputs in memory give what the same
+//! files on disk give (mesh and weights included), errors carry a stable code, the file and the
+//! diagnostics reported before them, and a conversion in memory is the bytes `save` writes.
+
+use skelport::ir::{irjson, InMemoryFile};
+use skelport::{ConvertOptions, ErrorCode, ReadOptions, Severity};
+use std::path::Path;
+
+fn ir(doc: &skelport::Document) -> Vec<u8> {
+    irjson::to_vec(doc)
+}
+
+/// Read `rig` with `mesh` and `weights` by path, and all three from memory.
+fn both_ways(rig: &Path, mesh: Option<&Path>, weights: Option<&Path>) -> (Vec<u8>, Vec<u8>) {
+    let by_path = ReadOptions {
+        from: None,
+        reader: skelport::ir::ReadOptions {
+            mesh: mesh.map(Path::to_path_buf),
+            weights: weights.map(Path::to_path_buf),
+            ..Default::default()
+        },
+    };
+    let a = skelport::open(rig, &by_path).unwrap();
+    let mem = |p: &Path| InMemoryFile::new(p.display().to_string(), std::fs::read(p).unwrap());
+    let in_memory = ReadOptions {
+        from: None,
+        reader: skelport::ir::ReadOptions { mesh_data: mesh.map(mem), weights_data: weights.map(mem), ..Default::default() },
+    };
+    let b = skelport::from_bytes(&rig.display().to_string(), &std::fs::read(rig).unwrap(), &in_memory).unwrap();
+    assert_eq!(a.format.name(), b.format.name());
+    assert_eq!(a.diagnostics.items, b.diagnostics.items);
+    (ir(&a.doc), ir(&b.doc))
+}
+
+#[test]
+fn a_rig_with_its_weights_in_memory_reads_as_from_files() {
+    let demo = skelport::ir::testing::workspace_root().join("testdata/demo");
+    let (a, b) = both_ways(&demo.join("rig.sample.json"), None, Some(&demo.join("weights.sample.json")));
+    assert!(a == b, "in memory differs from files");
+    let skinned = skelport::from_bytes("rig.json", &std::fs::read(demo.join("rig.sample.json")).unwrap(), &ReadOptions::default()).unwrap();
+    assert!(skinned.doc.skins.is_empty(), "no weights given, no skin");
+}
+
+#[test]
+fn a_makehuman_rig_on_its_base_mesh_in_memory_reads_as_from_files() {
+    let Some(c) = skelport::ir::testing::corpus_root() else { return };
+    let rigs = c.join("mpfb/rigs/standard");
+    let (a, b) =
+        both_ways(&rigs.join("rig.game_engine.json"), Some(&c.join("mpfb/3dobjs/base.obj")), Some(&rigs.join("weights.game_engine.json")));
+    assert!(a == b, "in memory differs from files");
+}
+
+#[test]
+fn a_conversion_in_memory_is_what_save_writes() {
+    let demo = skelport::ir::testing::workspace_root().join("testdata/demo");
+    let loaded = skelport::open(demo.join("sample.glb"), &ReadOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.gltf");
+    let opts = ConvertOptions { output: Some(out.clone()), ..Default::default() };
+    let borrowed = skelport::convert(&loaded, skelport::format("gltf").unwrap(), &opts).unwrap();
+    let owned = loaded.clone().into_converted(skelport::format("gltf").unwrap(), &opts).unwrap();
+    assert!(borrowed.output.main == owned.output.main && borrowed.output.side_files == owned.output.side_files);
+    assert_eq!(borrowed.output.side_files[0].0, "x.bin");
+    let written = borrowed.save(&out).unwrap();
+    assert_eq!(written, vec![dir.path().join("x.bin"), out.clone()]);
+    assert_eq!(std::fs::read(&out).unwrap(), borrowed.output.main);
+}
+
+#[test]
+fn errors_carry_a_code_the_file_and_what_was_reported_before() {
+    let e = skelport::format("fbx").unwrap_err();
+    assert_eq!(e.code(), ErrorCode::UnknownFormat);
+    assert_eq!(e.code().as_str(), "format.unknown");
+    let e = skelport::format_for("sl-skeleton", false).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Unsupported);
+    let e = skelport::from_bytes("broken.gltf", b"{\"asset\": {\"version\": \"2.0\"}, \"nodes\": [", &ReadOptions::default()).unwrap_err();
+    assert_eq!((e.code(), e.file()), (ErrorCode::Read, Some("broken.gltf")));
+    assert!(e.message().starts_with("broken.gltf: cannot read as gltf: "), "{e}");
+    let e = skelport::from_bytes("noise.bin", b"\x00\x01", &ReadOptions::default()).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Undetected);
+    // --strict: the losses that made it fail come with the error.
+    let demo = skelport::ir::testing::workspace_root().join("testdata/demo");
+    let loaded = skelport::open(demo.join("sample.glb"), &ReadOptions::default()).unwrap();
+    let strict = ConvertOptions { strict: true, ..Default::default() };
+    let e = skelport::convert(&loaded, skelport::format("anvil").unwrap(), &strict).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Strict);
+    assert!(e.diagnostics().of(Severity::Loss).any(|d| d.code == "anvil.geometry"), "{:?}", e.diagnostics());
+    // An unknown map: its code, and the reader's diagnostics kept.
+    let e = skelport::convert(
+        &loaded,
+        skelport::format("glb").unwrap(),
+        &ConvertOptions { map: Some("no-such-map".into()), ..Default::default() },
+    )
+    .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Map);
+    assert!(e.message().contains("no built-in map has that name"), "{e}");
+}
