@@ -5,6 +5,8 @@
 //! them), the upper arms are horizontal, the humanoid reads back to the bones written, and the
 //! T-posed file deforms like the A-pose source posed into the same world-space poses.
 
+#![allow(clippy::print_stderr, reason = "the test reports what it measured, as the #[test] functions may")]
+
 use serde_json::Value;
 use skelport::diff::pose_test;
 use skelport_ir::pose::{deform_all, random_pose};
