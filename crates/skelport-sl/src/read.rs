@@ -78,8 +78,9 @@ pub fn file_frame(up: Option<UpAxis>, meter: Option<f64>) -> Frame {
 pub fn to_document(mut dae: Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostics) -> Result<Document, SlError> {
     let skin_names: Vec<&str> = dae.controllers.iter().flat_map(|c| c.joints.iter().map(String::as_str)).collect();
     let sl_rig = if dae.controllers.is_empty() {
+        // No skin: the viewer's own mRoot and mScreen count (a skeleton-only file may hold them).
         let joints: Vec<&collada::Node> = dae.nodes.iter().filter(|n| n.joint).collect();
-        !joints.is_empty() && joints.iter().all(|n| n.label().is_some_and(|l| sl.resolve(l).is_some()))
+        !joints.is_empty() && joints.iter().all(|n| n.label().is_some_and(|l| sl.joint(l).is_some()))
     } else {
         !skin_names.is_empty() && skin_names.iter().all(|n| sl.resolve(n).is_some())
     };
@@ -320,7 +321,7 @@ fn sl_document(dae: &mut Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostic
         if !n.controllers.is_empty() || !n.geometries.is_empty() {
             continue;
         }
-        if let Some(j) = n.label().and_then(|l| sl.resolve(l)) {
+        if let Some(j) = n.label().and_then(|l| sl.joint(l)) {
             scene.entry(j).or_insert(i);
         }
     }
@@ -339,7 +340,7 @@ fn sl_document(dae: &mut Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostic
     }
     for (i, n) in dae.nodes.iter().enumerate() {
         if let Some(l) = n.label() {
-            if let Some(j) = sl.resolve(l) {
+            if let Some(j) = sl.joint(l) {
                 if scene.get(&j) == Some(&i) && sl.name(j) != l {
                     renamed.insert((l.to_string(), sl.name(j)));
                 }
@@ -374,7 +375,7 @@ fn sl_document(dae: &mut Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostic
         let t = match scene.get(&j).and_then(|&i| dae.nodes[i].importer_translation.map(|t| (i, t))) {
             // A joint whose parent node is no joint is placed in the file's frame: turn it.
             Some((i, t)) => match (&turn, dae.nodes[i].parent) {
-                (Some(m), p) if p.is_none_or(|p| dae.nodes[p].label().is_none_or(|l| sl.resolve(l).is_none())) => m.direction(t),
+                (Some(m), p) if p.is_none_or(|p| dae.nodes[p].label().is_none_or(|l| sl.joint(l).is_none())) => m.direction(t),
                 _ => t,
             },
             None => {

@@ -140,7 +140,7 @@ pub fn validate(dae: &Dae, file: &str, sl: &SlSkeleton) -> Vec<Violation> {
                     Level::Error,
                     "UnrecognizedJoint",
                     format!("{jat}, joint \"{n}\""),
-                    format!("\"{n}\" is not an SL joint name (bones, aliases, collision volumes, attachment points, mRoot, mScreen; case-sensitive): the skin weights cannot be uploaded"),
+                    format!("\"{n}\" is not an SL joint name (bones, aliases, collision volumes, attachment points; case-sensitive; not mRoot or mScreen): the skin weights cannot be uploaded"),
                 );
             }
         }

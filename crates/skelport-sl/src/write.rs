@@ -127,7 +127,8 @@ fn sl_rig(doc: &Document, sl: &SlSkeleton, opts: &WriteOptions, diag: &mut Diagn
     let mut bone_of: HashMap<SlJoint, BoneId> = HashMap::new();
     let mut dropped = Vec::new();
     for (i, b) in sk.bones.iter().enumerate() {
-        match sl.resolve(&b.name) {
+        // mRoot and mScreen are the viewer's joints too (attachment points hang from them).
+        match sl.joint(&b.name) {
             Some(j) => {
                 if let Some(prev) = bone_of.insert(j, BoneId(i as u32)) {
                     return Err(SlError::write(format!(
@@ -326,15 +327,20 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
     let sl_names = match doc.skeletons.first() {
         None => false,
         Some(sk) => {
-            let names: Vec<&str> = if skinned.is_empty() {
-                sk.bones.iter().map(|b| b.name.as_str()).collect()
+            // Skin joints must be legal skin-joint names (mRoot and mScreen are not); a skeleton
+            // alone may hold the viewer's own joints.
+            let (names, legal): (Vec<&str>, fn(&SlSkeleton, &str) -> bool) = if skinned.is_empty() {
+                (sk.bones.iter().map(|b| b.name.as_str()).collect(), |sl, n| sl.joint(n).is_some())
             } else {
-                skinned
-                    .iter()
-                    .flat_map(|&i| doc.skins[i].joints.iter().filter_map(|b| sk.bones.get(b.index())).map(|b| b.name.as_str()))
-                    .collect()
+                (
+                    skinned
+                        .iter()
+                        .flat_map(|&i| doc.skins[i].joints.iter().filter_map(|b| sk.bones.get(b.index())).map(|b| b.name.as_str()))
+                        .collect(),
+                    |sl, n| sl.resolve(n).is_some(),
+                )
             };
-            not_sl = names.iter().copied().filter(|n| sl.resolve(n).is_none()).collect();
+            not_sl = names.iter().copied().filter(|n| !legal(sl, n)).collect();
             not_sl.dedup();
             !names.is_empty() && not_sl.is_empty()
         }

@@ -330,3 +330,24 @@ fn malformed_files_fail_with_a_place() {
         assert!(e.contains(want), "{text}: {e}");
     }
 }
+
+/// The importer's joint map holds 407 names; mRoot and mScreen (which the viewer creates in code)
+/// are not among them, so a skin weighted to one loses its weights in the importer
+/// (LLModelLoader::determineRigLegacyFlags: "UnrecognizedJoint").
+#[test]
+fn a_skin_joint_named_mroot_is_not_an_sl_joint() {
+    let sl = SlSkeleton::builtin();
+    let good = sl_doc(&["mPelvis", "mTorso"], vec![vec![(0, 1.0)], vec![(1, 1.0)], vec![(0, 1.0)]]);
+    let (out, _) = write(&good, &WriteOptions::default());
+    let text = String::from_utf8(out).unwrap();
+    for n in ["mRoot", "mScreen"] {
+        let bad = text.replace(">mPelvis mTorso</Name_array>", &format!(">mPelvis {n}</Name_array>"));
+        let found: Vec<_> = validate_sl(bad.as_bytes(), "bad.dae", sl).into_iter().filter(|v| v.level == Level::Error).collect();
+        assert_eq!(found.iter().map(|v| v.rule).collect::<Vec<_>>(), ["UnrecognizedJoint"], "{n}");
+        assert!(found[0].location.contains(n), "{:?}", found[0]);
+        // Written from the IR: not an SL rig (the loss says so), not silently an SL upload.
+        let d = sl_doc(&["mPelvis", n], vec![vec![(0, 1.0)], vec![(1, 1.0)], vec![(0, 1.0)]]);
+        let (_, diag) = write(&d, &WriteOptions::default());
+        assert!(diag.of(Severity::Loss).any(|l| l.code == "dae-not-sl" && l.message.contains(n)), "{n}: {diag:?}");
+    }
+}
