@@ -110,9 +110,14 @@ struct ConvertArgs {
     /// Keep at most N influences per vertex (largest kept, renormalized)
     #[arg(long, value_name = "N")]
     max_influences: Option<usize>,
-    /// Write the source's joint positions instead of the target skeleton's defaults (SL)
+    /// Accepted for old scripts; does nothing: the source's joint positions are kept by default
+    /// (see --default-joints)
     #[arg(long)]
     joint_positions: bool,
+    /// Put the joints at the target skeleton's default positions instead of the source's (SL:
+    /// the SL default `pos`; the mesh stays bound where the source had it)
+    #[arg(long, alias = "sl-default-joints")]
+    default_joints: bool,
     /// Repair what can be repaired instead of refusing (e.g. bind unweighted vertices)
     #[arg(long)]
     fix: bool,
@@ -326,7 +331,7 @@ fn write_options(a: &ConvertArgs, out: &Path) -> WriteOptions {
         embed: a.embed,
         compress: a.compress,
         max_influences: a.max_influences,
-        joint_positions: a.joint_positions,
+        default_joints: a.default_joints,
         fix: a.fix,
         bone_limit: a.limit,
         keep_helpers: a.read.keep_helpers,

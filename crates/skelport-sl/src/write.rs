@@ -5,8 +5,8 @@
 //! `<matrix sid="transform">`, the SL skeleton's hierarchy whatever the source's was (missing
 //! ancestors added at their default positions), `<skeleton>#mPelvis</skeleton>`, and skins within
 //! the importer's rules (≤ 110 joints, ≤ 4 influences of at least 0.001, every vertex weighted).
-//! Joints sit at the SL default `pos` unless `--joint-positions` asks for the source's locations;
-//! the inverse bind matrices carry the source's bind pose with the source bone rotations folded in
+//! Joints sit at the source's positions (`--default-joints`: at the SL default `pos`); the
+//! inverse bind matrices carry the source's bind pose with the source bone rotations folded in
 //! (SL joints are axis-aligned at rest), so the mesh binds exactly where the source had it.
 //!
 //! Anything else is written as **generic Collada** (the IR's hierarchy and rest transforms) with a
@@ -34,6 +34,10 @@ struct Rig {
     /// SL rigs: each joint's default rotation and scale (identity for bones).
     rs: Vec<DMat4>,
     sl: bool,
+    /// SL rigs: per IR bone, how far the avatar's default joint is from the source's joint
+    /// (avatar space): what a vertex bound to it moves by when the upload leaves the joints
+    /// at the defaults. Zero for bones that are not SL joints.
+    offset: Vec<DVec3>,
 }
 
 fn esc(s: &str) -> String {
@@ -170,22 +174,19 @@ fn sl_rig(doc: &Document, sl: &SlSkeleton, opts: &WriteOptions, diag: &mut Diagn
     let mut index: HashMap<SlJoint, usize> = HashMap::new();
     let mut file_world: Vec<DVec3> = Vec::with_capacity(order.len());
     let mut joints = Vec::with_capacity(order.len());
-    let mut worst = (0.0f64, String::new());
     let mut world_rs = Vec::with_capacity(order.len());
+    let mut offset = vec![DVec3::ZERO; sk.bones.len()];
     for &j in &order {
         let parent = sl.parent(j).and_then(|p| index.get(&p).copied());
         let parent_world = parent.map(|p| file_world[p]).unwrap_or(DVec3::ZERO);
         let default = sl.default_pos(j);
         let src = bone_of.get(&j).map(|b| world[b.index()].w_axis.truncate());
         let local = match src {
-            Some(w) if opts.joint_positions => w - parent_world,
+            Some(w) if !opts.default_joints => w - parent_world,
             _ => default,
         };
-        if let Some(w) = src {
-            let d = (w - (parent_world + default)).length();
-            if !opts.joint_positions && d > worst.0 {
-                worst = (d, sl.name(j));
-            }
+        if let Some(b) = bone_of.get(&j) {
+            offset[b.index()] = sl.default_world_pos(j) - world[b.index()].w_axis.truncate();
         }
         index.insert(j, joints.len());
         file_world.push(parent_world + local);
@@ -195,17 +196,8 @@ fn sl_rig(doc: &Document, sl: &SlSkeleton, opts: &WriteOptions, diag: &mut Diagn
         world_rs.push(rs);
         joints.push(SceneJoint { id: name.clone(), name, parent, local: DMat4::from_translation(local) * rs });
     }
-    if worst.0 > crate::skeleton::JOINT_OFFSET_THRESHOLD {
-        diag.loss(
-            "dae-joint-positions",
-            format!(
-                "joints written at the SL default positions; the source's differ by up to {:.4} m ({}): pass --joint-positions to keep them",
-                worst.0, worst.1
-            ),
-        );
-    }
     let of_bone = joint_of.iter().map(|j| j.and_then(|j| index.get(&j).copied())).collect();
-    Ok(Rig { joints, of_bone, rs: world_rs, sl: true })
+    Ok(Rig { joints, of_bone, rs: world_rs, sl: true, offset })
 }
 
 fn generic_rig(doc: &Document, taken: &mut HashSet<String>) -> Rig {
@@ -220,7 +212,56 @@ fn generic_rig(doc: &Document, taken: &mut HashSet<String>) -> Rig {
             local: b.rest.matrix(),
         })
         .collect();
-    Rig { joints, of_bone: (0..sk.bones.len()).map(Some).collect(), rs: Vec::new(), sl: false }
+    Rig { joints, of_bone: (0..sk.bones.len()).map(Some).collect(), rs: Vec::new(), sl: false, offset: Vec::new() }
+}
+
+/// The farthest a skinned vertex gets from where the source binds it when the avatar's joints
+/// sit at the SL defaults: each vertex moves by the weighted sum of its joints' offsets
+/// (bind = W_sl⁻¹·J·IB, so the default joint D gives D·W_sl⁻¹ = a pure translation by the
+/// offset: SL joints have the same rest rotation at both places). `(distance, vertex)`.
+fn worst_vertex(inf: &Influences, slots: &[DVec3]) -> (f64, usize) {
+    let mut worst = (0.0f64, 0usize);
+    for v in 0..inf.vertex_count() {
+        let d: DVec3 = inf.vertex(v).map(|(s, w)| slots.get(s as usize).copied().unwrap_or(DVec3::ZERO) * w).sum();
+        if d.length() > worst.0 {
+            worst = (d.length(), v);
+        }
+    }
+    worst
+}
+
+/// What the user sees in the SL upload of a rig whose joints are `joints_far` (metres, joint)
+/// from the SL defaults and whose vertices move by up to `vertex_far` (metres, vertex, mesh)
+/// when the upload leaves the joints at the defaults: a note when the file keeps the source's
+/// joints, a loss when `--default-joints` put them at the defaults.
+fn joint_positions_note(opts: &WriteOptions, joints_far: (f64, String), vertex_far: Option<(f64, usize, String)>, diag: &mut Diagnostics) {
+    if joints_far.0 <= crate::skeleton::JOINT_OFFSET_THRESHOLD {
+        return;
+    }
+    let mm = |m: f64| format!("{:.1} mm", m * 1000.0);
+    let moved = match &vertex_far {
+        Some((d, v, mesh)) => format!("vertices move up to {} (vertex {v} of mesh \"{mesh}\")", mm(*d)),
+        None => "the joints sit at the defaults".into(),
+    };
+    if opts.default_joints {
+        diag.loss(
+            "dae-joint-positions",
+            format!(
+                "joints written at the SL default positions (--default-joints); the source's are up to {} away ({}): uploaded with or without \"Include joint positions\", the mesh is bound to the avatar's default joints and {moved}; convert without --default-joints to keep the source's joints",
+                mm(joints_far.0),
+                joints_far.1
+            ),
+        );
+    } else {
+        diag.info(
+            "dae-joint-positions",
+            format!(
+                "joints kept at the source's positions, up to {} from the SL defaults ({}): uploaded with \"Include joint positions\" ticked, the avatar takes these joints and the mesh rests as in the source; unticked, the mesh is bound to the avatar's default joints and {moved}",
+                mm(joints_far.0),
+                joints_far.1
+            ),
+        );
+    }
 }
 
 /// Give unweighted vertices the influences of the nearest weighted vertex.
@@ -359,7 +400,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
         }
     }
     let rig = if doc.skeletons.is_empty() {
-        Rig { joints: Vec::new(), of_bone: Vec::new(), rs: Vec::new(), sl: false }
+        Rig { joints: Vec::new(), of_bone: Vec::new(), rs: Vec::new(), sl: false, offset: Vec::new() }
     } else if sl_names {
         let r = sl_rig(&doc, sl, opts, diag)?;
         for j in &r.joints {
@@ -406,6 +447,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
     }
     // Controllers.
     let mut ctl_ids: Vec<(usize, String)> = Vec::new();
+    let mut vertex_far: Option<(f64, usize, String)> = None;
     if !skinned.is_empty() {
         o.push_str("  <library_controllers>\n");
         let world = doc.skeletons[0].world_matrices();
@@ -423,6 +465,13 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
                 )));
             }
             let mut inf = if rig.sl { sl_influences(skin, mesh, opts, diag)? } else { generic_influences(skin, opts, diag) };
+            if rig.sl {
+                let slots: Vec<DVec3> = skin.joints.iter().map(|b| rig.offset.get(b.index()).copied().unwrap_or(DVec3::ZERO)).collect();
+                let (d, v) = worst_vertex(&inf, &slots);
+                if vertex_far.as_ref().is_none_or(|w| d > w.0) {
+                    vertex_far = Some((d, v, mesh.name.clone()));
+                }
+            }
             // Joint list: names and inverse binds.
             let mut joints: Vec<(String, DMat4)> = Vec::with_capacity(skin.joints.len());
             for (k, b) in skin.joints.iter().enumerate() {
@@ -464,6 +513,15 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
             ctl_ids.push((si, c));
         }
         o.push_str("  </library_controllers>\n");
+    }
+    if rig.sl {
+        let bones = &doc.skeletons[0].bones;
+        let far =
+            rig.offset
+                .iter()
+                .zip(bones)
+                .fold((0.0f64, String::new()), |w, (o, b)| if o.length() > w.0 { (o.length(), b.name.clone()) } else { w });
+        joint_positions_note(opts, far, vertex_far, diag);
     }
     // The scene.
     o.push_str("  <library_visual_scenes>\n    <visual_scene id=\"Scene\" name=\"Scene\">\n");

@@ -115,7 +115,7 @@ fn assert_round_trip(f: &str, opts: &WriteOptions) {
     let names = |s: &Skeleton| s.bones.iter().map(|b| b.name.clone()).collect::<Vec<_>>();
     assert_eq!(names(sa), names(sb), "{f}");
     for (x, y) in sa.bones.iter().zip(&sb.bones) {
-        let want = if opts.joint_positions {
+        let want = if !opts.default_joints {
             x.rest.translation
         } else {
             SlSkeleton::builtin().default_pos(SlSkeleton::builtin().resolve(&x.name).unwrap())
@@ -156,13 +156,14 @@ fn assert_round_trip(f: &str, opts: &WriteOptions) {
 #[test]
 fn female_round_trip_keeps_joints_inverse_binds_and_influences() {
     assert_round_trip("linden-lab/female_2016_08_05.dae", &WriteOptions::default());
-    assert_round_trip("linden-lab/female_2016_08_05.dae", &WriteOptions { joint_positions: true, ..Default::default() });
+    assert_round_trip("linden-lab/female_2016_08_05.dae", &WriteOptions { default_joints: true, ..Default::default() });
 }
 
 #[test]
 fn other_corpus_files_round_trip() {
     for f in ["linden-lab/Little_Bear_90.dae", "ruth2/Ruth2v4Eyelashes.dae", "linden-lab/Skeleton.Male.dae"] {
-        assert_round_trip(f, &WriteOptions { joint_positions: true, ..Default::default() });
+        assert_round_trip(f, &WriteOptions::default());
+        assert_round_trip(f, &WriteOptions { default_joints: true, ..Default::default() });
     }
 }
 
@@ -263,7 +264,7 @@ fn rotated_source_bones_fold_into_inverse_binds() {
     let world = d.skeletons[0].world_matrices();
     d.skins[0].inverse_bind = world.iter().map(|m| m.inverse()).collect();
     let before = skelport_ir::pose::deform(&d, 0, &Default::default());
-    let (out, _) = write(&d, &WriteOptions { joint_positions: true, ..Default::default() });
+    let (out, _) = write(&d, &WriteOptions::default());
     let (back, _) = read(&out);
     assert!(back.skeletons[0].bones.iter().all(|b| b.rest.rotation == DQuat::IDENTITY));
     let after = skelport_ir::pose::deform(&back, 0, &Default::default());
@@ -350,4 +351,46 @@ fn a_skin_joint_named_mroot_is_not_an_sl_joint() {
         let (_, diag) = write(&d, &WriteOptions::default());
         assert!(diag.of(Severity::Loss).any(|l| l.code == "dae-not-sl" && l.message.contains(n)), "{n}: {diag:?}");
     }
+}
+
+/// Joint positions are kept by default: Linden's Little_Bear (joints up to 0.88 m from the SL
+/// defaults) written to .dae and read back has every joint where the source had it (1e-6 m), and
+/// the note says what each upload setting shows. With --default-joints the joints sit at the
+/// defaults and the loss names how far the vertices move, which deforming the written file at
+/// rest (joints at the defaults, as the importer then places them) confirms.
+#[test]
+fn joint_positions_are_kept_by_default_and_the_upload_settings_are_explained() {
+    let Some((_, bytes)) = corpus("linden-lab/Little_Bear_90.dae") else { return };
+    let (src, _) = read(&bytes);
+    let (out, diag) = write(&src, &WriteOptions::default());
+    let (back, _) = read(&out);
+    let worst = src.skeletons[0]
+        .bones
+        .iter()
+        .zip(&back.skeletons[0].bones)
+        .map(|(a, b)| {
+            assert_eq!(a.name, b.name);
+            (a.rest.translation - b.rest.translation).length()
+        })
+        .fold(0.0, f64::max);
+    assert!(worst < 1e-6, "joints moved by {worst} m");
+    let note = diag.items.iter().find(|d| d.code == "dae-joint-positions").expect("a joint-positions note");
+    assert_eq!(note.severity, Severity::Info, "nothing is lost: {note:?}");
+    assert!(note.message.contains("\"Include joint positions\" ticked") && note.message.contains("unticked"), "{}", note.message);
+    assert!(!diag.items.iter().any(|d| d.severity == Severity::Loss), "{diag:?}");
+
+    let (out, diag) = write(&src, &WriteOptions { default_joints: true, ..Default::default() });
+    let loss = diag.of(Severity::Loss).find(|d| d.code == "dae-joint-positions").expect("a joint-positions loss");
+    let (back, _) = read(&out);
+    let sl = SlSkeleton::builtin();
+    for b in &back.skeletons[0].bones {
+        assert!((b.rest.translation - sl.default_pos(sl.resolve(&b.name).unwrap())).length() < 1e-9, "{}", b.name);
+    }
+    // The mesh as the importer binds it to the default joints, against the source at rest.
+    let rest_src = skelport_ir::pose::deform(&src, 0, &Default::default());
+    let rest_back = skelport_ir::pose::deform(&back, 0, &Default::default());
+    let moved = rest_src.iter().zip(&rest_back).map(|(a, b)| (*a - *b).length()).fold(0.0, f64::max);
+    assert!(moved > 0.1, "the bear's mesh moves a lot at the default joints: {moved}");
+    let said = format!("vertices move up to {:.1} mm", moved * 1000.0);
+    assert!(loss.message.contains(&said), "{said} in {}", loss.message);
 }

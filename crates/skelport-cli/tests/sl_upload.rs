@@ -1,0 +1,46 @@
+//! Second Life (issue 23): what skelport writes is what the viewer's importer reads, and Linden's
+//! own files pass `validate --target sl`.
+
+use skelport_ir::ReadOptions;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn skelport(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_skelport")).args(args).output().expect("run skelport")
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn linden(name: &str) -> Option<PathBuf> {
+    Some(skelport_ir::testing::corpus_root()?.join("sl/linden-lab").join(name))
+}
+
+fn joints(p: &Path) -> Vec<(String, skelport_ir::DVec3)> {
+    let d = skelport_cli::load(p, None, &ReadOptions::default()).unwrap().doc;
+    d.skeletons[0].bones.iter().map(|b| (b.name.clone(), b.rest.translation)).collect()
+}
+
+/// `.dae → .dae` of an SL file keeps every joint where it was (1e-6 m), with and without the
+/// old `--joint-positions` switch (the default now).
+#[test]
+fn little_bear_dae_to_dae_keeps_every_joint() {
+    let Some(src) = linden("Little_Bear_90.dae") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let before = joints(&src);
+    for extra in [&[][..], &["--joint-positions"][..]] {
+        let out = dir.path().join("bear.dae");
+        let mut args = vec!["convert", src.to_str().unwrap(), "-o", out.to_str().unwrap()];
+        args.extend(extra);
+        let c = skelport(&args);
+        assert!(c.status.success(), "{}", text(&c));
+        assert!(!text(&c).contains("loss:"), "{extra:?}: {}", text(&c));
+        let after = joints(&out);
+        assert_eq!(before.len(), after.len());
+        for ((a, p), (b, q)) in before.iter().zip(&after) {
+            assert_eq!(a, b);
+            assert!((*p - *q).length() < 1e-6, "{extra:?}: {a} {p} → {q}");
+        }
+    }
+}
