@@ -21,7 +21,7 @@ use crate::skeleton::{SlJoint, SlSkeleton};
 use skelport_ir::frame::FrameMap;
 use skelport_ir::{
     Axis, Bone, BoneId, DMat4, DVec3, Diagnostics, Document, Faces, Frame, Handedness, Influences, Mesh, Normals, ReadOptions, Skeleton,
-    Skin, Transform,
+    Skin, Transform, UvSet, Uvs,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -222,11 +222,52 @@ fn mesh_of(g: &mut collada::Geometry, diag: &mut Diagnostics) -> Mesh {
             normals.extend(p.normal.iter().map(|&n| g.normals.get(n as usize).copied().unwrap_or(DVec3::ZERO)));
         }
     }
-    let mut m = Mesh { name: g.name.clone(), positions: std::mem::take(&mut g.positions), normals: None, faces, ..Default::default() };
+    let uvs = uv_sets(g, diag);
+    let mut m = Mesh { name: g.name.clone(), positions: std::mem::take(&mut g.positions), normals: None, uvs, faces, ..Default::default() };
     if with_normals {
         m.normals = Some(Normals::PerCorner(normals));
     }
     m
+}
+
+/// A geometry's texture coordinate sets, per corner in corner order. The sets are those of the
+/// first primitive in `set` order, matched in the others by `set` (else by position among the
+/// TEXCOORD inputs); a set some primitive lacks is dropped with a warning, as partial normals are.
+/// Named by the `set` number where the file gives one.
+fn uv_sets(g: &mut collada::Geometry, diag: &mut Diagnostics) -> Vec<UvSet> {
+    let Some(first) = g.primitives.first() else { return Vec::new() };
+    let mut keys: Vec<(usize, Option<u32>)> = first.uvs.iter().enumerate().map(|(k, u)| (k, u.set)).collect();
+    // Set 0 first: it is the one formats with a single set (and the SL importer) take.
+    keys.sort_by_key(|&(k, set)| (set.is_none(), set, k));
+    let find = |p: &collada::Primitive, (k, set): (usize, Option<u32>)| match set {
+        Some(s) => p.uvs.iter().position(|u| u.set == Some(s)),
+        None => (k < p.uvs.len() && p.uvs[k].set.is_none()).then_some(k),
+    };
+    let mut out = Vec::with_capacity(keys.len());
+    for key in keys {
+        let picks: Option<Vec<usize>> = g.primitives.iter().map(|p| find(p, key)).collect();
+        let Some(picks) = picks else {
+            diag.warn(
+                "dae-partial-uvs",
+                format!(
+                    "geometry \"{}\": texture coordinate set {} is missing from some primitives; that set is dropped",
+                    g.name,
+                    key.1.map(|s| s.to_string()).unwrap_or_else(|| format!("#{}", key.0))
+                ),
+            );
+            continue;
+        };
+        let corners: usize = g.primitives.iter().zip(&picks).map(|(p, &k)| p.uvs[k].index.len()).sum();
+        let mut values = Vec::with_capacity(corners);
+        for (p, &k) in g.primitives.iter().zip(&picks) {
+            let u = &p.uvs[k];
+            let src = &g.texcoords[u.source].values;
+            // Indices were checked against the source when the file was parsed.
+            values.extend(u.index.iter().map(|&i| src[i as usize]));
+        }
+        out.push(UvSet { name: key.1.map(|s| s.to_string()).unwrap_or_default(), uvs: Uvs::PerCorner(values) });
+    }
+    out
 }
 
 fn influences(

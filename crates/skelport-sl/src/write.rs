@@ -14,7 +14,7 @@
 
 use crate::error::SlError;
 use crate::skeleton::{SlJoint, SlSkeleton, MAX_INFLUENCES, MAX_JOINTS_PER_SKIN, MIN_WEIGHT};
-use skelport_ir::{BoneId, DMat4, DVec3, Diagnostics, Document, Frame, Influences, Mesh, Normals, Skin, WriteOptions};
+use skelport_ir::{BoneId, DMat4, DVec2, DVec3, Diagnostics, Document, Frame, Influences, Mesh, Skin, WriteOptions};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
@@ -440,7 +440,21 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
         o.push_str("  <library_geometries>\n");
         for m in &doc.meshes {
             let g = fresh_id(&format!("{}-mesh", m.name), &mut taken);
-            write_geometry(&mut o, &g, m, material);
+            // The SL importer reads one texture coordinate set (the last TEXCOORD input of a
+            // primitive: lldaeloader.cpp get_dom_sources), so an SL rig gets the first.
+            let sets = if rig.sl { 1 } else { usize::MAX };
+            if m.uvs.len() > sets {
+                diag.loss(
+                    "dae-uv-sets",
+                    format!(
+                        "mesh \"{}\": {} texture coordinate sets; the SL importer reads one, so only the first (\"{}\") is written",
+                        m.name,
+                        m.uvs.len(),
+                        m.uvs[0].name
+                    ),
+                );
+            }
+            write_geometry(&mut o, &g, m, material, sets);
             geo_ids.push(g);
         }
         o.push_str("  </library_geometries>\n");
@@ -587,16 +601,41 @@ fn write_vec3_source(o: &mut String, id: &str, v: &[DVec3]) {
     );
 }
 
-fn write_geometry(o: &mut String, g: &str, m: &Mesh, material: &str) {
+/// A `<source>` of (s, t) pairs.
+fn write_vec2_source(o: &mut String, id: &str, v: &[DVec2]) {
+    let _ = write!(o, "        <source id=\"{id}\">\n          <float_array id=\"{id}-array\" count=\"{}\">", v.len() * 2);
+    nums(o, v.iter().flat_map(|p| [p.x, p.y]));
+    let _ = write!(
+        o,
+        "</float_array>\n          <technique_common>\n            <accessor source=\"#{id}-array\" count=\"{}\" stride=\"2\">\n              <param name=\"S\" type=\"float\"/>\n              <param name=\"T\" type=\"float\"/>\n            </accessor>\n          </technique_common>\n        </source>\n",
+        v.len()
+    );
+}
+
+/// Write mesh `m` as geometry `g`: positions, normals where the IR has them, and the first
+/// `uv_sets` texture coordinate sets, each per-vertex or per-corner input indexed by the
+/// vertex or by the corner.
+fn write_geometry(o: &mut String, g: &str, m: &Mesh, material: &str, uv_sets: usize) {
     let _ = writeln!(o, "    <geometry id=\"{g}\" name=\"{}\">\n      <mesh>", esc(&m.name));
     write_vec3_source(o, &format!("{g}-positions"), &m.positions);
-    let normals = match &m.normals {
-        Some(Normals::PerCorner(n)) if n.len() == m.faces.indices.len() => Some((n, false)),
-        Some(Normals::PerVertex(n)) if n.len() == m.positions.len() => Some((n, true)),
-        _ => None,
-    };
-    if let Some((n, _)) = normals {
-        write_vec3_source(o, &format!("{g}-normals"), n);
+    let (nv, nc) = (m.positions.len(), m.faces.indices.len());
+    // (semantic, source id, set, per vertex) of each input after VERTEX, in offset order.
+    let mut inputs: Vec<(&str, String, Option<u32>, bool)> = Vec::new();
+    let fits = |per_corner: bool, len: usize| if per_corner { len == nc } else { len == nv };
+    if let Some(n) = &m.normals {
+        if fits(n.is_per_corner(), n.values().len()) {
+            let id = format!("{g}-normals");
+            write_vec3_source(o, &id, n.values());
+            inputs.push(("NORMAL", id, None, !n.is_per_corner()));
+        }
+    }
+    for (k, set) in m.uvs.iter().take(uv_sets).enumerate() {
+        if fits(set.uvs.is_per_corner(), set.uvs.values().len()) {
+            let id = format!("{g}-map-{k}");
+            write_vec2_source(o, &id, set.uvs.values());
+            let n = set.name.parse::<u32>().unwrap_or(k as u32);
+            inputs.push(("TEXCOORD", id, Some(n), !set.uvs.is_per_corner()));
+        }
     }
     let _ = writeln!(
         o,
@@ -605,17 +644,27 @@ fn write_geometry(o: &mut String, g: &str, m: &Mesh, material: &str) {
     if !m.faces.counts.is_empty() {
         let _ = writeln!(o, "        <polylist count=\"{}\" material=\"{material}\">", m.faces.counts.len());
         let _ = writeln!(o, "          <input semantic=\"VERTEX\" source=\"#{g}-vertices\" offset=\"0\"/>");
-        if normals.is_some() {
-            let _ = writeln!(o, "          <input semantic=\"NORMAL\" source=\"#{g}-normals\" offset=\"1\"/>");
+        for (k, (semantic, id, set, _)) in inputs.iter().enumerate() {
+            let set = set.map(|s| format!(" set=\"{s}\"")).unwrap_or_default();
+            let _ = writeln!(o, "          <input semantic=\"{semantic}\" source=\"#{id}\" offset=\"{}\"{set}/>", k + 1);
         }
         o.push_str("          <vcount>");
         ints(o, m.faces.counts.iter().copied());
         o.push_str("</vcount>\n          <p>");
-        match normals {
-            Some((_, per_vertex)) => {
-                ints(o, m.faces.indices.iter().enumerate().flat_map(|(c, &v)| [v, if per_vertex { v } else { c as u32 }]))
+        if inputs.is_empty() {
+            ints(o, m.faces.indices.iter().copied());
+        } else {
+            let per_vertex: Vec<bool> = inputs.iter().map(|i| i.3).collect();
+            for (c, &v) in m.faces.indices.iter().enumerate() {
+                if c > 0 {
+                    o.push(' ');
+                }
+                push_u32(o, v);
+                for &pv in &per_vertex {
+                    o.push(' ');
+                    push_u32(o, if pv { v } else { c as u32 });
+                }
             }
-            None => ints(o, m.faces.indices.iter().copied()),
         }
         o.push_str("</p>\n        </polylist>\n");
     }

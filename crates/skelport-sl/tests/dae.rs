@@ -394,3 +394,145 @@ fn joint_positions_are_kept_by_default_and_the_upload_settings_are_explained() {
     let said = format!("vertices move up to {:.1} mm", moved * 1000.0);
     assert!(loss.message.contains(&said), "{said} in {}", loss.message);
 }
+
+/// A Collada mesh with two texture coordinate sets and per-corner normals over a `<polylist>`
+/// (a quad and a triangle) and a `<triangles>`, the inputs in an unusual order, the second
+/// primitive using other sources: every corner's normal and (s, t) reach the IR, in corner order.
+fn uv_collada(vertex_uv: bool) -> String {
+    let pos = "0 0 0 1 0 0 1 1 0 0 1 0 2 0 0";
+    let nrm = "0 0 1 0 0 -1 1 0 0";
+    let uv0 = "0 0 1 0 1 1 0 1 0.5 0.25";
+    let uv1 = "0.1 0.2 9 0.3 0.4 9 0.5 0.6 9";
+    let uv0b = "9 8 7 6";
+    let vtx_uv = if vertex_uv { r##"<input semantic="TEXCOORD" source="#uv0" set="0"/>"## } else { "" };
+    let prim_uv0 = if vertex_uv { "" } else { r##"<input semantic="TEXCOORD" source="#uv0" offset="2" set="0"/>"## };
+    let prim_uv0b = if vertex_uv { "" } else { r##"<input semantic="TEXCOORD" source="#uv0b" offset="2" set="0"/>"## };
+    format!(
+        r##"<?xml version="1.0"?>
+<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
+  <asset><unit meter="1"/><up_axis>Z_UP</up_axis></asset>
+  <library_geometries><geometry id="g" name="g"><mesh>
+    <source id="p"><float_array id="pa" count="15">{pos}</float_array><technique_common><accessor source="#pa" count="5" stride="3"/></technique_common></source>
+    <source id="n"><float_array id="na" count="9">{nrm}</float_array><technique_common><accessor source="#na" count="3" stride="3"/></technique_common></source>
+    <source id="uv0"><float_array id="u0" count="10">{uv0}</float_array><technique_common><accessor source="#u0" count="5" stride="2"/></technique_common></source>
+    <source id="uv0b"><float_array id="u0b" count="4">{uv0b}</float_array><technique_common><accessor source="#u0b" count="2" stride="2"/></technique_common></source>
+    <source id="uv1"><float_array id="u1" count="9">{uv1}</float_array><technique_common><accessor source="#u1" count="3" stride="3"/></technique_common></source>
+    <vertices id="v"><input semantic="POSITION" source="#p"/>{vtx_uv}</vertices>
+    <polylist count="2">
+      <input semantic="TEXCOORD" source="#uv1" offset="3" set="1"/>
+      <input semantic="VERTEX" source="#v" offset="0"/>
+      <input semantic="NORMAL" source="#n" offset="1"/>
+      {prim_uv0}
+      <vcount>4 3</vcount>
+      <p>0 0 0 0  1 0 1 1  2 0 2 2  3 0 3 0  1 1 1 1  4 1 4 2  2 1 2 0</p>
+    </polylist>
+    <triangles count="1">
+      <input semantic="VERTEX" source="#v" offset="0"/>
+      <input semantic="NORMAL" source="#n" offset="1"/>
+      {prim_uv0b}
+      <input semantic="TEXCOORD" source="#uv1" offset="3" set="1"/>
+      <p>0 2 1 2  4 2 0 1  3 2 1 0</p>
+    </triangles>
+  </mesh></geometry></library_geometries>
+  <library_visual_scenes><visual_scene id="s"><node id="m" name="m"><instance_geometry url="#g"/></node></visual_scene></library_visual_scenes>
+  <scene><instance_visual_scene url="#s"/></scene>
+</COLLADA>"##
+    )
+}
+
+#[test]
+fn texture_coordinates_and_normals_are_read_per_corner() {
+    use skelport_ir::{DVec2, Normals, Uvs};
+    let v2 = |x: f64, y: f64| DVec2::new(x, y);
+    for vertex_uv in [false, true] {
+        let (doc, d) = read(uv_collada(vertex_uv).as_bytes());
+        assert!(skelport_ir::validate::validate(&doc).is_empty(), "{:?}", skelport_ir::validate::validate(&doc));
+        assert!(d.items.is_empty(), "{d:?}");
+        let m = &doc.meshes[0];
+        assert_eq!(m.faces.counts, [4, 3, 3]);
+        assert_eq!(m.faces.indices, [0, 1, 2, 3, 1, 4, 2, 0, 4, 3]);
+        let z = DVec3::Z;
+        let (nz, x) = (DVec3::NEG_Z, DVec3::X);
+        assert_eq!(m.normals, Some(Normals::PerCorner(vec![z, z, z, z, nz, nz, nz, x, x, x])));
+        assert_eq!(m.uvs.len(), 2, "vertex_uv {vertex_uv}");
+        assert_eq!(m.uvs[0].name, "0");
+        let want0 = if vertex_uv {
+            // Indexed like the positions: vertex 0 1 2 3 1 4 2 0 4 3.
+            vec![
+                v2(0., 0.),
+                v2(1., 0.),
+                v2(1., 1.),
+                v2(0., 1.),
+                v2(1., 0.),
+                v2(0.5, 0.25),
+                v2(1., 1.),
+                v2(0., 0.),
+                v2(0.5, 0.25),
+                v2(0., 1.),
+            ]
+        } else {
+            vec![v2(0., 0.), v2(1., 0.), v2(1., 1.), v2(0., 1.), v2(1., 0.), v2(0.5, 0.25), v2(1., 1.), v2(7., 6.), v2(9., 8.), v2(7., 6.)]
+        };
+        assert_eq!(m.uvs[0].uvs, Uvs::PerCorner(want0), "vertex_uv {vertex_uv}");
+        // Set 1's source has stride 3 (S T P): the pairs are its first two numbers.
+        assert_eq!(m.uvs[1].name, "1");
+        let (a, b, c) = (v2(0.1, 0.2), v2(0.3, 0.4), v2(0.5, 0.6));
+        assert_eq!(m.uvs[1].uvs, Uvs::PerCorner(vec![a, b, c, a, b, c, a, c, b, a]));
+    }
+}
+
+/// Normals and every texture coordinate set survive `.dae → .dae` (generic Collada keeps all
+/// sets; an SL rig keeps the first, the importer reading one, and says so).
+#[test]
+fn texture_coordinates_and_normals_round_trip() {
+    let (a, _) = read(uv_collada(false).as_bytes());
+    let (out, d) = write(&a, &WriteOptions::default());
+    assert!(!d.items.iter().any(|x| x.code == "dae-uv-sets"), "{d:?}");
+    let (b, _) = read(&out);
+    assert_eq!(a.meshes[0].uvs, b.meshes[0].uvs);
+    assert_eq!(a.meshes[0].normals, b.meshes[0].normals);
+    assert_eq!(a.meshes[0].faces, b.meshes[0].faces);
+    // On an SL rig.
+    let mut s = sl_doc(&["mPelvis", "mTorso"], vec![vec![(0, 1.0)]; 5]);
+    s.meshes[0].positions = a.meshes[0].positions.clone();
+    s.meshes[0].faces = a.meshes[0].faces.clone();
+    s.meshes[0].normals = a.meshes[0].normals.clone();
+    s.meshes[0].uvs = a.meshes[0].uvs.clone();
+    let (out, d) = write(&s, &WriteOptions::default());
+    assert!(d.of(Severity::Loss).any(|x| x.code == "dae-uv-sets" && x.message.contains("2 texture coordinate sets")), "{d:?}");
+    let (b, _) = read(&out);
+    assert_eq!(b.meshes[0].uvs, a.meshes[0].uvs[..1]);
+    assert_eq!(b.meshes[0].normals, a.meshes[0].normals);
+}
+
+/// Linden's bodies carry TEXCOORD and NORMAL: they reach the IR and come back from skelport's
+/// .dae equal.
+#[test]
+fn linden_uvs_and_normals_survive_dae_to_dae() {
+    for f in ["linden-lab/female_2016_08_05.dae", "linden-lab/Little_Bear_90.dae", "linden-lab/Skeleton.Male.dae"] {
+        let Some((_, bytes)) = corpus(f) else { return };
+        let (a, _) = read(&bytes);
+        for m in &a.meshes {
+            assert_eq!(m.uvs.len(), 1, "{f}: {}", m.name);
+            assert_eq!(m.uvs[0].uvs.values().len(), m.faces.indices.len(), "{f}");
+            assert!(m.normals.is_some(), "{f}: {}", m.name);
+        }
+        let (out, _) = write(&a, &WriteOptions::default());
+        let (b, _) = read(&out);
+        for (x, y) in a.meshes.iter().zip(&b.meshes) {
+            assert_eq!(x.uvs, y.uvs, "{f}: {}", x.name);
+            assert_eq!(x.normals, y.normals, "{f}: {}", x.name);
+        }
+    }
+}
+
+#[test]
+fn a_texture_coordinate_index_outside_its_source_is_an_error_with_a_place() {
+    let bad = uv_collada(false).replace("<p>0 2 1 2  4 2 0 1", "<p>0 2 5 2  4 2 0 1");
+    let e = DaeFormat.read(Input { path: None, bytes: bad.as_bytes() }, &ReadOptions::default(), &mut Diagnostics::default());
+    let e = e.unwrap_err().to_string();
+    assert!(
+        e.contains("<stdin>:19:5:") && e.contains("texture coordinate index 5 is outside the 2 texture coordinates of source \"uv0b\""),
+        "{e}"
+    );
+}
