@@ -48,6 +48,8 @@ pub enum PrimitiveKind {
 pub struct UvInput {
     /// The input's `set` attribute.
     pub set: Option<u32>,
+    /// The input is on `<vertices>` (indexed like the positions), not on the primitive.
+    pub on_vertices: bool,
     /// Index into [`Geometry::texcoords`].
     pub source: usize,
     /// Index of every corner's texture coordinate in that source.
@@ -120,6 +122,10 @@ pub struct Controller {
     pub influence_offsets: Vec<u32>,
     /// `len(<v>)` and what vcount and the inputs require, when they differ.
     pub v_mismatch: Option<(usize, usize)>,
+    /// The offsets of the JOINT and WEIGHT inputs of `<vertex_weights>`.
+    pub weight_inputs: [Option<usize>; 2],
+    /// How many inputs `<vertex_weights>` has.
+    pub weight_input_count: usize,
     /// Location of `<vertex_weights>`.
     pub weights_pos: Pos,
     pub joints_pos: Pos,
@@ -132,6 +138,17 @@ pub struct ControllerInstance {
     pub url: String,
     /// `<skeleton>` targets without `#`.
     pub skeletons: Vec<String>,
+}
+
+/// A transform element of a node (`matrix`, `translate`, `rotate`, `scale`, `lookat`, `skew`), as
+/// the SL importer's sid lookups see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeTransform {
+    /// The element's name.
+    pub kind: &'static str,
+    pub sid: Option<String>,
+    /// The translation it carries: a `translate`'s vector, a `matrix`'s last column.
+    pub translation: Option<DVec3>,
 }
 
 /// One scene node.
@@ -148,6 +165,8 @@ pub struct Node {
     /// The translation the SL importer takes (child sid `translate`, sid `location`, a
     /// `<translate>`, else the matrix's).
     pub importer_translation: Option<DVec3>,
+    /// The transform elements, in document order.
+    pub transforms: Vec<NodeTransform>,
     pub controllers: Vec<ControllerInstance>,
     pub geometries: Vec<String>,
     pub pos: Pos,
@@ -746,7 +765,10 @@ fn corners<T: Int>(cx: &Ctx<'_>, p: xml::Node<'_, '_>, shape: &Shape<'_>, geo: &
     if vertex_normals || n_off.is_some() {
         prim.normal.reserve(corners_total);
     }
-    prim.uvs = uv.iter().map(|&(_, set, source)| UvInput { set, source, index: Vec::with_capacity(corners_total) }).collect();
+    prim.uvs = uv
+        .iter()
+        .map(|&(off, set, source)| UvInput { set, source, on_vertices: off.is_none(), index: Vec::with_capacity(corners_total) })
+        .collect();
     for (list, range) in &polys {
         let (all, at) = (&lists[*list].0, lists[*list].1);
         let idx = &all[range.clone()];
@@ -882,6 +904,8 @@ fn controller(sources: &Sources<'_, '_, '_>, c: xml::Node<'_, '_>) -> Result<Opt
     }
     let j_off = j_off.ok_or_else(|| cx.err(vw, "<vertex_weights> has no JOINT input"))?;
     let (w_off, weights) = w.ok_or_else(|| cx.err(vw, "<vertex_weights> has no WEIGHT input"))?;
+    ctl.weight_inputs = [Some(j_off), Some(w_off)];
+    ctl.weight_input_count = children(vw, "input").count();
     let vcount = child(vw, "vcount").map(|n| cx.ints(n)).transpose()?.unwrap_or_default();
     let v = child(vw, "v").map(|n| cx.ints(n)).transpose()?.unwrap_or_default();
     ctl.vcount_len = vcount.len();
@@ -1072,12 +1096,13 @@ fn node(cx: &Ctx<'_>, n: xml::Node<'_, '_>, parent: Option<usize>) -> Result<Nod
     let mut matrix_t = None;
     for t in n.children() {
         let kind = t.name();
-        let need = match kind {
-            "matrix" => 16,
-            "translate" | "scale" => 3,
-            "rotate" => 4,
-            "lookat" => 9,
-            "skew" => 7,
+        let (kind, need): (&'static str, usize) = match kind {
+            "matrix" => ("matrix", 16),
+            "translate" => ("translate", 3),
+            "scale" => ("scale", 3),
+            "rotate" => ("rotate", 4),
+            "lookat" => ("lookat", 9),
+            "skew" => ("skew", 7),
             "instance_controller" => {
                 out.controllers.push(ControllerInstance {
                     url: url(t.attribute("url").unwrap_or("")).to_string(),
@@ -1095,6 +1120,12 @@ fn node(cx: &Ctx<'_>, n: xml::Node<'_, '_>, parent: Option<usize>) -> Result<Nod
         if v.len() != need {
             return Err(cx.err(t, format!("<{kind}> has {} numbers, not {need}", v.len())));
         }
+        let translation = match kind {
+            "matrix" => Some(DVec3::new(v[3], v[7], v[11])),
+            "translate" => Some(DVec3::new(v[0], v[1], v[2])),
+            _ => None,
+        };
+        out.transforms.push(NodeTransform { kind, sid: t.attribute("sid").map(str::to_string), translation });
         let m = match kind {
             "matrix" => {
                 let m = matrix_from_row_major(&v);

@@ -6,7 +6,9 @@
 //! * [`SlSkeletonFormat`] (`sl-skeleton`): reads the viewer's `avatar_skeleton.xml`.
 //! * [`SlSkeleton`]: the skeleton's facts (compiled in as [`sl_table`], or read from another
 //!   `avatar_skeleton.xml`), and [`generate_table`] which produces that table.
-//! * [`validate_sl`]: checks a `.dae` against every importer rule, naming vertex and joint.
+//! * [`validate_sl`]: checks a `.dae` against every importer rule, naming vertex and joint;
+//!   [`validate_target`] is `validate --target sl` for any document.
+//! * [`importer`]: how the viewer's importer cuts a geometry into faces and keys weights.
 
 pub mod error;
 pub mod skeleton;
@@ -19,12 +21,13 @@ pub use skeleton::{generate_table, SlAttachmentPoint, SlBone, SlCollisionVolume,
 pub use skelfmt::{skeleton_document, SlSkeletonFormat};
 pub mod collada;
 mod dae_check;
+pub mod importer;
 pub mod read;
 pub mod validate;
 pub mod write;
 mod xml;
 
-pub use validate::{validate_bytes as validate_sl, Level, Violation};
+pub use validate::{validate_bytes as validate_sl, validate_target, Level, TargetReport, Violation};
 
 use skelport_ir::{Diagnostics, Document, Format, FormatError, Input, Output, ReadOptions, WriteOptions};
 

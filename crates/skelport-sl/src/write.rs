@@ -13,6 +13,7 @@
 //! loss saying the SL importer will refuse its joint names.
 
 use crate::error::SlError;
+use crate::importer::{FACES_PER_MODEL, FACE_SPLIT};
 use crate::skeleton::{SlJoint, SlSkeleton, MAX_INFLUENCES, MAX_JOINTS_PER_SKIN, MIN_WEIGHT};
 use skelport_ir::{BoneId, DMat4, DVec2, DVec3, Diagnostics, Document, Frame, Influences, Mesh, Skin, WriteOptions};
 use std::collections::{HashMap, HashSet};
@@ -323,12 +324,17 @@ fn sl_influences(skin: &Skin, mesh: &Mesh, opts: &WriteOptions, diag: &mut Diagn
         );
     }
     inf.normalize();
-    let small = inf.prune(MIN_WEIGHT);
+    // Kept as they are: the viewer raises a weight below 0.001 to 0.001 when it decodes the
+    // upload (llvolume.cpp LLVolume::unpackVolumeFaces clamps to [0.001, 0.999]); dropping them
+    // here would change the file for nothing.
+    let small = inf.weights.iter().filter(|&&w| w < MIN_WEIGHT).count();
     if small > 0 {
-        inf.normalize();
         diag.info(
             "dae-small-weights",
-            format!("skin \"{}\": {small} weight(s) below {MIN_WEIGHT} (the importer's floor) dropped", skin.name),
+            format!(
+                "skin \"{}\": {small} weight(s) below {MIN_WEIGHT} written as they are; the viewer raises them to {MIN_WEIGHT} when it decodes the upload",
+                skin.name
+            ),
         );
     }
     let mut lists = inf.to_lists();
@@ -370,18 +376,16 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
         Some(sk) => {
             // Skin joints must be legal skin-joint names (mRoot and mScreen are not); a skeleton
             // alone may hold the viewer's own joints.
-            let (names, legal): (Vec<&str>, fn(&SlSkeleton, &str) -> bool) = if skinned.is_empty() {
-                (sk.bones.iter().map(|b| b.name.as_str()).collect(), |sl, n| sl.joint(n).is_some())
+            let names: Vec<&str> = if skinned.is_empty() {
+                sk.bones.iter().map(|b| b.name.as_str()).collect()
             } else {
-                (
-                    skinned
-                        .iter()
-                        .flat_map(|&i| doc.skins[i].joints.iter().filter_map(|b| sk.bones.get(b.index())).map(|b| b.name.as_str()))
-                        .collect(),
-                    |sl, n| sl.resolve(n).is_some(),
-                )
+                skinned
+                    .iter()
+                    .flat_map(|&i| doc.skins[i].joints.iter().filter_map(|b| sk.bones.get(b.index())).map(|b| b.name.as_str()))
+                    .collect()
             };
-            not_sl = names.iter().copied().filter(|n| !legal(sl, n)).collect();
+            let legal = |n: &str| if skinned.is_empty() { sl.joint(n).is_some() } else { sl.resolve(n).is_some() };
+            not_sl = names.iter().copied().filter(|n| !legal(n)).collect();
             not_sl.dedup();
             !names.is_empty() && not_sl.is_empty()
         }
@@ -454,7 +458,10 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
                     ),
                 );
             }
-            write_geometry(&mut o, &g, m, material, sets);
+            if rig.sl {
+                sl_faces(m, diag)?;
+            }
+            write_geometry(&mut o, &g, m, material, sets, rig.sl);
             geo_ids.push(g);
         }
         o.push_str("  </library_geometries>\n");
@@ -480,6 +487,23 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
             }
             let mut inf = if rig.sl { sl_influences(skin, mesh, opts, diag)? } else { generic_influences(skin, opts, diag) };
             if rig.sl {
+                // LLModel::getJointInfluences keys weights by position: report what it merges.
+                let lists: Vec<Vec<(i64, f64)>> =
+                    (0..inf.vertex_count()).map(|v| inf.vertex(v).map(|(j, w)| (i64::from(j), w)).collect()).collect();
+                let lost = crate::importer::shared_position_losses(&mesh.positions, &lists);
+                if !lost.is_empty() {
+                    let shown: Vec<String> = lost.iter().take(8).map(|v| v.to_string()).collect();
+                    diag.loss(
+                        "dae-shared-position-weights",
+                        format!(
+                            "skin \"{}\": {} vertex(es) share a position with a vertex weighted otherwise (vertex {}{}); the SL importer keys weights by position and gives them that vertex's weights",
+                            skin.name,
+                            lost.len(),
+                            shown.join(", "),
+                            if lost.len() > shown.len() { ", …" } else { "" }
+                        ),
+                    );
+                }
                 let slots: Vec<DVec3> = skin.joints.iter().map(|b| rig.offset.get(b.index()).copied().unwrap_or(DVec3::ZERO)).collect();
                 let (d, v) = worst_vertex(&inf, &slots);
                 if vertex_far.as_ref().is_none_or(|w| d > w.0) {
@@ -612,10 +636,75 @@ fn write_vec2_source(o: &mut String, id: &str, v: &[DVec2]) {
     );
 }
 
+/// Polygons in runs the SL importer takes as one face each: its `<polylist>` reader closes a
+/// face after the corner that brings it to 65,532 indices (three per triangle of each fan), even
+/// inside a polygon, and then builds the rest of that polygon from the closed face's indices
+/// (lldaeloader.cpp load_face_from_dom_polylist). A run holds at most 65,532 indices and 65,532
+/// corners (its vertices, at most one per corner, stay below the 65,535 the importer refuses),
+/// so each `<polylist>` is exactly one face and no polygon is cut. Polygons of fewer than three
+/// corners (no triangle) are not counted: the writer leaves them out.
+fn sl_runs(counts: &[u32]) -> Vec<std::ops::Range<usize>> {
+    let mut runs = Vec::new();
+    let (mut start, mut indices, mut corners) = (0usize, 0usize, 0usize);
+    for (f, &n) in counts.iter().enumerate() {
+        let n = n as usize;
+        if n < 3 {
+            continue;
+        }
+        let (i, c) = (3 * (n - 2), n);
+        if indices + i > FACE_SPLIT || corners + c > FACE_SPLIT {
+            runs.push(start..f);
+            start = f;
+            indices = 0;
+            corners = 0;
+        }
+        indices += i;
+        corners += c;
+    }
+    runs.push(start..counts.len());
+    runs
+}
+
+/// What the SL importer makes of mesh `m`'s polygons as [`write_geometry`] writes them: an
+/// error for a polygon no face can hold, a loss for polygons without a triangle (left out), a
+/// warning when the faces are more than one model holds (the importer makes several models).
+fn sl_faces(m: &Mesh, diag: &mut Diagnostics) -> Result<(), SlError> {
+    if let Some((f, &n)) = m.faces.counts.iter().enumerate().find(|(_, &n)| 3 * (n as usize).saturating_sub(2) > FACE_SPLIT) {
+        return Err(SlError::write(format!(
+            "mesh \"{}\": polygon {f} has {n} corners, more than the SL importer's 65,532 indices per face can hold ({} triangles); triangulate it",
+            m.name,
+            n - 2
+        )));
+    }
+    let degenerate = m.faces.counts.iter().filter(|&&n| n < 3).count();
+    if degenerate > 0 {
+        diag.loss(
+            "dae-degenerate-faces",
+            format!(
+                "mesh \"{}\": {degenerate} face(s) with fewer than 3 corners left out: the SL importer makes no triangle of them",
+                m.name
+            ),
+        );
+    }
+    let faces = sl_runs(&m.faces.counts).iter().filter(|r| !r.is_empty()).count();
+    if faces > FACES_PER_MODEL {
+        diag.warn(
+            "dae-model-split",
+            format!(
+                "mesh \"{}\": {faces} faces of at most 21,844 triangles each; the SL importer puts 8 faces in a model and makes {} models of this mesh",
+                m.name,
+                faces.div_ceil(FACES_PER_MODEL)
+            ),
+        );
+    }
+    Ok(())
+}
+
 /// Write mesh `m` as geometry `g`: positions, normals where the IR has them, and the first
 /// `uv_sets` texture coordinate sets, each per-vertex or per-corner input indexed by the
-/// vertex or by the corner.
-fn write_geometry(o: &mut String, g: &str, m: &Mesh, material: &str, uv_sets: usize) {
+/// vertex or by the corner. For an SL rig (`sl`) the polygons go in runs the importer reads as
+/// one face each ([`sl_runs`]) and polygons without a triangle are left out.
+fn write_geometry(o: &mut String, g: &str, m: &Mesh, material: &str, uv_sets: usize, sl: bool) {
     let _ = writeln!(o, "    <geometry id=\"{g}\" name=\"{}\">\n      <mesh>", esc(&m.name));
     write_vec3_source(o, &format!("{g}-positions"), &m.positions);
     let (nv, nc) = (m.positions.len(), m.faces.indices.len());
@@ -641,24 +730,43 @@ fn write_geometry(o: &mut String, g: &str, m: &Mesh, material: &str, uv_sets: us
         o,
         "        <vertices id=\"{g}-vertices\">\n          <input semantic=\"POSITION\" source=\"#{g}-positions\"/>\n        </vertices>"
     );
-    if !m.faces.counts.is_empty() {
-        let _ = writeln!(o, "        <polylist count=\"{}\" material=\"{material}\">", m.faces.counts.len());
+    // Faces in runs, one <polylist> each; per-corner inputs keep the mesh's corner numbers.
+    let starts: Vec<usize> = m
+        .faces
+        .counts
+        .iter()
+        .scan(0usize, |at, &n| {
+            let s = *at;
+            *at += n as usize;
+            Some(s)
+        })
+        .collect();
+    let runs: Vec<std::ops::Range<usize>> = if sl { sl_runs(&m.faces.counts) } else { std::iter::once(0..m.faces.counts.len()).collect() };
+    let keep = |f: usize| !sl || m.faces.counts[f] >= 3;
+    let per_vertex: Vec<bool> = inputs.iter().map(|i| i.3).collect();
+    for run in runs.into_iter().filter(|r| !r.is_empty()) {
+        let count = run.clone().filter(|&f| keep(f)).count();
+        if count == 0 {
+            continue;
+        }
+        let _ = writeln!(o, "        <polylist count=\"{count}\" material=\"{material}\">");
         let _ = writeln!(o, "          <input semantic=\"VERTEX\" source=\"#{g}-vertices\" offset=\"0\"/>");
         for (k, (semantic, id, set, _)) in inputs.iter().enumerate() {
             let set = set.map(|s| format!(" set=\"{s}\"")).unwrap_or_default();
             let _ = writeln!(o, "          <input semantic=\"{semantic}\" source=\"#{id}\" offset=\"{}\"{set}/>", k + 1);
         }
         o.push_str("          <vcount>");
-        ints(o, m.faces.counts.iter().copied());
+        ints(o, run.clone().filter(|&f| keep(f)).map(|f| m.faces.counts[f]));
         o.push_str("</vcount>\n          <p>");
-        if inputs.is_empty() {
-            ints(o, m.faces.indices.iter().copied());
+        let corners = run.filter(|&f| keep(f)).flat_map(|f| starts[f]..starts[f] + m.faces.counts[f] as usize);
+        if per_vertex.is_empty() {
+            ints(o, corners.map(|c| m.faces.indices[c]));
         } else {
-            let per_vertex: Vec<bool> = inputs.iter().map(|i| i.3).collect();
-            for (c, &v) in m.faces.indices.iter().enumerate() {
-                if c > 0 {
+            for (k, c) in corners.enumerate() {
+                if k > 0 {
                     o.push(' ');
                 }
+                let v = m.faces.indices[c];
                 push_u32(o, v);
                 for &pv in &per_vertex {
                     o.push(' ');
