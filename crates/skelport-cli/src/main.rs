@@ -597,9 +597,9 @@ fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
         l.diagnostics.items.iter().filter(|d| d.severity != Severity::Info).map(|d| d.message.clone()).collect();
     if let Some(t) = &a.target {
         if t.eq_ignore_ascii_case("sl") {
-            let (p, w) = sl_problems(&a.file, &l, a.read.sl_skeleton.as_deref())?;
-            problems.extend(p);
-            warnings.extend(w);
+            let r = skelport_sl::validate_target(&l.doc, &a.file, a.read.sl_skeleton.as_deref())?;
+            problems.extend(r.problems);
+            warnings.extend(r.warnings);
         } else {
             problems.extend(target_problems(&a.file, &l, t)?);
         }
@@ -622,43 +622,6 @@ fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
         }
     }
     Ok(if valid { ExitCode::SUCCESS } else { ExitCode::from(1) })
-}
-
-/// The SL importer's rules: a `.dae` is checked as it is; anything else is first written as the
-/// `.dae` skelport would upload (writer errors are problems, its losses warnings).
-fn sl_problems(file: &Path, l: &Loaded, sl_skeleton: Option<&Path>) -> Result<(Vec<skelport_ir::validate::Problem>, Vec<String>)> {
-    use skelport_ir::validate::Problem;
-    let sl = match sl_skeleton {
-        Some(p) => std::borrow::Cow::Owned(skelport_sl::SlSkeleton::from_file(p)?),
-        None => std::borrow::Cow::Borrowed(skelport_sl::SlSkeleton::builtin()),
-    };
-    let name = file.display().to_string();
-    let mut problems = Vec::new();
-    let mut warnings = Vec::new();
-    let bytes = if l.format.name() == "dae" {
-        skelport_cli::io::read_input(file)?
-    } else {
-        let opts = WriteOptions { file_stem: stem_of(file), sl_skeleton: sl_skeleton.map(Path::to_path_buf), ..Default::default() };
-        match render(&l.doc, &skelport_sl::DaeFormat, &opts) {
-            Err(e) => {
-                problems.push(Problem { location: "target sl".into(), message: format!("{e:#}") });
-                return Ok((problems, warnings));
-            }
-            Ok((out, d)) => {
-                warnings.extend(d.of(Severity::Loss).map(|d| format!("as .dae: {}", d.message)));
-                skelport_cli::io::InputBytes::Read(out.main)
-            }
-        }
-    };
-    for v in skelport_sl::validate_sl(&bytes, &name, &sl) {
-        match v.level {
-            skelport_sl::Level::Error => {
-                problems.push(Problem { location: v.location.clone(), message: format!("[{}] {}", v.rule, v.message) })
-            }
-            skelport_sl::Level::Warning => warnings.push(format!("{} [{}] {}", v.location, v.rule, v.message)),
-        }
-    }
-    Ok((problems, warnings))
 }
 
 /// The target format's rules: whatever the target's writer refuses or cannot hold.

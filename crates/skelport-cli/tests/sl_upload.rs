@@ -44,3 +44,21 @@ fn little_bear_dae_to_dae_keeps_every_joint() {
         }
     }
 }
+
+/// Linden Lab's own files pass `validate --target sl` (exit 0): what the importer degrades
+/// (more than 4 influences on Skeleton.Male.dae, a rotated bind shape, weights below 0.001) is a
+/// warning, as the importer does not refuse it.
+#[test]
+fn linden_files_pass_validate_target_sl() {
+    for f in ["female_2016_08_05.dae", "Skeleton.Male.dae", "Little_Bear_90.dae"] {
+        let Some(p) = linden(f) else { return };
+        let v = skelport(&["validate", p.to_str().unwrap(), "--target", "sl", "--json"]);
+        assert_eq!(v.status.code(), Some(0), "{f}: {}", text(&v));
+        let r: serde_json::Value = serde_json::from_slice(&v.stdout).unwrap();
+        assert_eq!(r["valid"], true, "{f}");
+        if f == "Skeleton.Male.dae" {
+            let w = r["warnings"].as_array().unwrap();
+            assert!(w.iter().any(|w| w.as_str().unwrap().contains("[TooManyInfluences]")), "{w:?}");
+        }
+    }
+}
