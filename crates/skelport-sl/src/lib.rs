@@ -1,6 +1,6 @@
 //! # skelport-sl — Second Life bento Collada and the SL avatar skeleton
 //!
-//! * [`DaeFormat`] (`dae`): a lenient Collada 1.4.1 reader for rigged SL meshes and a writer that
+//! * [`DaeFormat`] (`dae`): a lenient Collada 1.4.1 reader (plain, or zipped as `.zae`: [`zae`]) for rigged SL meshes and a writer that
 //!   produces what the viewer's importer accepts (Z-up, metres, canonical joint names, the SL
 //!   joint hierarchy, ≤ 110 joints per skin, ≤ 4 influences per vertex, every vertex weighted).
 //! * [`SlSkeletonFormat`] (`sl-skeleton`): reads the viewer's `avatar_skeleton.xml`.
@@ -26,6 +26,7 @@ pub mod read;
 pub mod validate;
 pub mod write;
 mod xml;
+pub mod zae;
 
 pub use validate::{validate_bytes as validate_sl, validate_target, Level, TargetReport, Violation};
 
@@ -52,6 +53,11 @@ impl Format for DaeFormat {
         &["dae"]
     }
     fn sniff(&self, head: &[u8]) -> u8 {
+        if zae::looks_like(head) {
+            // Zipped Collada (.zae): found by content; `.zae` is not claimed as an extension
+            // because the writer writes plain .dae.
+            return 90;
+        }
         let s = String::from_utf8_lossy(&head[..head.len().min(4096)]);
         if s.contains("<COLLADA") {
             100

@@ -632,6 +632,14 @@ fn unique_name(base: &str, taken: &mut HashSet<String>) -> String {
 
 /// Read `.dae` bytes into the IR (the `dae` format's reader).
 pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, SlError> {
+    let unpacked = crate::zae::unpack_if_zipped(bytes, file)?;
+    let (bytes, file) = match &unpacked {
+        Some((name, dae)) => {
+            diag.info("dae-zae", format!("{file}: zipped Collada; read {name}"));
+            (dae.as_slice(), name.as_str())
+        }
+        None => (bytes, file),
+    };
     let text = decode(bytes, file)?;
     skelport_ir::trace::phase("dae: text decoded");
     let dae = collada::parse(&text, file)?;

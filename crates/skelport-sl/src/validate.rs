@@ -54,6 +54,15 @@ fn list(v: &[usize]) -> String {
 
 /// Check `.dae` bytes against the SL importer. A file that cannot be parsed at all gives one error.
 pub fn validate_bytes(bytes: &[u8], file: &str, sl: &SlSkeleton) -> Vec<Violation> {
+    // A .zae is checked as the .dae it holds (the viewer's importer takes .dae files only).
+    let unpacked = match crate::zae::unpack_if_zipped(bytes, file) {
+        Ok(u) => u,
+        Err(e) => return vec![Violation { level: Level::Error, rule: "LoadError", location: file.into(), message: e.to_string() }],
+    };
+    let (bytes, file) = match &unpacked {
+        Some((name, dae)) => (dae.as_slice(), name.as_str()),
+        None => (bytes, file),
+    };
     let parsed = crate::read::decode(bytes, file).and_then(|t| collada::parse(&t, file));
     match parsed {
         Ok(dae) => validate(&dae, file, sl),

@@ -789,3 +789,75 @@ fn small_weights_are_kept() {
     assert_eq!(v0, [(0, 0.9995), (1, 0.0005)]);
     assert!(has(&String::from_utf8(out).unwrap(), "SmallWeight", Level::Warning));
 }
+
+/// A zip of `files` (name, bytes), deflated.
+fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+    use std::io::Write;
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    for (name, bytes) in files {
+        w.start_file(*name, opts).unwrap();
+        w.write_all(bytes).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
+fn read_named(bytes: &[u8], name: &str) -> Result<(Document, Diagnostics), String> {
+    let mut d = Diagnostics::default();
+    let p = std::path::Path::new(name);
+    DaeFormat.read(Input { path: Some(p), bytes }, &ReadOptions::default(), &mut d).map(|doc| (doc, d)).map_err(|e| e.to_string())
+}
+
+/// Zipped Collada (.zae): a zip with manifest.xml naming the .dae (assimp's human.zae is one) is
+/// found by its content and read as the .dae it holds; without a manifest, its only .dae.
+#[test]
+fn zipped_collada_is_read_as_the_dae_it_holds() {
+    let (dae, _) = write(&sl_doc(&["mPelvis", "mTorso"], vec![vec![(0, 1.0)], vec![(1, 1.0)], vec![(0, 1.0)]]), &WriteOptions::default());
+    let (want, _) = read(&dae);
+    let manifest = b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<dae_root>./models/rig.dae</dae_root>\n";
+    let zae = zip_of(&[("manifest.xml", manifest), ("models/rig.dae", &dae), ("textures/skin.png", b"not read")]);
+    assert!(DaeFormat.sniff(&zae[..zae.len().min(8192)]) > 0, "found by content");
+    let (got, d) = read_named(&zae, "rig.zae").unwrap();
+    assert_eq!(got.skeletons, want.skeletons);
+    assert_eq!(got.meshes, want.meshes);
+    assert_eq!(got.skins, want.skins);
+    assert!(d.items.iter().any(|x| x.code == "dae-zae" && x.message.contains("rig.zae/models/rig.dae")), "{d:?}");
+    // The validator checks the .dae inside.
+    assert!(validate_sl(&zae, "rig.zae", SlSkeleton::builtin()).is_empty());
+    // No manifest: the one .dae.
+    let (got, _) = read_named(&zip_of(&[("rig.dae", &dae)]), "rig.zae").unwrap();
+    assert_eq!(got.skins, want.skins);
+    // Errors name the archive and say what to do.
+    let e = read_named(&zip_of(&[("manifest.xml", manifest)]), "rig.zae").unwrap_err();
+    assert!(e.contains("rig.zae") && e.contains("names \"./models/rig.dae\", which is not in the archive"), "{e}");
+    let e = read_named(&zip_of(&[("a.dae", &dae), ("b.dae", &dae)]), "rig.zae").unwrap_err();
+    assert!(e.contains("2 .dae files") && e.contains("unzip"), "{e}");
+    // An error inside the .dae names the archive and the entry.
+    let broken = String::from_utf8(dae.clone()).unwrap().replace("<vcount>1 1 1</vcount>", "<vcount>1 1 x</vcount>");
+    let e = read_named(&zip_of(&[("rig.dae", broken.as_bytes())]), "rig.zae").unwrap_err();
+    assert!(e.starts_with("rig.zae/rig.dae:"), "{e}");
+}
+
+/// A zip bomb is refused before its memory is taken: the entry's declared size is checked
+/// against the bound (100 × the archive, at least 16 MiB), and a declared size that lies stops
+/// the decompression one byte past the bound.
+#[test]
+fn a_zip_bomb_is_an_error_before_the_memory_is_taken() {
+    let zeros = vec![0u8; 40 << 20];
+    let bomb = zip_of(&[("bomb.dae", &zeros)]);
+    assert!(bomb.len() < 200_000, "{} bytes", bomb.len());
+    assert_eq!(skelport_sl::zae::bound(bomb.len()), 16 << 20);
+    let e = read_named(&bomb, "bomb.zae").unwrap_err();
+    assert!(
+        e.contains("decompresses to 41943040 bytes, over the limit of 16777216 bytes") && e.contains("zip bomb; if it is none, unzip"),
+        "{e}"
+    );
+    // The same archive claiming 1,000 bytes in both headers: decompression stops at the bound.
+    let mut lying = bomb.clone();
+    for (sig, at) in [(&b"PK\x03\x04"[..], 22), (&b"PK\x01\x02"[..], 24)] {
+        let p = lying.windows(4).position(|w| w == sig).unwrap();
+        lying[p + at..p + at + 4].copy_from_slice(&1000u32.to_le_bytes());
+    }
+    let e = read_named(&lying, "bomb.zae").unwrap_err();
+    assert!(e.contains("bomb.zae") && e.contains("decompresses to more than 16777216 bytes (it declares fewer)"), "{e}");
+}
