@@ -207,7 +207,7 @@ fn polygons(pi: usize, p: &Primitive, corners: &Corners<'_>, out: &mut Faces) {
 /// The influences the importer keeps for one `<vertex_weights>` entry
 /// (`LLDAELoader::processDomModel`): pairs on joint -1 (the bind shape) dropped, the rest sorted
 /// by weight, the 4 largest with a positive weight kept and scaled to sum 1. Empty when none is
-/// left (the upload then binds the vertex to joint 0: llvolume.cpp `unpackVolumeFaces`).
+/// left (the upload then binds the vertex to joint 0: llvolume.cpp `LLVolume::unpackVolumeFacesInternal`).
 pub fn kept_influences(pairs: &[(i64, f64)]) -> Vec<(i64, f64)> {
     let mut l: Vec<(i64, f64)> = pairs.iter().copied().filter(|&(j, _)| j >= 0).collect();
     l.sort_by(|a, b| b.1.total_cmp(&a.1));

@@ -399,7 +399,7 @@ pub fn validate(dae: &Dae, file: &str, sl: &SlSkeleton) -> Vec<Violation> {
         }
         // processDomModel: influences sorted, the 4 largest positive kept and renormalized; an
         // entry left empty binds to the skin's joint 0 once uploaded (llvolume.cpp
-        // unpackVolumeFaces gives it weight 0.999 on joint 0), which decodes every weight into
+        // LLVolume::unpackVolumeFacesInternal gives it weight 0.999 on joint 0), which decodes every weight into
         // [0.001, 0.999].
         let mut over = Vec::new();
         let mut unweighted = Vec::new();

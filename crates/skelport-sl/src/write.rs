@@ -325,7 +325,7 @@ fn sl_influences(skin: &Skin, mesh: &Mesh, opts: &WriteOptions, diag: &mut Diagn
     }
     inf.normalize();
     // Kept as they are: the viewer raises a weight below 0.001 to 0.001 when it decodes the
-    // upload (llvolume.cpp LLVolume::unpackVolumeFaces clamps to [0.001, 0.999]); dropping them
+    // upload (llvolume.cpp LLVolume::unpackVolumeFacesInternal clamps to [0.001, 0.999]); dropping them
     // here would change the file for nothing.
     let small = inf.weights.iter().filter(|&&w| w < MIN_WEIGHT).count();
     if small > 0 {
