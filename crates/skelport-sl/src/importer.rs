@@ -254,45 +254,88 @@ pub fn shared_position_losses(positions: &[DVec3], influences: &[Vec<(i64, f64)>
     }
     let size = (hi - lo).to_array().map(|s| if s.abs() < 1e-5 { 1.0 } else { s });
     let centre = (lo + hi) * 0.5;
-    // The importer's keys: unit-cube positions as floats.
-    let key = |p: DVec3| -> [f32; 3] {
-        let q = p - centre;
+    // The importer's keys: unit-cube positions as floats (-0 as 0).
+    let key = |v: usize| -> [f32; 3] {
+        let q = positions[v] - centre;
         [(q.x / size[0]) as f32 + 0.0, (q.y / size[1]) as f32 + 0.0, (q.z / size[2]) as f32 + 0.0]
     };
-    let bits = |k: [f32; 3]| k.map(f32::to_bits);
-    // Last vertex at each key.
-    let mut at: HashMap<[u32; 3], usize> = HashMap::with_capacity(finite.len());
-    for &v in &finite {
-        at.insert(bits(key(positions[v])), v);
-    }
-    let cell = |k: [f32; 3]| k.map(|c| (f64::from(c) / SHARED_POSITION_EPSILON).floor() as i64);
-    let mut grid: HashMap<[i64; 3], Vec<[f32; 3]>> = HashMap::with_capacity(at.len());
-    for &v in at.values() {
-        let k = key(positions[v]);
-        grid.entry(cell(k)).or_default().push(k);
-    }
+    let keys: Vec<[f32; 3]> = (0..positions.len()).map(|v| if positions[v].is_finite() { key(v) } else { [0.0; 3] }).collect();
     let lex = |a: &[f32; 3], b: &[f32; 3]| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])).then(a[2].total_cmp(&b[2]));
+    // One entry per distinct key, in the map's (x, y, z) order, holding the last vertex there
+    // (sorted, not hashed: a sweep over x then finds neighbours in a few comparisons).
+    let mut order = finite.clone();
+    order.sort_by(|&a, &b| lex(&keys[a], &keys[b]).then(a.cmp(&b)));
+    let mut entries: Vec<([f32; 3], usize)> = Vec::with_capacity(order.len());
+    for &v in &order {
+        match entries.last_mut() {
+            Some(e) if lex(&e.0, &keys[v]).is_eq() => e.1 = v,
+            _ => entries.push((keys[v], v)),
+        }
+    }
+    let eps = SHARED_POSITION_EPSILON as f32;
     let mut lost = Vec::new();
     for &v in &finite {
-        let k = key(positions[v]);
-        let c = cell(k);
-        let mut best: Option<[f32; 3]> = None;
-        for dx in -1..=1 {
-            for dy in -1..=1 {
-                for dz in -1..=1 {
-                    for o in grid.get(&[c[0] + dx, c[1] + dy, c[2] + dz]).into_iter().flatten() {
-                        let d = (0..3).map(|i| f64::from(o[i] - k[i]).powi(2)).sum::<f64>().sqrt();
-                        if d < SHARED_POSITION_EPSILON && best.is_none_or(|b| lex(o, &b).is_lt()) {
-                            best = Some(*o);
-                        }
-                    }
-                }
-            }
-        }
-        let winner = best.and_then(|b| at.get(&bits(b)).copied()).unwrap_or(v);
+        let k = keys[v];
+        // Entries are sorted by x first: those within eps in x are one run around k.
+        let start = entries.partition_point(|e| e.0[0] < k[0] - eps);
+        let winner = entries[start..]
+            .iter()
+            .take_while(|e| e.0[0] <= k[0] + eps)
+            .find(|e| (0..3).map(|i| f64::from(e.0[i] - k[i]).powi(2)).sum::<f64>().sqrt() < SHARED_POSITION_EPSILON)
+            .map_or(v, |e| e.1);
         if winner != v && !same_influences(&influences[v], &influences[winner]) {
             lost.push(v);
         }
     }
     lost
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sweep finds what comparing every pair finds: each vertex's winner is the last vertex
+    /// at the smallest key (x, y, z order) within the epsilon.
+    #[test]
+    fn shared_positions_sweep_equals_every_pair() {
+        let mut next = skelport_ir::testing::xorshift(0x5eed_cafe_u64);
+        for round in 0..50 {
+            let n = 2 + (next() % 300) as usize;
+            let mut positions: Vec<DVec3> = Vec::with_capacity(n);
+            for _ in 0..n {
+                let p = match next() % 4 {
+                    // Exact copies and points a hair apart share weights.
+                    0 if !positions.is_empty() => positions[(next() % positions.len() as u64) as usize],
+                    1 if !positions.is_empty() => positions[(next() % positions.len() as u64) as usize] + DVec3::new(3e-6, 0.0, -2e-6),
+                    _ => DVec3::new((next() % 1000) as f64 * 1e-3, (next() % 1000) as f64 * 1e-3, (next() % 7) as f64 * 0.3),
+                };
+                positions.push(p);
+            }
+            let influences: Vec<Vec<(i64, f64)>> = (0..n).map(|_| vec![((next() % 3) as i64, 1.0)]).collect();
+            let got = shared_position_losses(&positions, &influences);
+            // Every pair.
+            let (lo, hi) = positions.iter().fold((positions[0], positions[0]), |(l, h), p| (l.min(*p), h.max(*p)));
+            let size = (hi - lo).to_array().map(|s| if s.abs() < 1e-5 { 1.0 } else { s });
+            let c = (lo + hi) * 0.5;
+            let key = |p: DVec3| {
+                let q = p - c;
+                [(q.x / size[0]) as f32 + 0.0, (q.y / size[1]) as f32 + 0.0, (q.z / size[2]) as f32 + 0.0]
+            };
+            let keys: Vec<[f32; 3]> = positions.iter().map(|p| key(*p)).collect();
+            let last_at = |k: [f32; 3]| (0..n).rev().find(|&w| keys[w] == k).unwrap();
+            let mut want = Vec::new();
+            for v in 0..n {
+                let best = (0..n)
+                    .filter(|&w| (0..3).map(|i| f64::from(keys[w][i] - keys[v][i]).powi(2)).sum::<f64>().sqrt() < SHARED_POSITION_EPSILON)
+                    .map(|w| keys[w])
+                    .min_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])).then(a[2].total_cmp(&b[2])))
+                    .unwrap();
+                let w = last_at(best);
+                if w != v && !same_influences(&influences[v], &influences[w]) {
+                    want.push(v);
+                }
+            }
+            assert_eq!(got, want, "round {round}");
+        }
+    }
 }
