@@ -711,6 +711,8 @@ fn write_geometry(o: &mut String, g: &str, m: &Mesh, material: &str, uv_sets: us
     // (semantic, source id, set, per vertex) of each input after VERTEX, in offset order.
     let mut inputs: Vec<(&str, String, Option<u32>, bool)> = Vec::new();
     let fits = |per_corner: bool, len: usize| if per_corner { len == nc } else { len == nv };
+    // A mesh without normals is written without (the viewer then draws it faceted): the smooth
+    // normals skelport_ir::proc is to compute for such sources belong here, for SL rigs.
     if let Some(n) = &m.normals {
         if fits(n.is_per_corner(), n.values().len()) {
             let id = format!("{g}-normals");

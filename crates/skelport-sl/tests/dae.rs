@@ -861,3 +861,54 @@ fn a_zip_bomb_is_an_error_before_the_memory_is_taken() {
     let e = read_named(&lying, "bomb.zae").unwrap_err();
     assert!(e.contains("bomb.zae") && e.contains("decompresses to more than 16777216 bytes (it declares fewer)"), "{e}");
 }
+
+/// The file-level refusals (LLDAELoader::OpenFile, verifyController, load_face_from_dom_*), each
+/// from one edit of a good file: an error naming its rule.
+#[test]
+fn refusals_are_errors_with_their_rule() {
+    let text = good_text();
+    let cases: [(&str, String); 8] = [
+        ("NoVisualScene", {
+            let a = text.find("<library_visual_scenes>").unwrap();
+            let b = text.find("</library_visual_scenes>").unwrap() + "</library_visual_scenes>".len();
+            format!("{}{}", &text[..a], &text[b..]).replace("<instance_visual_scene url=\"#Scene\"/>", "")
+        }),
+        (
+            "NaNPosition",
+            text.replacen(
+                "<float_array id=\"m-mesh-positions-array\" count=\"9\">0 ",
+                "<float_array id=\"m-mesh-positions-array\" count=\"9\">NaN ",
+                1,
+            ),
+        ),
+        ("SkinSource", text.replace("<skin source=\"#m-mesh\">", "<skin source=\"#elsewhere\">")),
+        ("VcountLength", text.replace("<vcount>1 1 1</vcount>", "<vcount>1 1</vcount>").replace("<v>0 0 1 1 0 2</v>", "<v>0 0 1 1</v>")),
+        ("VLength", text.replace("<v>0 0 1 1 0 2</v>", "<v>0 0 1 1 0 2 0 0</v>")),
+        ("InvBindMatrixCount", {
+            let a = text.find("<float_array id=\"s-skin-bind_poses-array\" count=\"32\">").unwrap();
+            let start = a + "<float_array id=\"s-skin-bind_poses-array\" count=\"32\">".len();
+            let end = text[start..].find("</float_array>").unwrap() + start;
+            let nums: Vec<&str> = text[start..end].split(' ').collect();
+            format!(
+                "{}{}{}",
+                &text[..a],
+                format_args!("<float_array id=\"s-skin-bind_poses-array\" count=\"16\">{}", nums[..16].join(" ")),
+                &text[end..]
+            )
+        }),
+        (
+            "NaNBindMatrix",
+            text.replacen(
+                "<float_array id=\"s-skin-bind_poses-array\" count=\"32\">1 ",
+                "<float_array id=\"s-skin-bind_poses-array\" count=\"32\">inf ",
+                1,
+            ),
+        ),
+        ("LoadError", text.replace("</COLLADA>", "")),
+    ];
+    for (rule, bad) in cases {
+        assert_ne!(bad, text, "{rule}: the edit did not apply");
+        let f = findings(&bad);
+        assert!(f.iter().any(|v| v.rule == rule && v.level == Level::Error), "{rule}: {f:?}");
+    }
+}
