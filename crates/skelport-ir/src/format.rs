@@ -147,8 +147,10 @@ pub struct WriteOptions {
     pub compress: bool,
     /// Keep at most this many influences per vertex (`--max-influences`).
     pub max_influences: Option<usize>,
-    /// Write the source's joint positions rather than a format's defaults (`--joint-positions`).
-    pub joint_positions: bool,
+    /// Write a format's default joint positions instead of the source's (`--default-joints`):
+    /// the Second Life writer then puts every joint at the SL skeleton's default `pos`. False
+    /// (the default) keeps the source's joints.
+    pub default_joints: bool,
     /// Repair what can be repaired instead of refusing (`--fix`).
     pub fix: bool,
     /// A bone-count limit to enforce (`--limit`).

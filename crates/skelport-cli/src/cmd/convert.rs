@@ -37,7 +37,7 @@ fn options(a: &ConvertArgs, out: &Path) -> ConvertOptions {
             embed: a.embed,
             compress: a.compress,
             max_influences: a.max_influences,
-            joint_positions: a.joint_positions,
+            default_joints: a.default_joints,
             fix: a.fix,
             bone_limit: a.limit,
             keep_helpers: a.read.keep_helpers,

@@ -112,9 +112,14 @@ pub struct ConvertArgs {
     /// Keep at most N influences per vertex (largest kept, renormalized)
     #[arg(long, value_name = "N")]
     pub max_influences: Option<usize>,
-    /// Write the source's joint positions instead of the target skeleton's defaults (SL)
+    /// Accepted for old scripts; does nothing: the source's joint positions are kept by default
+    /// (see --default-joints)
     #[arg(long)]
     pub joint_positions: bool,
+    /// Put the joints at the target skeleton's default positions instead of the source's (SL:
+    /// the SL default `pos`; the mesh stays bound where the source had it)
+    #[arg(long, alias = "sl-default-joints")]
+    pub default_joints: bool,
     /// Repair what can be repaired instead of refusing (e.g. bind unweighted vertices)
     #[arg(long)]
     pub fix: bool,
