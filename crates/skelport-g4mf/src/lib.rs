@@ -11,6 +11,12 @@
 //! Frame: right-handed, +Y up, characters face +Z, metres (glTF's). Bones point along local +Y.
 //! G4MF has no inverse bind matrices: the stored pose *is* the bind pose; the writer stores the
 //! bind pose and reports a loss when the IR's rest pose differs.
+//!
+//! Normals and texture coordinates are surface bindings (`normals`, `textureMap`): values plus a
+//! `simplexes` accessor indexing them per triangle corner, so per-corner data needs no vertex
+//! split. A surface without `normals` is flat-shaded (the spec's default): the writer computes
+//! smooth normals for a mesh without any, the reader gives such a surface flat per-corner
+//! normals. Texture `y` runs down (as glTF's); the IR's `v` runs up, so both flip it.
 
 pub mod accessor;
 pub mod container;
