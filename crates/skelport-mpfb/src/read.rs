@@ -459,7 +459,7 @@ fn build_mesh(m: &BaseMesh, lift: DVec3, keep_helpers: bool) -> (Mesh, Option<Ve
         .map(|n| VertexGroup { name: n.clone(), vertices: m.groups.get(n).cloned().unwrap_or_default(), weights: None })
         .collect();
     if keep_helpers {
-        let mesh = Mesh {
+        let mut mesh = Mesh {
             name: "base".into(),
             positions,
             normals,
@@ -468,6 +468,8 @@ fn build_mesh(m: &BaseMesh, lift: DVec3, keep_helpers: bool) -> (Mesh, Option<Ve
             groups,
             ext: Default::default(),
         };
+        // The whole base mesh, in its own numbering (writers need no runs to map it back).
+        mesh.ext.set_raw(NAMESPACE, serde_json::json!({ "base_vertex_count": m.positions.len() }));
         return (mesh, None);
     }
     let helper_group: Vec<bool> = m.obj.group_names.iter().map(|g| is_helper(g)).collect();

@@ -694,3 +694,28 @@ fn base_mesh_uvs_survive_on_every_corner_with_and_without_helpers() {
         assert_eq!(corner, m.faces.indices.len());
     }
 }
+
+/// An MPFB rig holds no mesh: the base mesh (which `--mesh base.obj` gives back, UVs included)
+/// is a note; any other mesh's geometry, UVs and normals a loss that names them.
+#[test]
+fn the_writer_says_what_mesh_data_it_does_not_write() {
+    let Some(c) = corpus() else { return };
+    let rigs = c.join("rigs/standard");
+    let opts =
+        ReadOptions { mesh: Some(c.join("3dobjs/base.obj")), weights: Some(rigs.join("weights.game_engine.json")), ..Default::default() };
+    let (doc, _) = read(&rigs.join("rig.game_engine.json"), &opts);
+    let write = |doc: &Document| {
+        let mut d = Diagnostics::default();
+        MpfbFormat.write(doc, &WriteOptions { file_stem: "rig.t".into(), ..Default::default() }, &mut d).unwrap();
+        d
+    };
+    let d = write(&doc);
+    assert!(d.items.iter().any(|x| x.code == "mpfb.mesh-not-written" && x.message.contains("1 UV set(s)")), "{d:?}");
+    assert_eq!(d.of(skelport_ir::Severity::Loss).count(), 0, "{d:?}");
+    let mut other = doc.clone();
+    other.meshes[0].ext = Default::default();
+    other.meshes[0].normals = Some(skelport_ir::Normals::PerVertex(vec![DVec3::Z; other.meshes[0].positions.len()]));
+    let d = write(&other);
+    let loss: Vec<&str> = d.of(skelport_ir::Severity::Loss).map(|x| x.message.as_str()).collect();
+    assert!(loss.iter().any(|m| m.contains("holds no mesh") && m.contains("1 UV set(s), normals")), "{loss:?}");
+}
