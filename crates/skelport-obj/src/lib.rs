@@ -278,7 +278,12 @@ fn resolve(i: i64, n: usize, what: &str) -> Result<u32, String> {
     let n = n as i64;
     let abs = if i > 0 { i - 1 } else { n + i };
     if abs < 0 || abs >= n {
-        return Err(format!("face refers to {what} {i}, but only {n} precede it"));
+        let kind = match what {
+            "vertex" => "vertices",
+            "normal" => "normals",
+            _ => "texture coordinates",
+        };
+        return Err(format!("face refers to {what} {i}, but only {n} {kind} precede it"));
     }
     Ok(abs as u32)
 }
@@ -511,9 +516,9 @@ mod tests {
         assert!(e.contains("bad.obj:1"), "{e}");
         // A `vt` index past the `vt` lines is an error at its line, as a vertex index is.
         let e = parse(b"v 0 0 0\nv 1 0 0\nv 1 1 0\nvt 0 0\nf 1/1 2/2 3/1\n", "bad.obj").unwrap_err().to_string();
-        assert!(e.starts_with("bad.obj:5:") && e.contains("texture coordinate 2, but only 1"), "{e}");
+        assert!(e.starts_with("bad.obj:5:") && e.contains("texture coordinate 2, but only 1 texture coordinates"), "{e}");
         let e = parse(b"v 0 0 0\nv 1 0 0\nv 1 1 0\nf 1//1 2//1 3//1\n", "bad.obj").unwrap_err().to_string();
-        assert!(e.starts_with("bad.obj:4:") && e.contains("normal 1, but only 0"), "{e}");
+        assert!(e.starts_with("bad.obj:4:") && e.contains("normal 1, but only 0 normals"), "{e}");
         let e = parse(b"v 0 0 0\nv 1 0 0\nv 1 1 0\nvt 0 0\nf 1/1/1/1 2 3\n", "bad.obj").unwrap_err().to_string();
         assert!(e.contains("not v, v/vt, v//vn or v/vt/vn"), "{e}");
         let e = parse(b"v 0 0 0\nvt 0 x\n", "bad.obj").unwrap_err().to_string();
