@@ -160,7 +160,11 @@ fn bind_attributes(
     linear: &DMat3,
     diag: &mut Diagnostics,
 ) {
+    // Identity to f64 rounding (a G4MF-read document's rest·rest⁻¹) is identity, so that
+    // rewriting a G4MF file keeps its normals bit for bit.
     let normal_m = linear.inverse().transpose();
+    let identity = (normal_m - DMat3::IDENTITY).to_cols_array().iter().all(|x| x.abs() < 1e-12);
+    let normal_m = if identity { DMat3::IDENTITY } else { normal_m };
     let computed;
     let normals = match &mesh.normals {
         Some(n) => n,
@@ -174,13 +178,18 @@ fn bind_attributes(
         }
     };
     let unit = |n: DVec3| {
-        let d = (normal_m * n).normalize_or_zero();
-        // A zero normal (a vertex on no face of any area) cannot be normalized: +Y.
-        let d = if d == DVec3::ZERO || !d.is_finite() { DVec3::Y } else { d };
-        // Normalized again in float32, as stored.
-        let f = [d.x as f32, d.y as f32, d.z as f32];
-        let l = (f[0] * f[0] + f[1] * f[1] + f[2] * f[2]).sqrt();
-        f.map(|c| c / l)
+        let d = normal_m * n;
+        let len = d.length();
+        // A zero normal (a vertex on no face of any area) cannot be normalized: +Y. One that is
+        // unit to float32 precision is kept as it is (a normal read from G4MF writes back the same).
+        let d = if len == 0.0 || !len.is_finite() {
+            DVec3::Y
+        } else if (len - 1.0).abs() > 1e-7 {
+            d / len
+        } else {
+            d
+        };
+        [d.x as f32, d.y as f32, d.z as f32]
     };
     surface.insert("normals".into(), binding(buf, normals, mesh, (tri_corners, simplexes), DVec3::Y, 3, unit));
     if let Some(set) = mesh.uvs.first() {
@@ -473,6 +482,17 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
     for (k, s) in d.skins.iter().enumerate() {
         if s.skeleton >= d.skeletons.len() {
             diag.loss("g4mf.skin", format!("skin {k} refers to a missing skeleton and is not written"));
+        }
+    }
+    for (mi, m) in d.meshes.iter().enumerate() {
+        if !d.skins.iter().any(|s| s.mesh == Some(mi) && s.skeleton < d.skeletons.len()) {
+            diag.loss(
+                "g4mf.unskinned-mesh",
+                format!(
+                    "mesh \"{}\" is bound by no skin; skelport writes G4MF meshes under the skeleton that skins them, so it is not written",
+                    m.name
+                ),
+            );
         }
     }
     let mut root = Map::new();

@@ -193,3 +193,13 @@ fn extra_uv_sets_are_a_loss() {
     let (_, diag) = write(&G4bFormat, &src);
     assert!(diag.of(Severity::Loss).any(|d| d.code == "g4mf.uv-sets"), "{diag:?}");
 }
+
+/// A mesh no skin binds is not written (skelport's G4MF meshes hang under their skeleton): a
+/// loss line, not silence.
+#[test]
+fn an_unskinned_mesh_is_a_loss() {
+    let mut src = rig();
+    src.skins.clear();
+    let (_, diag) = write(&G4tfFormat, &src);
+    assert!(diag.of(Severity::Loss).any(|d| d.code == "g4mf.unskinned-mesh" && d.message.contains("grid")), "{diag:?}");
+}
