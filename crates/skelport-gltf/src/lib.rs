@@ -26,6 +26,7 @@ mod read;
 mod write;
 
 pub use error::GltfError;
+pub use read::MAX_UV_SETS;
 
 use skelport_ir::{Diagnostics, Document, Format, FormatError, Input, Output, ReadOptions, WriteOptions};
 

@@ -208,3 +208,32 @@ fn cesium_man_uv_is_flipped_on_read() {
     let uv = doc.meshes[0].uvs[0].uvs.values()[0];
     assert_eq!(uv, DVec2::new(f(0), 1.0 - f(1)));
 }
+
+/// A written file edited so that the split list no longer fits (a copy moved): the vertices are
+/// read as the file has them, with a note, not folded onto the wrong vertex. A TEXCOORD set
+/// numbered past the sets skelport reads is a loss line.
+#[test]
+fn unfitting_split_lists_and_far_sets_are_said() {
+    let faces = Faces { counts: vec![3, 3], indices: vec![0, 1, 2, 2, 1, 3] };
+    let uv = vec![DVec2::ZERO, DVec2::X, DVec2::Y, DVec2::splat(0.5), DVec2::new(0.6, 0.0), DVec2::ONE];
+    let doc = skinned(4, faces, uv, vec![DVec3::Y; 6]);
+    let (_, _, bytes) = write_read(&doc, &GltfFormat);
+    let mut root: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    // Point the list at other vertices: copy 4 (of vertex 2) now claims vertex 3.
+    root["meshes"][0]["extras"]["skelport"]["split_from"] = serde_json::json!([3, 1]);
+    let mut d = Diagnostics::default();
+    let text = serde_json::to_vec(&root).unwrap();
+    let back = GltfFormat.read(Input { path: None, bytes: &text }, &ReadOptions::default(), &mut d).unwrap();
+    assert!(d.items.iter().any(|x| x.code == "gltf.split-ignored"), "{d:?}");
+    assert_eq!(back.meshes[0].positions.len(), 6, "kept as the file has them");
+    // TEXCOORD_9: past the 8 sets read.
+    let prim = &mut root["meshes"][0]["primitives"][0]["attributes"];
+    let t = prim.as_object_mut().unwrap().remove("TEXCOORD_0").unwrap();
+    prim["TEXCOORD_9"] = t;
+    let mut d = Diagnostics::default();
+    let text = serde_json::to_vec(&root).unwrap();
+    let back = GltfFormat.read(Input { path: None, bytes: &text }, &ReadOptions::default(), &mut d).unwrap();
+    assert!(d.of(Severity::Loss).any(|x| x.code == "gltf.uv-sets"), "{d:?}");
+    assert!(back.meshes[0].uvs.is_empty());
+    assert_eq!(skelport_gltf::MAX_UV_SETS, 8);
+}
