@@ -137,7 +137,10 @@ pub fn write_document(doc: &Document, form: Form, opts: &WriteOptions, diag: &mu
         diag.loss("anvil.skeletons", format!("an AnvilToolkit file holds one skeleton; {} more not written", doc.skeletons.len() - 1));
     }
     if !doc.meshes.is_empty() || !doc.skins.is_empty() {
-        diag.loss("anvil.geometry", "a Skeleton file holds no meshes or skin weights; they are not written");
+        diag.loss(
+            "anvil.geometry",
+            "a Skeleton file holds no meshes (positions, faces, UVs, normals) or skin weights; they are not written",
+        );
     }
     let converted;
     let sk = if doc.frame != ANVIL_FRAME {

@@ -11,6 +11,12 @@
 //! Frame: right-handed, +Y up, characters face +Z, metres (glTF's). Bones point along local +Y.
 //! G4MF has no inverse bind matrices: the stored pose *is* the bind pose; the writer stores the
 //! bind pose and reports a loss when the IR's rest pose differs.
+//!
+//! Normals and texture coordinates are surface bindings (`normals`, `textureMap`): values plus a
+//! `simplexes` accessor indexing them per triangle corner, so per-corner data needs no vertex
+//! split. A surface without `normals` is flat-shaded (the spec's default): the writer computes
+//! smooth normals for a mesh without any, the reader gives such a surface flat per-corner
+//! normals. Texture `y` runs down (as glTF's); the IR's `v` runs up, so both flip it.
 
 #![forbid(unsafe_code)]
 
@@ -80,9 +86,18 @@ impl Format for G4tfFormat {
         Some(skelport_ir::Frame::GLTF)
     }
     fn holds(&self) -> Holds {
-        // Normals are not written yet, and a skin is bound at rest (the writer reports both as
-        // losses).
-        Holds { skins: true, meshes: true, scale: true, extras: true, any_skeleton: true, orientations: true, ..Holds::NOTHING }
+        // A skin is bound at rest (the writer reports a bind pose as a loss).
+        Holds {
+            skins: true,
+            meshes: true,
+            scale: true,
+            uvs: true,
+            normals: true,
+            extras: true,
+            any_skeleton: true,
+            orientations: true,
+            ..Holds::NOTHING
+        }
     }
     fn inputs(&self) -> &'static [InputKind] {
         &[InputKind { role: InputRole::Main, suite: "g4tf", fuzz_target: "g4tf" }]
@@ -126,9 +141,18 @@ impl Format for G4bFormat {
         Some(skelport_ir::Frame::GLTF)
     }
     fn holds(&self) -> Holds {
-        // Normals are not written yet, and a skin is bound at rest (the writer reports both as
-        // losses).
-        Holds { skins: true, meshes: true, scale: true, extras: true, any_skeleton: true, orientations: true, ..Holds::NOTHING }
+        // A skin is bound at rest (the writer reports a bind pose as a loss).
+        Holds {
+            skins: true,
+            meshes: true,
+            scale: true,
+            uvs: true,
+            normals: true,
+            extras: true,
+            any_skeleton: true,
+            orientations: true,
+            ..Holds::NOTHING
+        }
     }
     fn inputs(&self) -> &'static [InputKind] {
         &[InputKind { role: InputRole::Main, suite: "g4b", fuzz_target: "g4b" }]

@@ -4,7 +4,8 @@ use crate::{accessor, container, quat_from_rotor, G4mfError};
 use base64::Engine;
 use serde_json::Value;
 use skelport_ir::{
-    Bone, BoneId, DMat3, DMat4, DVec3, Diagnostics, Document, Faces, Frame, Influences, Mesh, ReadOptions, Skeleton, Skin, Transform,
+    Bone, BoneId, DMat3, DMat4, DVec2, DVec3, Diagnostics, Document, Faces, Frame, Influences, Mesh, ReadOptions, Skeleton, Skin,
+    Transform, UvSet,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -544,6 +545,64 @@ fn read_document(
     Ok(doc)
 }
 
+/// The per-corner values (`width` numbers each, in corner order) of a surface binding over
+/// `corners` triangle corners: indexed per corner (`simplexes`) or per triangle (`perSimplex`).
+/// `None`, with a warning, for a binding only `geometry` (polytope) indices reach, which
+/// skelport does not read. Values must be floats with at least `width` components (extra ones,
+/// a texture map's `w`, are a loss) and finite; indices must name a value.
+fn read_binding(
+    ctx: &Ctx<'_>,
+    b: &Value,
+    path: &str,
+    corners: usize,
+    width: usize,
+    diag: &mut Diagnostics,
+) -> Result<Option<Vec<f64>>, G4mfError> {
+    let file = ctx.file;
+    let vi = b.get("values").and_then(Value::as_u64).ok_or_else(|| err(file, path, "values is required"))? as usize;
+    let vpath = format!("{path}.values");
+    let (values, vs, t) = ctx.accessor(vi, &vpath)?;
+    if !accessor::is_float(&t) || vs < width {
+        return Err(err(file, &vpath, format!("must be a float accessor with vectorSize {width} or more (found {t} × {vs})")));
+    }
+    if let Some(k) = values.iter().position(|x| !x.is_finite()) {
+        return Err(err(file, &vpath, format!("element {} is not a finite number", k / vs)));
+    }
+    if vs > width {
+        diag.loss("g4mf.binding-width", format!("{vpath}: {vs} components per value; skelport keeps the first {width}"));
+    }
+    let count = values.len() / vs;
+    let (key, per) = if b.get("simplexes").is_some() {
+        ("simplexes", 3)
+    } else if b.get("perSimplex").is_some() {
+        ("perSimplex", 1)
+    } else {
+        diag.warn("g4mf.binding", format!("{path}: no simplexes or perSimplex index (polytope geometry bindings are not read); ignored"));
+        return Ok(None);
+    };
+    let ipath = format!("{path}.{key}");
+    let ii = b.get(key).and_then(Value::as_u64).ok_or_else(|| err(file, &ipath, "must be an accessor index"))? as usize;
+    let (idx, ivs, it) = ctx.accessor(ii, &ipath)?;
+    if accessor::is_float(&it) || ivs != per || idx.len() * 3 / per != corners {
+        return Err(err(
+            file,
+            &ipath,
+            format!("must be an integer accessor with vectorSize {per} and one element per triangle (found {it} × {ivs}, {} elements for {} triangles)", idx.len() / ivs, corners / 3),
+        ));
+    }
+    let mut out = Vec::with_capacity(corners * width);
+    for (j, &i) in idx.iter().enumerate() {
+        if i < 0.0 || i as usize >= count {
+            return Err(err(file, &ipath, format!("element {} refers to value {i}, but there are {count}", j / per)));
+        }
+        let v = &values[i as usize * vs..i as usize * vs + width];
+        for _ in 0..3 / per {
+            out.extend_from_slice(v);
+        }
+    }
+    Ok(Some(out))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn read_skinned_mesh(
     ctx: &Ctx<'_>,
@@ -566,6 +625,12 @@ fn read_skinned_mesh(
     let positions: Vec<DVec3> = pos.chunks_exact(3).map(|c| to_doc.transform_point3(DVec3::new(c[0], c[1], c[2]))).collect();
     let nv = positions.len();
     let mut faces = Faces::default();
+    // Per-corner normals and UVs, surface by surface: a surface without a normals binding is
+    // flat-shaded (the spec's default), one without a texture map gets (0, 0).
+    let normal_m = DMat3::from_mat4(*to_doc).inverse().transpose();
+    let (mut normals, mut uvs): (Vec<DVec3>, Vec<DVec2>) = (Vec::new(), Vec::new());
+    let (mut flat, mut with_uv, mut without_uv) = (0usize, 0usize, 0usize);
+    let mut uv_name = String::new();
     for (k, s) in array(mesh, "surfaces").iter().enumerate() {
         let Some(si) = s.get("simplexes").and_then(Value::as_u64) else { continue };
         let spath = format!("{mpath}.surfaces[{k}].simplexes");
@@ -578,8 +643,47 @@ fn read_skinned_mesh(
                 return Err(err(file, &spath, format!("element {} refers to vertex {v}, but the mesh has {nv}", j / 3)));
             }
         }
+        let first = faces.indices.len();
         faces.counts.extend(std::iter::repeat_n(3u32, idx.len() / 3));
         faces.indices.extend(idx.iter().map(|&v| v as u32));
+        let bpath = format!("{mpath}.surfaces[{k}]");
+        let given = s.get("normals").map(|b| read_binding(ctx, b, &format!("{bpath}.normals"), idx.len(), 3, diag)).transpose()?.flatten();
+        match given {
+            Some(v) => normals.extend(v.chunks_exact(3).map(|c| normal_m * DVec3::new(c[0], c[1], c[2]))),
+            None => {
+                flat += 1;
+                let surface = Faces { counts: vec![3; idx.len() / 3], indices: faces.indices[first..].to_vec() };
+                normals.extend(skelport_ir::proc::flat_corner_normals(&positions, &surface));
+            }
+        }
+        match s.get("textureMap").map(|b| read_binding(ctx, b, &format!("{bpath}.textureMap"), idx.len(), 2, diag)).transpose()?.flatten() {
+            Some(v) => {
+                with_uv += 1;
+                // G4MF's texture y runs down from the top; the IR's v up from the bottom.
+                uvs.extend(v.chunks_exact(2).map(|c| DVec2::new(c[0], 1.0 - c[1])));
+                if let Some(n) =
+                    s["textureMap"].get("extras").and_then(|e| e.get("skelport")).and_then(|e| e.get("name")).and_then(Value::as_str)
+                {
+                    uv_name = n.to_string();
+                }
+            }
+            None => {
+                without_uv += 1;
+                uvs.resize(faces.indices.len(), DVec2::ZERO);
+            }
+        }
+    }
+    if flat > 0 && !faces.is_empty() {
+        diag.info(
+            "g4mf.flat-normals",
+            format!("{mpath}: {flat} surface(s) without normals are flat-shaded, as G4MF says: each corner has its face's normal"),
+        );
+    }
+    if with_uv > 0 && without_uv > 0 {
+        diag.warn(
+            "g4mf.partial-uvs",
+            format!("{mpath}: {without_uv} surface(s) have no texture map where others do; their corners get UV (0, 0)"),
+        );
     }
     let kpath = format!("{mpath}.skin");
     let get =
@@ -654,7 +758,13 @@ fn read_skinned_mesh(
     let influences = Influences::from_triples(nv, triples);
     let inverse_bind = joints.iter().map(|j| worlds[j.index()].inverse()).collect();
     let name = mesh.get("name").and_then(Value::as_str).unwrap_or("mesh").to_string();
-    let m = Mesh { name: name.clone(), positions, normals: None, uvs: Vec::new(), faces, groups: Vec::new(), ext: Default::default() };
+    let normals = (!faces.is_empty()).then(|| skelport_ir::proc::per_vertex_if_uniform(nv, &faces.indices, normals, DVec3::ZERO));
+    let uvs = if with_uv > 0 {
+        vec![UvSet { name: uv_name, uvs: skelport_ir::proc::per_vertex_if_uniform(nv, &faces.indices, uvs, DVec2::ZERO) }]
+    } else {
+        Vec::new()
+    };
+    let m = Mesh { name: name.clone(), positions, normals, uvs, faces, groups: Vec::new(), ext: Default::default() };
     let s = Skin { name, skeleton, mesh: None, joints, inverse_bind, bind_shape: DMat4::IDENTITY, influences, ext: Default::default() };
     Ok((m, s))
 }

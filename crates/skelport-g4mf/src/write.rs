@@ -3,7 +3,10 @@
 use crate::{accessor, container, rotor_from_quat, G4mfError, FORBIDDEN_NAME_CHARS};
 use base64::Engine;
 use serde_json::{json, Map, Value};
-use skelport_ir::{BoneId, DMat4, DVec3, Diagnostics, Document, Frame, Output, Transform, WriteOptions};
+use skelport_ir::proc::{self, VertexSplit};
+use skelport_ir::{
+    Attribute, BoneId, DMat3, DMat4, DVec2, DVec3, Diagnostics, Document, Frame, Mesh, Normals, Output, Transform, WriteOptions,
+};
 use std::collections::{HashMap, HashSet};
 
 /// Unique, legal names across the whole file.
@@ -101,6 +104,109 @@ fn trs_keys(node: &mut Map<String, Value>, t: &Transform) {
 /// Whether two matrices agree within `tol` in every entry.
 fn close(a: &DMat4, b: &DMat4, tol: f64) -> bool {
     (*a - *b).to_cols_array().iter().all(|d| d.abs() <= tol)
+}
+
+/// A surface binding (`normals`, `textureMap`) of `attr`: per-vertex values indexed by the
+/// surface's own `simplexes` accessor; per-corner values stored once per distinct value at each
+/// vertex (the vertex split of `skelport_ir::proc`), with a `simplexes` accessor of their own
+/// indexing them per triangle corner. `encode` gives a value's float32 components.
+fn binding<T: Copy + PartialEq>(
+    buf: &mut Buf,
+    attr: &Attribute<T>,
+    mesh: &Mesh,
+    (tri_corners, simplexes): (&[u32], usize),
+    missing: T,
+    width: usize,
+    encode: impl Fn(T) -> [f32; 3],
+) -> Value {
+    let nv = mesh.positions.len();
+    let (values, index): (Vec<T>, Option<Vec<u32>>) = match attr {
+        Attribute::PerVertex(v) => (v.clone(), None),
+        Attribute::PerCorner(c) => {
+            let split: VertexSplit = proc::split_vertices(nv, &mesh.faces.indices, |a, b| c[a] == c[b]);
+            let values = split.values(attr, missing);
+            let index = tri_corners.iter().map(|&k| split.corner_vertex[k as usize]).collect();
+            (values, Some(index))
+        }
+    };
+    let mut bytes = Vec::with_capacity(values.len() * width * 4);
+    for v in values.iter().copied() {
+        for c in &encode(v)[..width] {
+            bytes.extend_from_slice(&c.to_le_bytes());
+        }
+    }
+    let vacc = buf.push(&bytes, "float32", width);
+    let sacc = match index {
+        None => simplexes,
+        Some(index) => {
+            let t = accessor::uint_type_for(values.len().saturating_sub(1) as u64);
+            let mut b = Vec::new();
+            accessor::encode_uint(t, index.iter().map(|&i| i as u64), &mut b);
+            buf.push(&b, t, 3)
+        }
+    };
+    json!({ "values": vacc, "simplexes": sacc })
+}
+
+/// The surface's `normals` and `textureMap` bindings. A mesh without normals gets smooth ones
+/// (G4MF reads a surface without normals as flat-shaded), said in a note; UV sets past the
+/// first are a loss (a surface has one texture map).
+fn bind_attributes(
+    buf: &mut Buf,
+    surface: &mut Map<String, Value>,
+    mesh: &Mesh,
+    tri_corners: &[u32],
+    simplexes: usize,
+    linear: &DMat3,
+    diag: &mut Diagnostics,
+) {
+    // Identity to f64 rounding (a G4MF-read document's rest·rest⁻¹) is identity, so that
+    // rewriting a G4MF file keeps its normals bit for bit.
+    let normal_m = linear.inverse().transpose();
+    let identity = (normal_m - DMat3::IDENTITY).to_cols_array().iter().all(|x| x.abs() < 1e-12);
+    let normal_m = if identity { DMat3::IDENTITY } else { normal_m };
+    let computed;
+    let normals = match &mesh.normals {
+        Some(n) => n,
+        None => {
+            computed = Normals::PerVertex(proc::smooth_normals(&mesh.positions, &mesh.faces));
+            diag.info(
+                "g4mf.computed-normals",
+                format!("mesh \"{}\" has no normals: smooth normals computed (area-weighted per vertex), since G4MF draws a surface without normals flat", mesh.name),
+            );
+            &computed
+        }
+    };
+    let unit = |n: DVec3| {
+        let d = normal_m * n;
+        let len = d.length();
+        // A zero normal (a vertex on no face of any area) cannot be normalized: +Y. One that is
+        // unit to float32 precision is kept as it is (a normal read from G4MF writes back the same).
+        let d = if len == 0.0 || !len.is_finite() {
+            DVec3::Y
+        } else if (len - 1.0).abs() > 1e-7 {
+            d / len
+        } else {
+            d
+        };
+        [d.x as f32, d.y as f32, d.z as f32]
+    };
+    surface.insert("normals".into(), binding(buf, normals, mesh, (tri_corners, simplexes), DVec3::Y, 3, unit));
+    if let Some(set) = mesh.uvs.first() {
+        // The IR's v runs up from the bottom; G4MF's texture y runs down from the top.
+        let uv = |t: DVec2| [t.x as f32, (1.0 - t.y) as f32, 0.0];
+        let mut b = binding(buf, &set.uvs, mesh, (tri_corners, simplexes), DVec2::ZERO, 2, uv);
+        if !set.name.is_empty() {
+            b["extras"] = json!({ "skelport": { "name": set.name } });
+        }
+        surface.insert("textureMap".into(), b);
+    }
+    if mesh.uvs.len() > 1 {
+        diag.loss(
+            "g4mf.uv-sets",
+            format!("mesh \"{}\": a G4MF surface has one texture map; {} more UV set(s) not written", mesh.name, mesh.uvs.len() - 1),
+        );
+    }
 }
 
 /// Write `doc` as G4MF; `binary` picks `.g4b`.
@@ -293,13 +399,22 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
                 }
             }
             let vacc = buf.push(&pos, "float32", 3);
-            let tris = mesh.faces.triangulate();
+            // Triangles by corner, so that per-corner normals and UVs follow them.
+            let tri_corners = mesh.faces.triangulated_corners();
             let mut surface = Map::new();
-            if !tris.is_empty() {
+            let mut simplexes = None;
+            if !tri_corners.is_empty() {
                 let t = accessor::uint_type_for(mesh.positions.len().saturating_sub(1) as u64);
                 let mut b = Vec::new();
-                accessor::encode_uint(t, tris.iter().map(|&v| v as u64), &mut b);
-                surface.insert("simplexes".into(), buf.push(&b, t, 3).into());
+                accessor::encode_uint(t, tri_corners.iter().map(|&c| mesh.faces.indices[c as usize] as u64), &mut b);
+                let a = buf.push(&b, t, 3);
+                simplexes = Some(a);
+                surface.insert("simplexes".into(), a.into());
+            }
+            if let Some(simplexes) = simplexes {
+                // Normals move with the linear part of what moved the positions.
+                let linear = DMat3::from_mat4(bake * s.bind_shape);
+                bind_attributes(&mut buf, &mut surface, mesh, &tri_corners, simplexes, &linear, diag);
             }
             // Triplets: vertices ascending, weights descending within a vertex; zero weights dropped.
             let mut tv = Vec::new();
@@ -344,12 +459,6 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
             let (iname, _) = names.take(&format!("{}Instance", mesh.name), "MeshInstance");
             skel_children.push(nodes.len());
             nodes.push(json!({ "name": iname, "meshInstance": { "mesh": meshes.len() - 1 } }));
-            if mesh.normals.is_some() {
-                diag.loss(
-                    "g4mf.normals",
-                    format!("mesh \"{}\": normals are not written (G4MF normal bindings are not produced yet)", mesh.name),
-                );
-            }
         }
         let mut snode = Map::new();
         snode.insert("name".into(), sname.into());
@@ -373,6 +482,17 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
     for (k, s) in d.skins.iter().enumerate() {
         if s.skeleton >= d.skeletons.len() {
             diag.loss("g4mf.skin", format!("skin {k} refers to a missing skeleton and is not written"));
+        }
+    }
+    for (mi, m) in d.meshes.iter().enumerate() {
+        if !d.skins.iter().any(|s| s.mesh == Some(mi) && s.skeleton < d.skeletons.len()) {
+            diag.loss(
+                "g4mf.unskinned-mesh",
+                format!(
+                    "mesh \"{}\" is bound by no skin; skelport writes G4MF meshes under the skeleton that skins them, so it is not written",
+                    m.name
+                ),
+            );
         }
     }
     let mut root = Map::new();

@@ -243,7 +243,13 @@ fn written_g4tf_validates_against_the_upstream_schemas() {
         }
     }
     let validator = opts.build(&main.unwrap()).expect("schema");
-    for d in [rig(false), rig(true)] {
+    // With per-corner texture coordinates and normals: textureMap and normals bindings.
+    let mut with_uvs = rig(false);
+    let m = &mut with_uvs.meshes[0];
+    let uv = m.faces.indices.iter().enumerate().map(|(c, &v)| skelport_ir::DVec2::new(v as f64 * 0.1, (c % 2) as f64)).collect();
+    m.uvs.push(skelport_ir::UvSet { name: String::new(), uvs: skelport_ir::Uvs::PerCorner(uv) });
+    m.normals = Some(skelport_ir::Normals::PerCorner(m.faces.indices.iter().map(|&v| DVec3::new(0.0, -1.0, v as f64 * 0.1)).collect()));
+    for d in [rig(false), rig(true), with_uvs] {
         let (bytes, _) = write(&G4tfFormat, &d, true);
         let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         let errors: Vec<String> = validator.iter_errors(&v).map(|e| format!("{e} at {}", e.instance_path)).collect();

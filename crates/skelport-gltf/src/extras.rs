@@ -50,6 +50,15 @@ pub(crate) struct SkinExtras {
 pub(crate) struct MeshExtras {
     #[serde(default, skip_serializing_if = "Extensions::is_empty")]
     pub ext: Extensions,
+    /// The vertices the writer appended where per-corner normals or UVs differ at a vertex
+    /// (seams): vertex `n + k` of the primitive is a copy of vertex `split_from[k]`, the first `n`
+    /// being the IR mesh's own. The reader folds the copies back into per-corner values, so the
+    /// vertex numbering that rigs and weight files refer to comes back unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub split_from: Vec<u32>,
+    /// The IR's UV set names (`TEXCOORD_n` has none), when any is not empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uv_names: Vec<String>,
 }
 
 /// Top-level `extras.skelport`.

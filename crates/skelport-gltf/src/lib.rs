@@ -26,6 +26,7 @@ mod read;
 mod write;
 
 pub use error::GltfError;
+pub use read::MAX_UV_SETS;
 
 use skelport_ir::{Diagnostics, Document, Format, FormatError, Holds, Input, InputKind, InputRole, Output, ReadOptions, WriteOptions};
 
@@ -106,6 +107,7 @@ impl Format for GltfFormat {
             skins: true,
             meshes: true,
             scale: true,
+            uvs: true,
             normals: true,
             extras: true,
             any_skeleton: true,
@@ -146,6 +148,7 @@ impl Format for GlbFormat {
             skins: true,
             meshes: true,
             scale: true,
+            uvs: true,
             normals: true,
             extras: true,
             any_skeleton: true,

@@ -14,8 +14,10 @@ use gltf_json::mesh::{Mode, Semantic};
 use gltf_json::validation::Checked;
 use gltf_json::Root;
 use skelport_ir::jsonskip::JsonSkip;
+use skelport_ir::proc;
 use skelport_ir::{
-    Bone, BoneId, DMat4, DQuat, DVec3, Diagnostics, Document, Frame, Influences, Input, Mesh, Normals, Skeleton, Skin, Transform,
+    Bone, BoneId, DMat4, DQuat, DVec2, DVec3, Diagnostics, Document, Frame, Influences, Input, Mesh, Normals, Skeleton, Skin, Transform,
+    UvSet, Uvs,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -23,6 +25,10 @@ use std::collections::{HashMap, HashSet};
 /// threshold is tighter (a few float32 ulps per weight); files from real exporters that are a
 /// little outside it still skin the same, so they are repaired with a warning rather than refused.
 const WEIGHT_SUM_TOLERANCE: f64 = 2e-3;
+
+/// TEXCOORD sets read per mesh (`TEXCOORD_0` to `TEXCOORD_7`; docs/limits.md): a set number
+/// in an attribute name would otherwise size the reader's tables.
+pub const MAX_UV_SETS: usize = 8;
 
 pub(crate) fn read(input: Input<'_>, format: &str, diag: &mut Diagnostics) -> Result<Document, GltfError> {
     read_with_nodes(input, format, diag).map(|(doc, _)| doc)
@@ -692,6 +698,10 @@ impl Reader<'_> {
         let mut mesh = Mesh::default();
         let mut normals: Vec<DVec3> = Vec::new();
         let mut all_normals = true;
+        // TEXCOORD_n of every primitive, set by set (a set some primitive lacks is dropped).
+        let mut uvs: Vec<Vec<DVec2>> = Vec::new();
+        let mut uv_complete: Vec<bool> = Vec::new();
+        let mut extras = MeshExtras::default();
         let mut lists: Vec<Vec<(u32, f64)>> = Vec::new();
         let mut renormalized = 0usize;
         let mut prim_count = 0usize;
@@ -700,19 +710,22 @@ impl Reader<'_> {
             if k == 0 {
                 let x: MeshExtras = own_extras(&gm.extras).and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
                 mesh.name = gm.name.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| format!("mesh{mi}"));
-                mesh.ext = x.ext;
+                mesh.ext = x.ext.clone();
+                extras = x;
             }
             for (pi, prim) in gm.primitives.iter().enumerate() {
                 let pp = format!("/meshes/{mi}/primitives/{pi}");
                 prim_count += 1;
                 let mut pos_acc = None;
                 let mut nrm_acc = None;
+                let mut uv_accs: Vec<(u32, usize)> = Vec::new();
                 let mut jsets: HashMap<u32, usize> = HashMap::new();
                 let mut wsets: HashMap<u32, usize> = HashMap::new();
                 for (sem, acc) in &prim.attributes {
                     match sem {
                         Checked::Valid(Semantic::Positions) => pos_acc = Some(acc.value()),
                         Checked::Valid(Semantic::Normals) => nrm_acc = Some(acc.value()),
+                        Checked::Valid(Semantic::TexCoords(t)) => uv_accs.push((*t, acc.value())),
                         Checked::Valid(Semantic::Joints(s)) => {
                             jsets.insert(*s, acc.value());
                         }
@@ -748,6 +761,45 @@ impl Reader<'_> {
                         }));
                     }
                     _ => all_normals = false,
+                }
+                // Texture coordinates: VEC2 float or normalized unsigned byte/short, v flipped
+                // (glTF's runs down from the top, the IR's up from the bottom). Each set holds a
+                // value for every vertex so far; one that some primitive lacks is dropped below.
+                let many = uv_accs.iter().filter(|a| a.0 as usize >= MAX_UV_SETS).count();
+                if many > 0 {
+                    self.diag.loss(
+                        "gltf.uv-sets",
+                        format!("{pp}: {many} TEXCOORD sets numbered {MAX_UV_SETS} or more are not read (skelport reads TEXCOORD_0 to TEXCOORD_{})", MAX_UV_SETS - 1),
+                    );
+                    uv_accs.retain(|a| (a.0 as usize) < MAX_UV_SETS);
+                }
+                // A set that earlier vertices lack starts incomplete (zeros there).
+                let sets = uv_accs.iter().map(|a| a.0 as usize + 1).max().unwrap_or(0);
+                while uvs.len() < sets {
+                    uvs.push(vec![DVec2::ZERO; base]);
+                    uv_complete.push(base == 0);
+                }
+                for &(t, ua) in &uv_accs {
+                    let at = format!("{pp}/attributes/TEXCOORD_{t}");
+                    let d = buffers::read_accessor(self.root, self.buffers, ua, &at, self.file)?;
+                    let ok_type = match d.component_type {
+                        ComponentType::F32 => true,
+                        ComponentType::U8 | ComponentType::U16 => d.normalized,
+                        _ => false,
+                    };
+                    if d.components != 2 || d.count != vcount || !ok_type {
+                        return Err(self.err(at, "TEXCOORD must be VEC2 of float or normalized unsigned byte/short, one per vertex"));
+                    }
+                    uvs[t as usize].extend((0..vcount).map(|v| {
+                        let p = d.get(v);
+                        DVec2::new(p[0], 1.0 - p[1])
+                    }));
+                }
+                for (t, set) in uvs.iter_mut().enumerate() {
+                    if set.len() != base + vcount {
+                        uv_complete[t] = false;
+                        set.resize(base + vcount, DVec2::ZERO);
+                    }
                 }
                 // Faces.
                 let mode = match prim.mode {
@@ -862,7 +914,53 @@ impl Reader<'_> {
         } else if !normals.is_empty() {
             self.diag.loss("gltf.partial-normals", format!("skin {si}: only some primitives have normals; normals dropped"));
         }
+        for (t, (set, complete)) in uvs.into_iter().zip(uv_complete).enumerate() {
+            if complete {
+                let name = extras.uv_names.get(t).cloned().unwrap_or_default();
+                mesh.uvs.push(UvSet { name, uvs: Uvs::PerVertex(set) });
+            } else {
+                self.diag.loss("gltf.partial-uvs", format!("skin {si}: only some primitives have TEXCOORD_{t}; that UV set is dropped"));
+            }
+        }
+        if prim_count == 1 && !extras.split_from.is_empty() {
+            self.fold_split(&mut mesh, &mut lists, &extras.split_from, si);
+        }
         Ok((mesh, Influences::from_lists(lists)))
+    }
+
+    /// Fold the vertices skelport's writer appended at seams (`extras.skelport.split_from`) back
+    /// into their source vertices: faces name the source vertex again and the normals and UVs
+    /// become per-corner values (per-vertex again where no vertex was split for them). Only
+    /// when the list fits the primitive and every copy stands exactly where its source vertex
+    /// does; otherwise (a file edited since, by a tool that kept the extras) the vertices are
+    /// kept as they are, with a note.
+    fn fold_split(&mut self, mesh: &mut Mesh, lists: &mut Vec<Vec<(u32, f64)>>, split_from: &[u32], si: usize) {
+        let total = mesh.positions.len();
+        let n = total.wrapping_sub(split_from.len());
+        let fits = split_from.len() < total
+            && split_from.iter().enumerate().all(|(k, &v)| (v as usize) < n && mesh.positions[n + k] == mesh.positions[v as usize])
+            && lists.len() == total;
+        if !fits {
+            self.diag.info(
+                "gltf.split-ignored",
+                format!("skin {si}: the mesh's list of vertices split at seams does not match it (edited since skelport wrote it?); its vertices are kept as they are"),
+            );
+            return;
+        }
+        let source = |o: u32| if (o as usize) < n { o } else { split_from[o as usize - n] };
+        let corners = std::mem::take(&mut mesh.faces.indices);
+        mesh.faces.indices = corners.iter().map(|&o| source(o)).collect();
+        let fold = |values: &[DVec3]| corners.iter().map(|&o| values[o as usize]).collect::<Vec<_>>();
+        if let Some(nrm) = mesh.normals.take() {
+            let per_corner = fold(nrm.values());
+            mesh.normals = Some(proc::per_vertex_if_uniform(n, &mesh.faces.indices, per_corner, DVec3::ZERO));
+        }
+        for set in &mut mesh.uvs {
+            let per_corner: Vec<DVec2> = corners.iter().map(|&o| set.uvs.values()[o as usize]).collect();
+            set.uvs = proc::per_vertex_if_uniform(n, &mesh.faces.indices, per_corner, DVec2::ZERO);
+        }
+        mesh.positions.truncate(n);
+        lists.truncate(n);
     }
 }
 

@@ -4,7 +4,9 @@
 //! becomes a node hierarchy with TRS (under an identity node marked `synthetic_root` when it has
 //! several roots or its root is not a joint); each IR skin a glTF skin whose inverse bind matrices are
 //! the IR's bind pose; the skinned mesh a single triangle primitive with POSITION (min/max),
-//! NORMAL, indices and as many JOINTS_n/WEIGHTS_n sets as the widest vertex needs. Weights are
+//! NORMAL (smooth ones computed when the mesh has none), TEXCOORD_n, indices and as many
+//! JOINTS_n/WEIGHTS_n sets as the widest vertex needs; vertices are split where per-corner
+//! normals or UVs differ (the copies appended, listed in the mesh's extras). Weights are
 //! written sorted largest first and normalized in float32 (the largest weight absorbs the
 //! rounding), so the Khronos validator's sum check passes.
 //!
@@ -16,7 +18,10 @@ use crate::extras::{BoneExtras, DocExtras, MeshExtras, SkinExtras};
 use crate::EXTRAS_KEY;
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
-use skelport_ir::{BoneId, DMat3, DMat4, DQuat, DVec3, Diagnostics, Document, Frame, Mesh, Normals, Output, Skin, WriteOptions};
+use skelport_ir::proc;
+use skelport_ir::{
+    Attribute, BoneId, DMat3, DMat4, DQuat, DVec2, DVec3, Diagnostics, Document, Frame, Mesh, Normals, Output, Skin, UvSet, WriteOptions,
+};
 
 /// Which file flavour to produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -508,18 +513,72 @@ struct Encoded {
     diag: Diagnostics,
     /// `None` when the mesh is not written (no vertices).
     accessors: Option<Vec<Pending>>,
+    /// The source vertex of each vertex appended at a seam (`extras.skelport.split_from`).
+    split_from: Vec<u32>,
 }
 
 /// Encode `mesh` (skinned by `skin`) without touching the shared buffer.
+///
+/// glTF holds every attribute per vertex: where a vertex's corners carry different normals or
+/// UVs (a seam), the vertex is split, the copies appended after the mesh's own vertices (whose
+/// numbers stay) and each carrying its source vertex's position and skin influences. A mesh
+/// without normals gets smooth ones (`skelport_ir::proc::smooth_normals`), said in a note: glTF
+/// viewers draw a mesh without normals faceted.
 fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<Encoded, GltfError> {
     let mut diag = Diagnostics::default();
     let nv = mesh.positions.len();
     if nv == 0 {
         diag.loss("gltf.empty-mesh", format!("mesh '{}' has no vertices; not written", mesh.name));
-        return Ok(Encoded { diag, accessors: None });
+        return Ok(Encoded { diag, accessors: None, split_from: Vec::new() });
     }
     if u32::try_from(nv).is_err() {
         return Err(GltfError::Write(format!("mesh '{}' has too many vertices", mesh.name)));
+    }
+    let corners = mesh.faces.indices.len();
+    let fits = |per_corner: bool, len: usize| len == if per_corner { corners } else { nv };
+    // Attributes whose count is wrong (only an unvalidated document has them) are dropped.
+    let given = match &mesh.normals {
+        Some(n) if fits(n.is_per_corner(), n.values().len()) => Some(std::borrow::Cow::Borrowed(n)),
+        Some(n) => {
+            let what = if n.is_per_corner() { "corner" } else { "vertex" };
+            diag.loss("gltf.normals", format!("mesh '{}': normal count differs from {what} count; normals dropped", mesh.name));
+            None
+        }
+        None => None,
+    };
+    let computed = given.is_none() && !mesh.faces.is_empty();
+    let normals = match given {
+        Some(n) => Some(n),
+        None if computed => Some(std::borrow::Cow::Owned(Normals::PerVertex(proc::smooth_normals(&mesh.positions, &mesh.faces)))),
+        None => None,
+    };
+    let mut uv_sets: Vec<&UvSet> = Vec::with_capacity(mesh.uvs.len());
+    for (k, set) in mesh.uvs.iter().enumerate() {
+        if fits(set.uvs.is_per_corner(), set.uvs.values().len()) {
+            uv_sets.push(set);
+        } else {
+            diag.loss("gltf.uvs", format!("mesh '{}': UV set {k} has the wrong count of values; not written", mesh.name));
+        }
+    }
+    // Split where per-corner values differ; no split (and no copy of anything) without them.
+    let corner_normals = normals.as_deref().filter(|n| n.is_per_corner()).map(|n| n.values());
+    let corner_uvs: Vec<&[DVec2]> = uv_sets.iter().filter(|s| s.uvs.is_per_corner()).map(|s| s.uvs.values()).collect();
+    let split = (corner_normals.is_some() || !corner_uvs.is_empty()).then(|| {
+        proc::split_vertices(nv, &mesh.faces.indices, |a, b| {
+            corner_normals.is_none_or(|n| n[a] == n[b]) && corner_uvs.iter().all(|u| u[a] == u[b])
+        })
+    });
+    let out_n = split.as_ref().map_or(nv, |s| s.len());
+    if u32::try_from(out_n).is_err() {
+        return Err(GltfError::Write(format!("mesh '{}' has too many vertices once split at its seams", mesh.name)));
+    }
+    let src = |o: usize| split.as_ref().map_or(o, |s| s.source(o));
+    // Per-vertex values of the output vertices: borrowed when nothing was split.
+    fn per_output<'a, T: Copy>(attr: &'a Attribute<T>, split: Option<&proc::VertexSplit>, missing: T) -> std::borrow::Cow<'a, [T]> {
+        match (split, attr) {
+            (Some(s), a) => std::borrow::Cow::Owned(s.values(a, missing)),
+            (None, a) => std::borrow::Cow::Borrowed(a.values()),
+        }
     }
     let mut out = Vec::new();
     let attr = |name: &str, bytes: Vec<u8>, component: u32, count: usize, ty: &'static str| Pending {
@@ -533,10 +592,10 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
     // glTF has no bind-shape matrix: bake it into the geometry.
     let bind = skin.map(|s| s.bind_shape).unwrap_or(DMat4::IDENTITY);
     let normal_m = DMat3::from_mat4(bind).inverse().transpose();
-    let mut pos_bytes = Vec::with_capacity(nv * 12);
+    let mut pos_bytes = Vec::with_capacity(out_n * 12);
     let (mut min, mut max) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
-    for p in &mesh.positions {
-        let p = bind.transform_point3(*p);
+    for o in 0..out_n {
+        let p = bind.transform_point3(mesh.positions[src(o)]);
         let a = [p.x as f32, p.y as f32, p.z as f32];
         for k in 0..3 {
             if !a[k].is_finite() {
@@ -547,56 +606,72 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
             pos_bytes.extend_from_slice(&a[k].to_le_bytes());
         }
     }
-    out.push(Pending { minmax: Some((json!(min.map(exact)), json!(max.map(exact)))), ..attr("POSITION", pos_bytes, FLOAT, nv, "VEC3") });
-    let per_vertex = match &mesh.normals {
-        Some(Normals::PerCorner(c)) => per_corner_to_vertex(mesh, c, &mut diag).map(Normals::PerVertex).map(std::borrow::Cow::Owned),
-        other => other.as_ref().map(std::borrow::Cow::Borrowed),
-    };
-    match per_vertex.as_deref() {
-        Some(Normals::PerVertex(n)) if n.len() == nv => {
-            let mut bytes = Vec::with_capacity(nv * 12);
-            let mut fixed = 0usize;
-            for v in n {
-                let mut d = (normal_m * *v).normalize_or_zero();
-                if d == DVec3::ZERO || !d.is_finite() {
-                    d = DVec3::Y;
-                    fixed += 1;
-                }
-                // Renormalize in f32 so the validator's unit-length check holds.
-                let f = glam::Vec3::new(d.x as f32, d.y as f32, d.z as f32).normalize();
-                for c in [f.x, f.y, f.z] {
-                    bytes.extend_from_slice(&c.to_le_bytes());
-                }
+    out.push(Pending { minmax: Some((json!(min.map(exact)), json!(max.map(exact)))), ..attr("POSITION", pos_bytes, FLOAT, out_n, "VEC3") });
+    if let Some(n) = &normals {
+        let n = per_output(n, split.as_ref(), DVec3::ZERO);
+        let mut bytes = Vec::with_capacity(out_n * 12);
+        let mut fixed = 0usize;
+        for v in n.iter() {
+            let mut d = (normal_m * *v).normalize_or_zero();
+            if d == DVec3::ZERO || !d.is_finite() {
+                d = DVec3::Y;
+                fixed += 1;
             }
-            if fixed > 0 {
-                diag.warn("gltf.zero-normal", format!("mesh '{}': {fixed} zero-length normals replaced by +Y", mesh.name));
+            // Renormalize in f32 so the validator's unit-length check holds.
+            let f = glam::Vec3::new(d.x as f32, d.y as f32, d.z as f32).normalize();
+            for c in [f.x, f.y, f.z] {
+                bytes.extend_from_slice(&c.to_le_bytes());
             }
-            out.push(attr("NORMAL", bytes, FLOAT, nv, "VEC3"));
         }
-        Some(Normals::PerVertex(_)) => {
-            diag.loss("gltf.normals", format!("mesh '{}': normal count differs from vertex count; normals dropped", mesh.name))
+        if computed {
+            let alone = if fixed > 0 { format!(" ({fixed} vertices on no face of any area got +Y)") } else { String::new() };
+            diag.info(
+                "gltf.computed-normals",
+                format!("mesh '{}' has no normals: smooth normals computed (area-weighted per vertex){alone}", mesh.name),
+            );
+        } else if fixed > 0 {
+            diag.warn("gltf.zero-normal", format!("mesh '{}': {fixed} zero-length normals replaced by +Y", mesh.name));
         }
-        Some(Normals::PerCorner(_)) | None => {}
+        out.push(attr("NORMAL", bytes, FLOAT, out_n, "VEC3"));
+    }
+    for (k, set) in uv_sets.iter().enumerate() {
+        let uv = per_output(&set.uvs, split.as_ref(), DVec2::ZERO);
+        let mut bytes = Vec::with_capacity(out_n * 8);
+        for t in uv.iter() {
+            // The IR's v runs up from the bottom; glTF's runs down from the top.
+            for c in [t.x as f32, (1.0 - t.y) as f32] {
+                bytes.extend_from_slice(&c.to_le_bytes());
+            }
+        }
+        out.push(attr(&format!("TEXCOORD_{k}"), bytes, FLOAT, out_n, "VEC2"));
     }
     if let Some(skin) = skin {
-        for (s, (jb, wide, wb)) in encode_influences(mesh, skin, opts, &mut diag).into_iter().enumerate() {
-            out.push(attr(&format!("JOINTS_{s}"), jb, if wide { UNSIGNED_SHORT } else { UNSIGNED_BYTE }, nv, "VEC4"));
-            out.push(attr(&format!("WEIGHTS_{s}"), wb, FLOAT, nv, "VEC4"));
+        for (s, (jb, wide, wb)) in encode_influences(mesh, skin, opts, &mut diag, split.as_ref()).into_iter().enumerate() {
+            out.push(attr(&format!("JOINTS_{s}"), jb, if wide { UNSIGNED_SHORT } else { UNSIGNED_BYTE }, out_n, "VEC4"));
+            out.push(attr(&format!("WEIGHTS_{s}"), wb, FLOAT, out_n, "VEC4"));
         }
     }
-    let tris: Vec<u32> = mesh.faces.triangulate();
-    let bad = tris.chunks_exact(3).filter(|t| t.iter().any(|&i| i as usize >= nv)).count();
+    // Triangles by corner, so that each corner takes its own (split) vertex; a triangle naming a
+    // vertex the mesh does not have is dropped.
+    let tri_corners = mesh.faces.triangulated_corners();
+    let vertex_of = |c: u32| mesh.faces.indices[c as usize];
+    let bad = tri_corners.chunks_exact(3).filter(|t| t.iter().any(|&c| vertex_of(c) as usize >= nv)).count();
     if bad > 0 {
         diag.loss("gltf.bad-face", format!("mesh '{}': {bad} triangles refer to missing vertices; dropped", mesh.name));
     }
-    let tris: Vec<u32> =
-        if bad > 0 { tris.chunks_exact(3).filter(|t| t.iter().all(|&i| (i as usize) < nv)).flatten().copied().collect() } else { tris };
+    let mut tris: Vec<u32> = Vec::with_capacity(tri_corners.len());
+    let output_vertex = |c: u32| split.as_ref().map_or(vertex_of(c), |s| s.corner_vertex[c as usize]);
+    for t in tri_corners.chunks_exact(3) {
+        if bad == 0 || t.iter().all(|&c| (vertex_of(c) as usize) < nv) {
+            tris.extend(t.iter().map(|&c| output_vertex(c)));
+        }
+    }
     if tris.is_empty() {
         diag.info("gltf.points", format!("mesh '{}' has no faces; written as points", mesh.name));
     } else {
         // 65535 is the primitive-restart value, so 16-bit indices need fewer vertices than that.
         // Plain loops into a sized buffer: `flat_map(..).collect()` cannot size its output.
-        let (bytes, ct) = if nv < 65535 {
+        let (bytes, ct) = if out_n < 65535 {
             let mut v = Vec::with_capacity(tris.len() * 2);
             for &i in &tris {
                 v.extend_from_slice(&(i as u16).to_le_bytes());
@@ -611,13 +686,15 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
         };
         out.push(Pending { attribute: None, bytes, component: ct, count: tris.len(), ty: "SCALAR", minmax: None });
     }
-    Ok(Encoded { diag, accessors: Some(out) })
+    let split_from = split.map(|s| s.extra).unwrap_or_default();
+    Ok(Encoded { diag, accessors: Some(out), split_from })
 }
 
 /// Place an encoded mesh's accessors in the buffer (in order) and give its glTF mesh.
 fn commit_mesh(b: &mut Builder, mesh: &Mesh, e: Encoded, diag: &mut Diagnostics) -> Option<Value> {
     diag.items.extend(e.diag.items);
     let accessors = e.accessors?;
+    let split_from = e.split_from;
     let mut attrs = Map::new();
     let mut indices = None;
     for a in accessors {
@@ -637,45 +714,11 @@ fn commit_mesh(b: &mut Builder, mesh: &Mesh, e: Encoded, diag: &mut Diagnostics)
         None => prim.insert("mode".into(), json!(0)),
     };
     let mut mj = json!({ "name": mesh.name.clone(), "primitives": [Value::Object(prim)] });
-    if let Some(e) = extras_value(&MeshExtras { ext: mesh.ext.clone() }) {
+    let uv_names = if mesh.uvs.iter().any(|s| !s.name.is_empty()) { mesh.uvs.iter().map(|s| s.name.clone()).collect() } else { Vec::new() };
+    if let Some(e) = extras_value(&MeshExtras { ext: mesh.ext.clone(), split_from, uv_names }) {
         mj["extras"] = e;
     }
     Some(mj)
-}
-
-/// glTF stores normals per vertex. Per-corner normals that agree at every vertex (smooth
-/// shading) convert exactly; where corners of one vertex disagree (hard edges) they are averaged,
-/// reported as a loss. Splitting vertices instead would change the vertex numbering that rigs
-/// and weight files refer to.
-fn per_corner_to_vertex(mesh: &Mesh, corners: &[DVec3], diag: &mut Diagnostics) -> Option<Vec<DVec3>> {
-    if corners.len() != mesh.faces.indices.len() {
-        diag.loss("gltf.per-corner-normals", format!("mesh '{}': per-corner normal count differs from corner count; dropped", mesh.name));
-        return None;
-    }
-    let nv = mesh.positions.len();
-    let mut sum = vec![DVec3::ZERO; nv];
-    let mut first: Vec<Option<DVec3>> = vec![None; nv];
-    let mut split = 0usize;
-    for (&v, &n) in mesh.faces.indices.iter().zip(corners) {
-        let Some(f) = first.get_mut(v as usize) else { continue };
-        match f {
-            None => *f = Some(n),
-            Some(p) if (*p - n).length() > 1e-6 => {
-                split += 1;
-                *p = DVec3::splat(f64::NAN); // count each vertex once
-            }
-            _ => {}
-        }
-        sum[v as usize] += n;
-    }
-    let disagree = first.iter().filter(|f| f.is_some_and(|p| p.x.is_nan())).count();
-    if split > 0 {
-        diag.loss(
-            "gltf.per-corner-normals",
-            format!("mesh '{}': {disagree} vertices had different normals per corner (hard edges); averaged per vertex", mesh.name),
-        );
-    }
-    Some(sum.into_iter().map(|s| s.normalize_or_zero()).collect())
 }
 
 /// Per-vertex (slot, weight) lists, vertex after vertex in one buffer: vertex `v`'s are
@@ -755,7 +798,14 @@ pub(crate) fn f32_weights_into(l: &[(u32, f64)], out: &mut Vec<f32>) {
 
 /// The JOINTS_n / WEIGHTS_n data of a skinned mesh: per set of four, the joint bytes, whether
 /// they are 16-bit, and the weight bytes.
-fn encode_influences(mesh: &Mesh, skin: &Skin, opts: &WriteOptions, diag: &mut Diagnostics) -> Vec<(Vec<u8>, bool, Vec<u8>)> {
+/// With a `split`, each output vertex carries its source vertex's influences.
+fn encode_influences(
+    mesh: &Mesh,
+    skin: &Skin,
+    opts: &WriteOptions,
+    diag: &mut Diagnostics,
+    split: Option<&proc::VertexSplit>,
+) -> Vec<(Vec<u8>, bool, Vec<u8>)> {
     let nv = mesh.positions.len();
     if skin.influences.vertex_count() != nv {
         diag.warn(
@@ -797,12 +847,15 @@ fn encode_influences(mesh: &Mesh, skin: &Skin, opts: &WriteOptions, diag: &mut D
     for l in lists.lists() {
         f32_weights_into(l, &mut weights);
     }
+    let out_n = split.map_or(nv, |s| s.len());
     let mut out = Vec::with_capacity(sets);
     for s in 0..sets {
-        let mut jb = Vec::with_capacity(nv * if wide { 8 } else { 4 });
-        let mut wb = Vec::with_capacity(nv * 16);
-        for (v, l) in lists.lists().enumerate() {
-            let w = &weights[if v == 0 { 0 } else { lists.ends[v - 1] }..lists.ends[v]];
+        let mut jb = Vec::with_capacity(out_n * if wide { 8 } else { 4 });
+        let mut wb = Vec::with_capacity(out_n * 16);
+        for o in 0..out_n {
+            let v = split.map_or(o, |s| s.source(o));
+            let range = if v == 0 { 0 } else { lists.ends[v - 1] }..lists.ends[v];
+            let (l, w) = (&lists.pairs[range.clone()], &weights[range]);
             for c in 0..4 {
                 let k = s * 4 + c;
                 let (j, wt) = match (l.get(k), w.get(k)) {

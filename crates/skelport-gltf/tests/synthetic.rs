@@ -231,24 +231,54 @@ fn garbage_never_panics() {
 }
 
 #[test]
-fn per_corner_normals_become_per_vertex() {
+fn per_corner_normals_split_at_hard_edges_and_come_back_per_corner() {
     let mut doc = rig(0);
     let m = &mut doc.meshes[0];
     let corners = vec![DVec3::new(0.0, -1.0, 0.0); m.faces.indices.len()];
     m.normals = Some(Normals::PerCorner(corners.clone()));
     let (back, diag, _) = write_read(&doc, &GltfFormat, "synthetic-corners", WriteOptions::default());
-    assert!(!diag.items.iter().any(|d| d.code == "gltf.per-corner-normals"), "{diag:?}");
+    assert!(diag.of(Severity::Loss).all(|d| !d.code.contains("normal")), "{diag:?}");
     match &back.meshes[0].normals {
         // Blender −Y is glTF +Z.
         Some(Normals::PerVertex(n)) => assert!(n.iter().all(|v| (*v - DVec3::Z).length() < 1e-6), "{n:?}"),
         other => panic!("{other:?}"),
     }
-    // A hard edge: corners of one vertex disagree → averaged, reported.
+    // A hard edge: corners of one vertex disagree → the vertex is split in the file (one copy)
+    // and folded back on reading: the same vertices, each corner with its own normal, no loss.
     let mut hard = corners;
     hard[2] = DVec3::new(1.0, 0.0, 0.0); // vertex 5, shared by four quads
-    doc.meshes[0].normals = Some(Normals::PerCorner(hard));
-    let (_, diag, _) = write_read(&doc, &GltfFormat, "synthetic-hard", WriteOptions::default());
-    assert!(diag.of(Severity::Loss).any(|d| d.code == "gltf.per-corner-normals"), "{diag:?}");
+    doc.meshes[0].normals = Some(Normals::PerCorner(hard.clone()));
+    let (back, diag, bytes) = write_read(&doc, &GltfFormat, "synthetic-hard", WriteOptions::default());
+    assert!(diag.of(Severity::Loss).all(|d| !d.code.contains("normal")), "{diag:?}");
+    let root: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(root["meshes"][0]["extras"]["skelport"]["split_from"], serde_json::json!([5]));
+    let position = root["meshes"][0]["primitives"][0]["attributes"]["POSITION"].as_u64().unwrap() as usize;
+    assert_eq!(root["accessors"][position]["count"], 13, "12 vertices and one copy");
+    let (src, got) = (&doc.meshes[0], &back.meshes[0]);
+    assert_eq!(got.positions.len(), src.positions.len());
+    assert_eq!(got.faces.indices, src.faces.triangulate(), "the copy folded back into vertex 5");
+    assert!(got.normals.as_ref().is_some_and(|n| n.is_per_corner()));
+    // Compared in the source's frame, corner by corner.
+    let mut back_b = back.clone();
+    back_b.convert_frame(Frame::BLENDER);
+    let d = skelport_ir::testing::normal_delta(src, &back_b.meshes[0]).expect("comparable");
+    assert!(d < 1e-6, "normals moved by {d}");
+    // The copy carries vertex 5's influences: the skin reads back per source vertex.
+    assert_eq!(back.skins[0].influences.vertex_count(), src.positions.len());
+}
+
+/// A mesh without normals gets smooth ones, said in a note; glTF viewers would draw it faceted.
+#[test]
+fn missing_normals_are_computed_smooth() {
+    let mut doc = rig(0);
+    doc.meshes[0].normals = None;
+    let (back, diag, _) = write_read(&doc, &GlbFormat, "synthetic-no-normals", WriteOptions::default());
+    assert!(diag.items.iter().any(|d| d.code == "gltf.computed-normals" && d.severity == Severity::Info), "{diag:?}");
+    // The grid is flat in Blender's XZ plane facing −Y (its winding): glTF +Z, every vertex.
+    match &back.meshes[0].normals {
+        Some(Normals::PerVertex(n)) => assert!(n.iter().all(|v| (*v - DVec3::Z).length() < 1e-6), "{n:?}"),
+        other => panic!("{other:?}"),
+    }
 }
 
 /// The Khronos validator gate over the synthetic rigs (see `corpus.rs`); runs when
@@ -266,12 +296,28 @@ fn khronos_validator_gate_synthetic() {
     let mut bare = rig(0);
     bare.skins.clear();
     bare.meshes.clear();
+    // UV seams, a hard edge and a second UV set: split vertices, TEXCOORD_0 and _1.
+    let mut seams = rig(0);
+    {
+        let m = &mut seams.meshes[0];
+        let uv: Vec<skelport_ir::DVec2> =
+            m.faces.indices.iter().enumerate().map(|(c, &v)| skelport_ir::DVec2::new(v as f64 * 0.05, (c / 4) as f64 * 0.1)).collect();
+        m.uvs.push(skelport_ir::UvSet { name: "map".into(), uvs: skelport_ir::Uvs::PerCorner(uv) });
+        m.uvs.push(skelport_ir::UvSet { name: String::new(), uvs: skelport_ir::Uvs::PerVertex(vec![skelport_ir::DVec2::splat(0.5); 12]) });
+        let mut n = vec![DVec3::new(0.0, -1.0, 0.0); m.faces.indices.len()];
+        n[2] = DVec3::X;
+        m.normals = Some(Normals::PerCorner(n));
+    }
+    let mut computed = rig(0);
+    computed.meshes[0].normals = None;
     let cases = [
         ("rig", rig(0), WriteOptions::default()),
         ("rig300", rig(300), WriteOptions::default()),
         ("rig-max4", rig(0), WriteOptions { max_influences: Some(4), ..Default::default() }),
         ("rig-corners", corners, WriteOptions::default()),
         ("skeleton-only", bare, WriteOptions::default()),
+        ("rig-seams", seams, WriteOptions::default()),
+        ("rig-computed-normals", computed, WriteOptions::default()),
     ];
     for (name, doc, opts) in cases {
         for format in [&GltfFormat as &dyn Format, &GlbFormat] {

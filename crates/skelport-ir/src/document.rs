@@ -322,6 +322,23 @@ impl Faces {
         out
     }
 
+    /// Fan-triangulate every polygon as [`Faces::triangulate`] does, giving each triangle
+    /// corner's *corner* number (its position in `indices`) instead of its vertex: per-corner
+    /// attributes are read through it.
+    pub fn triangulated_corners(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.indices.len() * 2);
+        let mut start = 0u32;
+        for &c in &self.counts {
+            // Faces past the end of `indices` (an invalid document) give no triangles.
+            let n = c.min((self.indices.len() as u32).saturating_sub(start));
+            for k in 1..n.saturating_sub(1) {
+                out.extend_from_slice(&[start, start + k, start + k + 1]);
+            }
+            start = start.saturating_add(c);
+        }
+        out
+    }
+
     /// Number of faces.
     pub fn len(&self) -> usize {
         self.counts.len()

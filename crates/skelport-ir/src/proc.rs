@@ -1,7 +1,8 @@
-//! Algorithms several formats share: Blender's bone-orientation math, tail inference, and the
-//! canonical report view used by `inspect`, `diff` and `render`.
+//! Algorithms several formats share: Blender's bone-orientation math, tail inference, mesh
+//! attribute helpers (smooth normals, splitting vertices at seams) and the canonical report view
+//! used by `inspect`, `diff` and `render`.
 
-use crate::document::{Document, Skeleton, Transform};
+use crate::document::{Attribute, Document, Faces, Skeleton, Transform};
 use crate::frame::Frame;
 use crate::skin::Skin;
 use glam::{DMat3, DMat4, DQuat, DVec3};
@@ -96,6 +97,185 @@ pub fn tails(sk: &Skeleton, world: &[Transform], metres_per_unit: f64) -> Vec<DV
         out.push(head + w.rotation * DVec3::new(0.0, LONE_ROOT_LENGTH_M / metres_per_unit, 0.0));
     }
     out
+}
+
+/// Smooth vertex normals: each face's normal, weighted by its area, summed at the face's
+/// vertices and normalized (Newell's method, so a non-planar polygon counts by its projected
+/// area). Vertices are kept apart as the source numbers them: two vertices at one position (a
+/// seam the source split) each get the normals of their own faces only, while per-corner data
+/// (UV seams) plays no part, so the shading stays smooth across UV seams. A vertex that no face
+/// of non-zero area uses gets `DVec3::ZERO`; the caller picks a fallback. Corners naming a
+/// vertex past `positions` are skipped.
+///
+/// Writers call it when a mesh has no normals and their format wants them (glTF and G4MF draw a
+/// mesh without normals faceted), and say so in a note.
+pub fn smooth_normals(positions: &[DVec3], faces: &Faces) -> Vec<DVec3> {
+    let mut sum = vec![DVec3::ZERO; positions.len()];
+    let at = |v: u32| positions.get(v as usize).copied();
+    for f in faces.iter() {
+        // Newell: Σ (p_i × p_{i+1}) is twice the area times the unit normal. Relative to the
+        // first corner, so large coordinates do not cancel.
+        let Some(&first) = f.first() else { continue };
+        let Some(o) = at(first) else { continue };
+        let mut n = DVec3::ZERO;
+        for k in 1..f.len().saturating_sub(1) {
+            if let (Some(a), Some(b)) = (at(f[k]), at(f[k + 1])) {
+                n += (a - o).cross(b - o);
+            }
+        }
+        if !n.is_finite() {
+            continue;
+        }
+        for &v in f {
+            if let Some(s) = sum.get_mut(v as usize) {
+                *s += n;
+            }
+        }
+    }
+    for s in &mut sum {
+        *s = s.normalize_or_zero();
+    }
+    sum
+}
+
+/// Flat normals: each corner gets the unit normal of its own face (`ZERO` for a face of no
+/// area), in corner order. What a format that means "no normals: flat shading" (G4MF) holds.
+pub fn flat_corner_normals(positions: &[DVec3], faces: &Faces) -> Vec<DVec3> {
+    let mut out = Vec::with_capacity(faces.indices.len());
+    let at = |v: u32| positions.get(v as usize).copied().unwrap_or(DVec3::ZERO);
+    for f in faces.iter() {
+        let o = f.first().map_or(DVec3::ZERO, |&v| at(v));
+        let mut n = DVec3::ZERO;
+        for k in 1..f.len().saturating_sub(1) {
+            n += (at(f[k]) - o).cross(at(f[k + 1]) - o);
+        }
+        out.extend(std::iter::repeat_n(n.normalize_or_zero(), f.len()));
+    }
+    out
+}
+
+/// "No corner": an output vertex of a [`VertexSplit`] that no face uses.
+pub const NO_CORNER: u32 = u32::MAX;
+
+/// Vertices split where their corners' per-corner values differ, for formats that store every
+/// attribute per vertex (glTF, G4MF's per-vertex data): what [`split_vertices`] returns.
+///
+/// Output vertices `0..n` are the source's own `n` vertices, in their numbering; the copies
+/// made at seams follow, `n + k` being a copy of source vertex `extra[k]`. A copy carries its
+/// source vertex's position and skin influences and the per-corner values of `corner_of`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VertexSplit {
+    /// The output vertex of each corner, in `Faces::indices` order.
+    pub corner_vertex: Vec<u32>,
+    /// The source vertex of each copy (output vertex `n + k` copies `extra[k]`).
+    pub extra: Vec<u32>,
+    /// One corner of each output vertex, where its per-corner values are read ([`NO_CORNER`]
+    /// for a source vertex no face uses).
+    pub corner_of: Vec<u32>,
+}
+
+impl VertexSplit {
+    /// Number of output vertices (source vertices plus copies).
+    pub fn len(&self) -> usize {
+        self.corner_of.len()
+    }
+
+    /// True when there are no output vertices.
+    pub fn is_empty(&self) -> bool {
+        self.corner_of.is_empty()
+    }
+
+    /// The source vertex of output vertex `o`.
+    #[inline]
+    pub fn source(&self, o: usize) -> usize {
+        let n = self.corner_of.len() - self.extra.len();
+        if o < n {
+            o
+        } else {
+            self.extra[o - n] as usize
+        }
+    }
+
+    /// Per-vertex values for the output vertices: a per-vertex attribute copied to each copy, a
+    /// per-corner one read at each output vertex's corner (`missing` where no face uses it).
+    pub fn values<T: Copy>(&self, attr: &Attribute<T>, missing: T) -> Vec<T> {
+        match attr {
+            Attribute::PerVertex(v) => (0..self.len()).map(|o| v.get(self.source(o)).copied().unwrap_or(missing)).collect(),
+            Attribute::PerCorner(c) => self
+                .corner_of
+                .iter()
+                .map(|&k| if k == NO_CORNER { missing } else { c.get(k as usize).copied().unwrap_or(missing) })
+                .collect(),
+        }
+    }
+}
+
+/// Split `n` vertices so that every corner of an output vertex has the same per-corner values:
+/// `same(a, b)` tells whether corners `a` and `b` (of one source vertex) carry the same values.
+/// A vertex whose corners all agree stays one vertex under its own number; each other distinct
+/// set of values gets one copy, appended. `corners` are the faces' vertex indices; indices past
+/// `n` are left as they are (the caller has validated the mesh).
+///
+/// One pass over the corners, comparing each with the vertex's copies so far (a chain per
+/// vertex, usually one or two long), and no allocation per vertex.
+pub fn split_vertices(n: usize, corners: &[u32], same: impl Fn(usize, usize) -> bool) -> VertexSplit {
+    let mut corner_of = vec![NO_CORNER; n];
+    // The next copy of the same source vertex, chained from the vertex itself.
+    let mut next = vec![NO_CORNER; n];
+    let mut extra = Vec::new();
+    let mut corner_vertex = Vec::with_capacity(corners.len());
+    for (c, &v) in corners.iter().enumerate() {
+        let mut o = v as usize;
+        if o >= n {
+            corner_vertex.push(v);
+            continue;
+        }
+        loop {
+            let k = corner_of[o];
+            if k == NO_CORNER {
+                corner_of[o] = c as u32;
+                break;
+            }
+            if same(k as usize, c) {
+                break;
+            }
+            if next[o] == NO_CORNER {
+                let copy = corner_of.len();
+                next[o] = copy as u32;
+                corner_of.push(c as u32);
+                next.push(NO_CORNER);
+                extra.push(v);
+                o = copy;
+                break;
+            }
+            o = next[o] as usize;
+        }
+        corner_vertex.push(o as u32);
+    }
+    VertexSplit { corner_vertex, extra, corner_of }
+}
+
+/// Per-corner values stored per vertex when every corner of each vertex has the same value
+/// (vertices no face uses get `missing`); per corner otherwise. Readers use it so that a mesh
+/// without seams gets the lighter form.
+pub fn per_vertex_if_uniform<T: Copy + PartialEq>(n: usize, corners: &[u32], values: Vec<T>, missing: T) -> Attribute<T> {
+    if values.len() != corners.len() {
+        return Attribute::PerCorner(values);
+    }
+    let mut per_vertex = vec![missing; n];
+    let mut seen = vec![false; n];
+    for (&v, &x) in corners.iter().zip(&values) {
+        let Some(slot) = per_vertex.get_mut(v as usize) else { return Attribute::PerCorner(values) };
+        if seen[v as usize] {
+            if *slot != x {
+                return Attribute::PerCorner(values);
+            }
+        } else {
+            *slot = x;
+            seen[v as usize] = true;
+        }
+    }
+    Attribute::PerVertex(per_vertex)
 }
 
 /// One bone as reports show it, in the report frame.

@@ -129,3 +129,54 @@ pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
         x
     }
 }
+
+/// How the corners of `b` (a re-read mesh) map onto the corners of `a` (its source): corner
+/// `k` of `b` is corner `map[k]` of `a`. Defined when `b` has `a`'s faces (same vertex numbers)
+/// or their fan triangulation (what glTF and G4MF store); `None` otherwise.
+pub fn corner_map(a: &crate::Faces, b: &crate::Faces) -> Option<Vec<u32>> {
+    if a == b {
+        return Some((0..a.indices.len() as u32).collect());
+    }
+    if b.counts.iter().all(|&c| c == 3) && b.indices == a.triangulate() {
+        return Some(a.triangulated_corners());
+    }
+    None
+}
+
+/// An attribute's value at corner `c` of `faces`, per vertex or per corner.
+pub fn corner_value<T: Copy>(attr: &crate::Attribute<T>, faces: &crate::Faces, c: usize) -> Option<T> {
+    match attr {
+        crate::Attribute::PerVertex(v) => v.get(*faces.indices.get(c)? as usize).copied(),
+        crate::Attribute::PerCorner(v) => v.get(c).copied(),
+    }
+}
+
+/// The largest distance, over the corners of `b`, between `b`'s value and `a`'s at the same
+/// corner ([`corner_map`]); `dist` measures two values. `None` when the faces do not map or a
+/// corner has no value.
+pub fn max_corner_delta<T: Copy>(
+    a: (&crate::Attribute<T>, &crate::Faces),
+    b: (&crate::Attribute<T>, &crate::Faces),
+    dist: impl Fn(T, T) -> f64,
+) -> Option<f64> {
+    let map = corner_map(a.1, b.1)?;
+    let mut worst = 0.0f64;
+    for (k, &c) in map.iter().enumerate() {
+        let (x, y) = (corner_value(a.0, a.1, c as usize)?, corner_value(b.0, b.1, k)?);
+        worst = worst.max(dist(x, y));
+    }
+    Some(worst)
+}
+
+/// UV set `set` of `b` against `a`'s, corner by corner (texture units).
+pub fn uv_delta(a: &crate::Mesh, b: &crate::Mesh, set: usize) -> Option<f64> {
+    let (sa, sb) = (a.uvs.get(set)?, b.uvs.get(set)?);
+    max_corner_delta((&sa.uvs, &a.faces), (&sb.uvs, &b.faces), |x, y| x.distance(y))
+}
+
+/// `b`'s normals against `a`'s, corner by corner, as the distance between the unit vectors
+/// (≈ the angle in radians). Both meshes must be in one frame.
+pub fn normal_delta(a: &crate::Mesh, b: &crate::Mesh) -> Option<f64> {
+    let (na, nb) = (a.normals.as_ref()?, b.normals.as_ref()?);
+    max_corner_delta((na, &a.faces), (nb, &b.faces), |x, y| x.normalize_or_zero().distance(y.normalize_or_zero()))
+}

@@ -4,8 +4,8 @@ use crate::{MpfbError, NAMESPACE};
 use serde_json::{Map, Value};
 use skelport_ir::proc::{bone_from_head_tail, vec_roll_to_mat3};
 use skelport_ir::{
-    Anchor, AnchorStrategy, Bone, BoneAnchors, BoneId, DMat4, DQuat, DVec3, Diagnostics, Document, Faces, Frame, InMemoryFile, Influences,
-    Mesh, ReadOptions, Skeleton, Skin, Transform, VertexGroup,
+    Anchor, AnchorStrategy, Attribute, Bone, BoneAnchors, BoneId, DMat4, DQuat, DVec3, Diagnostics, Document, Faces, Frame, InMemoryFile,
+    Influences, Mesh, ReadOptions, Skeleton, Skin, Transform, UvSet, VertexGroup,
 };
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -322,6 +322,22 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
                     ),
                 );
             }
+            let without_uv = m.obj.corners_without_uv();
+            if without_uv > 0 {
+                diag.warn(
+                    "mpfb.partial-uvs",
+                    format!("{p}: {without_uv} face corners name no texture coordinate (vt) where others do; they get UV (0, 0)"),
+                );
+            }
+            let without_normal = m.obj.corners_without_normal();
+            if without_normal > 0 {
+                diag.loss(
+                    "mpfb.partial-normals",
+                    format!(
+                        "{p}: {without_normal} face corners name no normal (vn) where others do; the mesh's normals are dropped (writers that need normals compute smooth ones)"
+                    ),
+                );
+            }
             Some(m)
         }
         None => {
@@ -455,10 +471,20 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
     Ok(doc)
 }
 
-/// The IR mesh: Blender axes, lifted, helper faces dropped (with the old → new vertex map).
+/// The IR mesh: Blender axes, lifted, helper faces dropped (with the old → new vertex map). The
+/// OBJ's texture coordinates and normals (Blender axes too) come along, each corner of a kept
+/// face keeping its own.
 fn build_mesh(m: &BaseMesh, lift: DVec3, keep_helpers: bool) -> (Mesh, Option<Vec<Option<u32>>>) {
     let is_helper = |g: &str| g.starts_with("helper-") || g.starts_with("joint-");
     let positions: Vec<DVec3> = m.positions.iter().map(|p| *p + lift).collect();
+    let uv_set = m.obj.uv_set();
+    // OBJ (X, Y, Z) → Blender (X, −Z, Y), as the positions (a rotation: no rescaling).
+    let normals = m.obj.normal_attribute().map(|mut n| {
+        for v in n.values_mut() {
+            *v = DVec3::new(v.x, -v.z, v.y);
+        }
+        n
+    });
     // The groups were gathered once on load; here they are put back in file order.
     let groups: Vec<VertexGroup> = m
         .obj
@@ -467,26 +493,26 @@ fn build_mesh(m: &BaseMesh, lift: DVec3, keep_helpers: bool) -> (Mesh, Option<Ve
         .map(|n| VertexGroup { name: n.clone(), vertices: m.groups.get(n).cloned().unwrap_or_default(), weights: None })
         .collect();
     if keep_helpers {
-        let mesh = Mesh {
+        let mut mesh = Mesh {
             name: "base".into(),
             positions,
-            normals: None,
-            uvs: Vec::new(),
+            normals,
+            uvs: uv_set.into_iter().collect(),
             faces: m.obj.faces.clone(),
             groups,
             ext: Default::default(),
         };
+        // The whole base mesh, in its own numbering (writers need no runs to map it back).
+        mesh.ext.set_raw(NAMESPACE, serde_json::json!({ "base_vertex_count": m.positions.len() }));
         return (mesh, None);
     }
     let helper_group: Vec<bool> = m.obj.group_names.iter().map(|g| is_helper(g)).collect();
+    let face_kept: Vec<bool> = m.obj.face_groups.iter().map(|g| !g.is_some_and(|g| helper_group[g as usize])).collect();
     let mut keep = vec![false; positions.len()];
     let mut faces = Faces::default();
-    for (f, g) in m.obj.faces.iter().zip(&m.obj.face_groups) {
-        let helper = g.is_some_and(|g| helper_group[g as usize]);
-        if !helper {
-            for &v in f {
-                keep[v as usize] = true;
-            }
+    for (f, _) in m.obj.faces.iter().zip(&face_kept).filter(|(_, k)| **k) {
+        for &v in f {
+            keep[v as usize] = true;
         }
     }
     let mut map = vec![None; positions.len()];
@@ -502,22 +528,42 @@ fn build_mesh(m: &BaseMesh, lift: DVec3, keep_helpers: bool) -> (Mesh, Option<Ve
             }
         }
     }
-    for (f, g) in m.obj.faces.iter().zip(&m.obj.face_groups) {
-        let helper = g.is_some_and(|g| helper_group[g as usize]);
-        if !helper {
-            faces.counts.push(f.len() as u32);
-            faces.indices.extend(f.iter().filter_map(|&v| map[v as usize]));
-        }
+    for (f, _) in m.obj.faces.iter().zip(&face_kept).filter(|(_, k)| **k) {
+        faces.counts.push(f.len() as u32);
+        faces.indices.extend(f.iter().filter_map(|&v| map[v as usize]));
     }
+    let uv_set = uv_set.map(|s| UvSet { name: s.name, uvs: trim_attribute(s.uvs, &m.obj.faces.counts, &face_kept, &keep) });
+    let normals = normals.map(|n| trim_attribute(n, &m.obj.faces.counts, &face_kept, &keep));
     let groups = groups
         .into_iter()
         .filter(|g| !is_helper(&g.name))
         .map(|g| VertexGroup { name: g.name, vertices: g.vertices.iter().filter_map(|&v| map[v as usize]).collect(), weights: None })
         .collect();
-    let mut mesh = Mesh { name: "base".into(), positions: kept, normals: None, uvs: Vec::new(), faces, groups, ext: Default::default() };
+    let mut mesh =
+        Mesh { name: "base".into(), positions: kept, normals, uvs: uv_set.into_iter().collect(), faces, groups, ext: Default::default() };
     // Kept base-mesh vertices as runs [first, count], so weights can be written in base numbering.
     mesh.ext.set_raw(NAMESPACE, serde_json::json!({ "base_vertex_count": m.positions.len(), "kept_runs": runs }));
     (mesh, Some(map))
+}
+
+/// An attribute of the whole OBJ cut to what is kept: per corner, the corners of the kept faces
+/// (`counts` gives each face's corners), in order; per vertex, the kept vertices' values.
+fn trim_attribute<T: Copy>(attr: Attribute<T>, counts: &[u32], face_kept: &[bool], keep: &[bool]) -> Attribute<T> {
+    match attr {
+        Attribute::PerCorner(values) => {
+            let mut out = Vec::with_capacity(values.len());
+            let mut at = 0usize;
+            for (&c, &k) in counts.iter().zip(face_kept) {
+                let end = (at + c as usize).min(values.len());
+                if k {
+                    out.extend_from_slice(&values[at..end]);
+                }
+                at = end;
+            }
+            Attribute::PerCorner(out)
+        }
+        Attribute::PerVertex(v) => Attribute::PerVertex(v.iter().zip(keep).filter(|(_, k)| **k).map(|(x, _)| *x).collect()),
+    }
 }
 
 /// Largest vertex index + 1 a weights file may use (docs/limits.md): 16,777,216 vertices, far

@@ -117,6 +117,34 @@ fn picker_mesh(opts: &WriteOptions, scale: f64, diag: &mut Diagnostics) -> Resul
     Ok(Some(m))
 }
 
+/// An MPFB rig and weights file hold no mesh: weights name the base mesh's vertices by number.
+/// A mesh read from MakeHuman's base mesh comes back from that OBJ (`--mesh`), UVs and normals
+/// included: a note. Any other mesh's geometry, UVs and normals are a loss.
+fn geometry_not_written(d: &Document, diag: &mut Diagnostics) {
+    for m in &d.meshes {
+        let mut what = vec![format!("{} vertices", m.positions.len()), format!("{} faces", m.faces.len())];
+        if !m.uvs.is_empty() {
+            what.push(format!("{} UV set(s)", m.uvs.len()));
+        }
+        if m.normals.is_some() {
+            what.push("normals".into());
+        }
+        let what = what.join(", ");
+        let from_base = m.ext.raw(NAMESPACE).and_then(|e| e.get("base_vertex_count")).is_some();
+        if from_base {
+            diag.info(
+                "mpfb.mesh-not-written",
+                format!("mesh \"{}\" ({what}) is MakeHuman's base mesh: an MPFB rig refers to it and holds none; read it back with --mesh base.obj", m.name),
+            );
+        } else {
+            diag.loss(
+                "mpfb.geometry",
+                format!("an MPFB rig holds no mesh: mesh \"{}\" ({what}) is not written; weights refer to its vertices by number", m.name),
+            );
+        }
+    }
+}
+
 /// Write the document's first skeleton as a v110 rig (plus a weights file when it has a skin).
 ///
 /// `default_position` is each end where the bone stands now (feet on the ground when it was
@@ -129,6 +157,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
     if d.skeletons.len() > 1 {
         diag.loss("mpfb.skeletons", format!("an MPFB rig holds one skeleton; only \"{}\" is written", sk.name));
     }
+    geometry_not_written(&d, diag);
     let mut header = match sk.ext.raw(NAMESPACE) {
         Some(Value::Object(h)) => h.clone(),
         _ => {

@@ -619,3 +619,103 @@ fn bad_weights_files_name_the_place() {
         assert!(e.contains("w.json") && e.contains(needle), "{e}");
     }
 }
+
+/// base.obj read here without skelport's OBJ code: each face's group and its corners' (vertex,
+/// texture coordinate) as the file gives them.
+struct PlainObj {
+    v: Vec<DVec3>,
+    vt: Vec<[f64; 2]>,
+    faces: Vec<(String, Vec<(usize, usize)>)>,
+}
+
+fn plain_obj(text: &str) -> PlainObj {
+    let mut o = PlainObj { v: vec![], vt: vec![], faces: vec![] };
+    let mut group = String::new();
+    for l in text.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        let num = |k: usize| w[k].parse::<f64>().unwrap();
+        match w.first().copied() {
+            Some("v") => o.v.push(DVec3::new(num(1), num(2), num(3))),
+            Some("vt") => o.vt.push([num(1), num(2)]),
+            Some("g") => group = w[1..].join(" "),
+            Some("f") => {
+                let corners = w[1..]
+                    .iter()
+                    .map(|c| {
+                        let mut p = c.split('/').map(|x| x.parse::<usize>().unwrap() - 1);
+                        (p.next().unwrap(), p.next().unwrap())
+                    })
+                    .collect();
+                o.faces.push((group.clone(), corners));
+            }
+            _ => {}
+        }
+    }
+    o
+}
+
+/// The base mesh's 21,334 texture coordinates reach the IR corner by corner, with the helper
+/// geometry (joint cubes, helper-*) and without: each kept face's corners keep their own `vt`
+/// although the vertices are renumbered, and each corner's vertex is the OBJ's.
+#[test]
+fn base_mesh_uvs_survive_on_every_corner_with_and_without_helpers() {
+    let Some(c) = corpus() else { return };
+    let obj = plain_obj(&std::fs::read_to_string(c.join("3dobjs/base.obj")).unwrap());
+    assert_eq!(obj.vt.len(), 21334);
+    let rigs = c.join("rigs/standard");
+    for keep_helpers in [true, false] {
+        let opts = ReadOptions { mesh: Some(c.join("3dobjs/base.obj")), keep_helpers, ..Default::default() };
+        let (doc, d) = read(&rigs.join("rig.game_engine.json"), &opts);
+        assert!(!d.items.iter().any(|x| x.code.contains("uv")), "{d:?}");
+        // One UV per corner, no more (the validator checks the counts).
+        assert_eq!(skelport_ir::validate::validate(&doc), vec![], "keep_helpers {keep_helpers}");
+        let m = &doc.meshes[0];
+        assert_eq!(m.uvs.len(), 1);
+        assert!(m.normals.is_none(), "base.obj has no vn");
+        let kept: Vec<&(String, Vec<(usize, usize)>)> =
+            obj.faces.iter().filter(|(g, _)| keep_helpers || !(g.starts_with("joint-") || g.starts_with("helper-"))).collect();
+        assert_eq!(m.faces.len(), kept.len(), "keep_helpers {keep_helpers}");
+        // The feet-on-the-ground lift, the same for every vertex.
+        let first = kept[0].1[0].0;
+        let lift = m.positions[m.faces.indices[0] as usize].z - obj.v[first].y * 0.1;
+        let mut corner = 0;
+        for (j, (_, corners)) in kept.iter().enumerate() {
+            assert_eq!(m.faces.counts[j] as usize, corners.len());
+            for &(v, t) in corners {
+                let uv = skelport_ir::testing::corner_value(&m.uvs[0].uvs, &m.faces, corner).unwrap();
+                assert_eq!(uv.to_array(), obj.vt[t], "face {j}, corner {corner} (keep_helpers {keep_helpers})");
+                // The corner's vertex: OBJ (x, y, z) → Blender (x, −z, y) × 0.1, lifted.
+                let p = m.positions[m.faces.indices[corner] as usize];
+                let want = DVec3::new(obj.v[v].x, -obj.v[v].z, obj.v[v].y) * 0.1;
+                assert!((p - want - DVec3::new(0.0, 0.0, lift)).length() < 1e-12, "face {j}");
+                corner += 1;
+            }
+        }
+        assert_eq!(corner, m.faces.indices.len());
+    }
+}
+
+/// An MPFB rig holds no mesh: the base mesh (which `--mesh base.obj` gives back, UVs included)
+/// is a note; any other mesh's geometry, UVs and normals a loss that names them.
+#[test]
+fn the_writer_says_what_mesh_data_it_does_not_write() {
+    let Some(c) = corpus() else { return };
+    let rigs = c.join("rigs/standard");
+    let opts =
+        ReadOptions { mesh: Some(c.join("3dobjs/base.obj")), weights: Some(rigs.join("weights.game_engine.json")), ..Default::default() };
+    let (doc, _) = read(&rigs.join("rig.game_engine.json"), &opts);
+    let write = |doc: &Document| {
+        let mut d = Diagnostics::default();
+        MpfbFormat.write(doc, &WriteOptions { file_stem: "rig.t".into(), ..Default::default() }, &mut d).unwrap();
+        d
+    };
+    let d = write(&doc);
+    assert!(d.items.iter().any(|x| x.code == "mpfb.mesh-not-written" && x.message.contains("1 UV set(s)")), "{d:?}");
+    assert_eq!(d.of(skelport_ir::Severity::Loss).count(), 0, "{d:?}");
+    let mut other = doc.clone();
+    other.meshes[0].ext = Default::default();
+    other.meshes[0].normals = Some(skelport_ir::Normals::PerVertex(vec![DVec3::Z; other.meshes[0].positions.len()]));
+    let d = write(&other);
+    let loss: Vec<&str> = d.of(skelport_ir::Severity::Loss).map(|x| x.message.as_str()).collect();
+    assert!(loss.iter().any(|m| m.contains("holds no mesh") && m.contains("1 UV set(s), normals")), "{loss:?}");
+}

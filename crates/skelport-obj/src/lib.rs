@@ -1,16 +1,23 @@
 //! # skelport-obj — Wavefront OBJ meshes
 //!
 //! MakeHuman rigs and weights refer to the base mesh's vertices by index, and its joint cubes and
-//! helper geometry by face group (`g`). This reader keeps the file's vertex numbering exactly and
-//! turns `g` groups into vertex groups (a vertex belongs to the groups of the faces that use it).
+//! helper geometry by face group (`g`). This reader keeps the file's vertex numbering exactly,
+//! turns `g` groups into vertex groups (a vertex belongs to the groups of the faces that use it)
+//! and keeps texture coordinates (`vt`) and normals (`vn`) with the index each face corner gives
+//! them, so a UV seam (one vertex, two `vt`) stays a seam of corners, not of vertices.
 //!
-//! Hand-written on purpose: OBJ is line-based and we need only `v`, `f` and `g`, with exact
-//! numbering; general crates (tobj) re-index vertices per material or group.
+//! Hand-written on purpose: OBJ is line-based and we need only `v`, `vt`, `vn`, `f` and `g`,
+//! with exact numbering; general crates (tobj) re-index vertices per material or group, and
+//! split vertices at UV seams, which would change the numbering rigs and weights refer to.
 
 #![forbid(unsafe_code)]
 
-use skelport_ir::{DVec3, Faces, Mesh, VertexGroup};
+use skelport_ir::proc::per_vertex_if_uniform;
+use skelport_ir::{DVec2, DVec3, Faces, Mesh, Normals, UvSet, Uvs, VertexGroup};
 use std::collections::BTreeMap;
+
+/// A face corner's `vt` or `vn` index when the corner gives none.
+pub const NO_INDEX: u32 = u32::MAX;
 
 /// Errors reading OBJ, with the line.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +36,15 @@ pub struct ObjMesh {
     /// The `g` group of each face (index into `group_names`), or `None` before any `g`.
     pub face_groups: Vec<Option<u32>>,
     pub group_names: Vec<String>,
+    /// `vt` values in file order (`u`, `v`; a third `w` is ignored).
+    pub uvs: Vec<DVec2>,
+    /// `vn` values in file order.
+    pub normals: Vec<DVec3>,
+    /// The `vt` (index into `uvs`) of each face corner, in `faces.indices` order, [`NO_INDEX`]
+    /// where a corner names none; empty when no corner names one.
+    pub corner_uvs: Vec<u32>,
+    /// The `vn` (index into `normals`) of each face corner, like `corner_uvs`.
+    pub corner_normals: Vec<u32>,
 }
 
 impl ObjMesh {
@@ -68,17 +84,52 @@ impl ObjMesh {
         self.group_names.iter().zip(sets).map(|(n, v)| VertexGroup { name: n.clone(), vertices: v, weights: None }).collect()
     }
 
-    /// The mesh as an IR mesh (positions as in the file, groups from `g`).
+    /// The mesh as an IR mesh (positions as in the file, groups from `g`, the UV set and
+    /// normals of [`ObjMesh::uv_set`] and [`ObjMesh::normal_attribute`]).
     pub fn to_mesh(&self, name: &str) -> Mesh {
         Mesh {
             name: name.into(),
             positions: self.positions.clone(),
-            normals: None,
-            uvs: Vec::new(),
+            normals: self.normal_attribute(),
+            uvs: self.uv_set().into_iter().collect(),
             faces: self.faces.clone(),
             groups: self.vertex_groups(),
             ext: Default::default(),
         }
+    }
+
+    /// Face corners that name no `vt` in a file where others do (they get UV (0, 0)).
+    pub fn corners_without_uv(&self) -> usize {
+        self.corner_uvs.iter().filter(|&&i| i == NO_INDEX).count()
+    }
+
+    /// Face corners that name no `vn` in a file where others do (the normals are then dropped:
+    /// see [`ObjMesh::normal_attribute`]).
+    pub fn corners_without_normal(&self) -> usize {
+        self.corner_normals.iter().filter(|&&i| i == NO_INDEX).count()
+    }
+
+    /// The texture coordinates as an IR UV set: per vertex when every corner of each vertex has
+    /// the same value, else per corner (a corner without `vt` gets (0, 0)). `None` when no
+    /// corner names a `vt`.
+    pub fn uv_set(&self) -> Option<UvSet> {
+        if self.corner_uvs.is_empty() {
+            return None;
+        }
+        let values: Vec<DVec2> = self.corner_uvs.iter().map(|&i| self.uvs.get(i as usize).copied().unwrap_or(DVec2::ZERO)).collect();
+        let uvs: Uvs = per_vertex_if_uniform(self.positions.len(), &self.faces.indices, values, DVec2::ZERO);
+        Some(UvSet { name: String::new(), uvs })
+    }
+
+    /// The normals, per vertex when every corner of each vertex has the same one, else per
+    /// corner. `None` when no corner names a `vn`, or when some corners do not (a normal cannot
+    /// be made up for them).
+    pub fn normal_attribute(&self) -> Option<Normals> {
+        if self.corner_normals.is_empty() || self.corners_without_normal() > 0 {
+            return None;
+        }
+        let values: Vec<DVec3> = self.corner_normals.iter().map(|&i| self.normals[i as usize]).collect();
+        Some(per_vertex_if_uniform(self.positions.len(), &self.faces.indices, values, DVec3::ZERO))
     }
 }
 
@@ -115,32 +166,218 @@ fn vertex<'a>(mut words: impl Iterator<Item = &'a str>) -> Option<DVec3> {
     Some(DVec3::new(next()?, next()?, next()?))
 }
 
-/// An `f` statement's words after the `f`: each corner's vertex number (before any `/`), 1-based
-/// or counting back from the last of the `vertices` read so far, appended to `indices`; the
-/// corner count. On a bad face `indices` is left as it was and the message says why.
-fn face<'a>(words: impl Iterator<Item = &'a str>, indices: &mut Vec<u32>, vertices: usize) -> Result<u32, String> {
-    let before = indices.len();
-    let n = vertices as i64;
-    let bad = |indices: &mut Vec<u32>, message: String| {
-        indices.truncate(before);
+/// A `vt` statement's words after the `vt`: `u` and an optional `v` (0 when absent, as OBJ
+/// says), finite; a third number (`w`) is ignored.
+fn tex_coord<'a>(mut words: impl Iterator<Item = &'a str>) -> Option<DVec2> {
+    let u = words.next().and_then(parse_f64).filter(|v| v.is_finite())?;
+    let v = match words.next() {
+        Some(w) => parse_f64(w).filter(|v| v.is_finite())?,
+        None => 0.0,
+    };
+    Some(DVec2::new(u, v))
+}
+
+/// A decimal integer with an optional sign, as `str::parse::<i64>` reads it; the common short
+/// case without the standard library's generality (a face line is mostly such numbers).
+fn int(b: &[u8]) -> Option<i64> {
+    let (neg, digits) = match b.first() {
+        Some(b'-') => (true, &b[1..]),
+        Some(b'+') => (false, &b[1..]),
+        _ => (false, b),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    if digits.len() > 18 {
+        // May overflow: the standard parser decides.
+        return std::str::from_utf8(b).ok()?.parse().ok();
+    }
+    let mut x = 0i64;
+    for &d in digits {
+        let k = d.wrapping_sub(b'0');
+        if k > 9 {
+            return None;
+        }
+        x = x * 10 + k as i64;
+    }
+    Some(if neg { -x } else { x })
+}
+
+/// An absent `vt` or `vn` in [`corner_numbers`].
+const ABSENT: i64 = i64::MIN;
+
+/// The numbers of the face corner at `b[*i..]`, `v[/[vt][/[vn]]]`, each a plain integer of at
+/// most 18 digits ([`ABSENT`] for an empty or missing `vt`, `vn`), `*i` left after them; `None`
+/// when the corner does not start that way.
+#[inline]
+fn corner_numbers(b: &[u8], i: &mut usize) -> Option<[i64; 3]> {
+    let mut out = [ABSENT; 3];
+    for (k, slot) in out.iter_mut().enumerate() {
+        if k > 0 {
+            // After a number only `/` continues the corner.
+            if b.get(*i) != Some(&b'/') {
+                break;
+            }
+            *i += 1;
+            // An empty `vt` or `vn` (`1//3`, `1/`).
+            match b.get(*i) {
+                None | Some(b'/') => continue,
+                Some(c) if c.is_ascii_whitespace() => continue,
+                _ => {}
+            }
+        }
+        let neg = match b.get(*i) {
+            Some(b'-') => {
+                *i += 1;
+                true
+            }
+            Some(b'+') => {
+                *i += 1;
+                false
+            }
+            _ => false,
+        };
+        let start = *i;
+        let mut x = 0i64;
+        while let Some(&c) = b.get(*i) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            // 18 digits cannot overflow; longer numbers go to the careful path.
+            if *i - start == 18 {
+                return None;
+            }
+            x = x * 10 + d as i64;
+            *i += 1;
+        }
+        if *i == start {
+            return None;
+        }
+        *slot = if neg { -x } else { x };
+    }
+    Some(out)
+}
+
+/// Where a face line's corners go: vertex, `vt` and `vn` indices, one each per corner.
+struct Corners<'m> {
+    indices: &'m mut Vec<u32>,
+    uvs: &'m mut Vec<u32>,
+    normals: &'m mut Vec<u32>,
+}
+
+/// How many `v`, `vt` and `vn` statements precede a face (relative indices count back from them).
+#[derive(Clone, Copy)]
+struct Seen {
+    vertices: usize,
+    uvs: usize,
+    normals: usize,
+}
+
+/// An OBJ index (1-based, or negative counting back from the last of `n`) as 0-based, or the
+/// message for one out of range.
+fn resolve(i: i64, n: usize, what: &str) -> Result<u32, String> {
+    let n = n as i64;
+    let abs = if i > 0 { i - 1 } else { n + i };
+    if abs < 0 || abs >= n {
+        let kind = match what {
+            "vertex" => "vertices",
+            "normal" => "normals",
+            _ => "texture coordinates",
+        };
+        return Err(format!("face refers to {what} {i}, but only {n} {kind} precede it"));
+    }
+    Ok(abs as u32)
+}
+
+/// An `f` statement after the `f`: corners separated by ASCII blanks, each `v`, `v/vt`,
+/// `v//vn` or `v/vt/vn` (an empty `vt` or `vn` is none), each index 1-based or counting back from
+/// the last of its kind read so far, appended to `out` (a corner without `vt` or `vn` gets
+/// [`NO_INDEX`] there); the corner count. On a bad face `out` is left as it was and the message
+/// says why. Scanned byte by byte: the words and the `/` fields of a face line are most of an
+/// OBJ read, and the standard splitters cost twice this.
+fn face(rest: &str, out: &mut Corners<'_>, seen: Seen) -> Result<u32, String> {
+    let before = out.indices.len();
+    let corner = |tok: &[u8], out: &mut Corners<'_>| -> Result<(), String> {
+        let shown = || String::from_utf8_lossy(tok).into_owned();
+        // The `/`-separated fields: vertex, then `vt`, then `vn`.
+        let mut f = [&tok[..0]; 3];
+        let (mut k, mut start) = (0usize, 0usize);
+        for (i, &c) in tok.iter().enumerate() {
+            if c == b'/' {
+                if k == 2 {
+                    return Err(format!("face corner \"{}\" is not v, v/vt, v//vn or v/vt/vn", shown()));
+                }
+                f[k] = &tok[start..i];
+                k += 1;
+                start = i + 1;
+            }
+        }
+        f[k] = &tok[start..];
+        let Some(i) = int(f[0]) else { return Err(format!("face corner \"{}\" is not a vertex index", shown())) };
+        out.indices.push(resolve(i, seen.vertices, "vertex")?);
+        let other = |s: &[u8], count: usize, what: &str| -> Result<u32, String> {
+            if s.is_empty() {
+                return Ok(NO_INDEX);
+            }
+            let Some(i) = int(s) else {
+                return Err(format!("face corner \"{}\": \"{}\" is not a {what} index", shown(), String::from_utf8_lossy(s)));
+            };
+            resolve(i, count, what)
+        };
+        out.uvs.push(other(f[1], seen.uvs, "texture coordinate")?);
+        out.normals.push(other(f[2], seen.normals, "normal")?);
+        Ok(())
+    };
+    let bad = |out: &mut Corners<'_>, message: String| {
+        out.indices.truncate(before);
+        out.uvs.truncate(before);
+        out.normals.truncate(before);
         Err(message)
     };
-    for tok in words {
-        let idx = tok.as_bytes().iter().position(|&c| c == b'/').map_or(tok, |k| &tok[..k]);
-        let Ok(i) = idx.parse::<i64>() else {
-            return bad(indices, format!("face corner \"{tok}\" is not a vertex index"));
-        };
-        let abs = if i > 0 { i - 1 } else { n + i };
-        if abs < 0 || abs >= n {
-            return bad(indices, format!("face refers to vertex {i}, but only {n} vertices precede it"));
+    let b = rest.as_bytes();
+    let idx = |i: i64, count: usize| -> Option<u32> {
+        let count = count as i64;
+        let abs = if i > 0 { i - 1 } else { count + i };
+        (abs >= 0 && abs < count).then_some(abs as u32)
+    };
+    let opt = |i: i64, count: usize| if i == ABSENT { Some(NO_INDEX) } else { idx(i, count) };
+    let mut i = 0;
+    loop {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
         }
-        indices.push(abs as u32);
+        if i == b.len() {
+            break;
+        }
+        // The usual corner (short numbers, in range) read in place, in one pass; anything else,
+        // and every error, by `corner`, which says what is wrong.
+        let start = i;
+        let fast = corner_numbers(b, &mut i)
+            .filter(|_| i == b.len() || b[i].is_ascii_whitespace())
+            .and_then(|[v, t, n]| Some((idx(v, seen.vertices)?, opt(t, seen.uvs)?, opt(n, seen.normals)?)));
+        match fast {
+            Some((v, t, n)) => {
+                out.indices.push(v);
+                out.uvs.push(t);
+                out.normals.push(n);
+            }
+            None => {
+                i = start;
+                while i < b.len() && !b[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+                if let Err(m) = corner(&b[start..i], out) {
+                    return bad(out, m);
+                }
+            }
+        }
     }
-    let count = indices.len() - before;
+    let count = out.indices.len() - before;
     if count < 3 {
-        return bad(indices, format!("a face needs at least 3 corners, found {count}"));
+        return bad(out, format!("a face needs at least 3 corners, found {count}"));
     }
-    u32::try_from(count).or_else(|_| bad(indices, format!("a face of {count} corners is more than skelport reads")))
+    u32::try_from(count).or_else(|_| bad(out, format!("a face of {count} corners is more than skelport reads")))
 }
 
 /// Parse OBJ text. `file` names the source in errors.
@@ -162,7 +399,11 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<ObjMesh, ObjError> {
     let mut m = ObjMesh::default();
     let mut group_index: BTreeMap<String, u32> = BTreeMap::new();
     let mut current: Option<u32> = None;
+    // Per corner while reading; dropped at the end when no corner names one.
+    let (mut corner_uvs, mut corner_normals) = (Vec::new(), Vec::new());
     for (ln, raw) in lines(text).enumerate() {
+        let seen = Seen { vertices: m.positions.len(), uvs: m.uvs.len(), normals: m.normals.len() };
+        let mut out = Corners { indices: &mut m.faces.indices, uvs: &mut corner_uvs, normals: &mut corner_normals };
         let line = ln + 1;
         // The common lines read without trimming (Unicode-aware) or splitting: `v`/`f` straight
         // from their words, any other one-word-longer statement skipped. Anything these do not
@@ -175,15 +416,28 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<ObjMesh, ObjError> {
                     continue;
                 }
             }
+            [b'v', b't', b' ', ..] => {
+                if let Some(t) = tex_coord(raw[3..].split_ascii_whitespace()) {
+                    m.uvs.push(t);
+                    continue;
+                }
+            }
+            [b'v', b'n', b' ', ..] => {
+                if let Some(n) = vertex(raw[3..].split_ascii_whitespace()) {
+                    m.normals.push(n);
+                    continue;
+                }
+            }
             [b'f', b' ', ..] => {
-                if let Ok(count) = face(raw[2..].split_ascii_whitespace(), &mut m.faces.indices, m.positions.len()) {
+                if let Ok(count) = face(&raw[2..], &mut out, seen) {
                     m.faces.counts.push(count);
                     m.face_groups.push(current);
                     continue;
                 }
             }
-            // A first word of two or more characters ("vt", "vn", "#", "usemtl"...) is none of
-            // `v`, `f`, `g`: skipped, as below, without splitting the line into words.
+            // Any other first word of two or more characters ("#", "usemtl", "vp"...) is none of
+            // `v`, `vt`, `vn`, `f`, `g`: skipped, as below, without splitting the line into words.
+            [b'v', b't' | b'n', ..] => {}
             [a, b, ..] if a.is_ascii_graphic() && b.is_ascii_graphic() => continue,
             _ => {}
         }
@@ -195,12 +449,24 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<ObjMesh, ObjError> {
                     vertex(it).ok_or_else(|| ObjError::Line { file: file.into(), line, message: "v needs three finite numbers".into() })?;
                 m.positions.push(p);
             }
-            Some("f") => {
-                let count = face(it, &mut m.faces.indices, m.positions.len()).map_err(|message| ObjError::Line {
+            Some("vt") => {
+                let t = tex_coord(it).ok_or_else(|| ObjError::Line {
                     file: file.into(),
                     line,
-                    message,
+                    message: "vt needs one or two finite numbers (u, v)".into(),
                 })?;
+                m.uvs.push(t);
+            }
+            Some("vn") => {
+                let n = vertex(it).ok_or_else(|| ObjError::Line {
+                    file: file.into(),
+                    line,
+                    message: "vn needs three finite numbers".into(),
+                })?;
+                m.normals.push(n);
+            }
+            Some("f") => {
+                let count = face(&l[1..], &mut out, seen).map_err(|message| ObjError::Line { file: file.into(), line, message })?;
                 m.faces.counts.push(count);
                 m.face_groups.push(current);
             }
@@ -223,6 +489,12 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<ObjMesh, ObjError> {
             message: "the file has no vertex (`v`) lines, so it is empty, cut short or not an OBJ mesh; export the mesh again".into(),
         });
     }
+    if corner_uvs.iter().any(|&i| i != NO_INDEX) {
+        m.corner_uvs = corner_uvs;
+    }
+    if corner_normals.iter().any(|&i| i != NO_INDEX) {
+        m.corner_normals = corner_normals;
+    }
     Ok(m)
 }
 
@@ -232,7 +504,7 @@ mod tests {
 
     #[test]
     fn groups_numbering_and_errors() {
-        let src = b"v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\ng body\nf 1/1 2/2 3/3 4/4\ng joint-a\nf -4 -3 -2\ng body\nf 2 3 4\n";
+        let src = b"v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nvt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\ng body\nf 1/1 2/2 3/3 4/4\ng joint-a\nf -4 -3 -2\ng body\nf 2 3 4\n";
         let m = parse(src, "t.obj").unwrap();
         assert_eq!(m.positions.len(), 4);
         assert_eq!(m.faces.counts, vec![4, 3, 3]);
@@ -244,6 +516,82 @@ mod tests {
         assert!(e.starts_with("bad.obj:2:") && e.contains("vertex 2"), "{e}");
         let e = parse(b"v 0 nan 0\n", "bad.obj").unwrap_err().to_string();
         assert!(e.contains("bad.obj:1"), "{e}");
+        // A `vt` index past the `vt` lines is an error at its line, as a vertex index is.
+        let e = parse(b"v 0 0 0\nv 1 0 0\nv 1 1 0\nvt 0 0\nf 1/1 2/2 3/1\n", "bad.obj").unwrap_err().to_string();
+        assert!(e.starts_with("bad.obj:5:") && e.contains("texture coordinate 2, but only 1 texture coordinates"), "{e}");
+        let e = parse(b"v 0 0 0\nv 1 0 0\nv 1 1 0\nf 1//1 2//1 3//1\n", "bad.obj").unwrap_err().to_string();
+        assert!(e.starts_with("bad.obj:4:") && e.contains("normal 1, but only 0 normals"), "{e}");
+        let e = parse(b"v 0 0 0\nv 1 0 0\nv 1 1 0\nvt 0 0\nf 1/1/1/1 2 3\n", "bad.obj").unwrap_err().to_string();
+        assert!(e.contains("not v, v/vt, v//vn or v/vt/vn"), "{e}");
+        let e = parse(b"v 0 0 0\nvt 0 x\n", "bad.obj").unwrap_err().to_string();
+        assert!(e.starts_with("bad.obj:2:") && e.contains("vt needs"), "{e}");
+    }
+
+    /// Two quads sharing the edge 2–3, their UVs split along it (a seam): the corners keep
+    /// their own `vt`; the shared vertices are not split. Relative indices count back per kind.
+    #[test]
+    fn uvs_and_normals_per_corner_with_seams() {
+        let src = b"v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 1 2 0\nv 0 2 0\n\
+vt 0 0\nvt 1 0\nvt 1 0.5\nvt 0 0.5\nvt 0 0.6\nvt 1 0.6\nvt 1 1\nvt 0 1\nvn 0 0 1\n\
+f 1/1/1 2/2/1 3/3/1 4/4/1\nf -3/-3/-1 -4/-4/-1 -2/-2/-1 -1/-1/-1\n";
+        let m = parse(src, "t.obj").unwrap();
+        assert_eq!((m.positions.len(), m.uvs.len(), m.normals.len()), (6, 8, 1));
+        assert_eq!(m.corner_uvs, vec![0, 1, 2, 3, 5, 4, 6, 7]);
+        assert_eq!(m.corner_normals, vec![0; 8]);
+        let mesh = m.to_mesh("t");
+        match &mesh.uvs[0].uvs {
+            Uvs::PerCorner(c) => {
+                assert_eq!(c.len(), 8);
+                // Vertex 2 (index 2) has v = 0.5 in the first quad and 0.6 in the second.
+                assert_eq!((c[2], c[4]), (DVec2::new(1.0, 0.5), DVec2::new(1.0, 0.6)));
+            }
+            other => panic!("a seam must stay per corner: {other:?}"),
+        }
+        // One normal for every corner: stored per vertex (unused vertices get zero).
+        assert_eq!(mesh.normals, Some(Normals::PerVertex(vec![DVec3::Z; 6])));
+        assert_eq!(m.corners_without_uv(), 0);
+        // Without the seam (the second quad reusing the first's vt 3 and 4) the UVs are per vertex.
+        let src2 = b"v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 1 2 0\nv 0 2 0\nvt 0 0\nvt 1 0\nvt 1 .5\nvt 0 .5\nvt 1 1\nvt 0 1\n\
+f 1/1 2/2 3/3 4/4\nf 4/4 3/3 5/5 6/6\n";
+        let m2 = parse(src2, "t.obj").unwrap();
+        assert!(m2.corner_normals.is_empty() && m2.normal_attribute().is_none());
+        match m2.uv_set().unwrap().uvs {
+            Uvs::PerVertex(v) => assert_eq!(v[4], DVec2::new(1.0, 1.0)),
+            other => panic!("no seam, per vertex: {other:?}"),
+        }
+        // A face without `vt` among faces with: its corners get (0, 0) and are counted; a face
+        // without `vn` drops the normals.
+        let src3 = b"v 0 0 0\nv 1 0 0\nv 1 1 0\nvt 0.5 0.5\nvn 0 0 1\nf 1/1/1 2/1/1 3/1/1\nf 1 2 3\n";
+        let m3 = parse(src3, "t.obj").unwrap();
+        assert_eq!((m3.corners_without_uv(), m3.corners_without_normal()), (3, 3));
+        assert!(m3.normal_attribute().is_none());
+        assert_eq!(
+            m3.uv_set().unwrap().uvs,
+            Uvs::PerCorner(vec![DVec2::splat(0.5), DVec2::splat(0.5), DVec2::splat(0.5), DVec2::ZERO, DVec2::ZERO, DVec2::ZERO])
+        );
+    }
+
+    #[test]
+    fn int_equals_std_parse() {
+        for t in [
+            "0",
+            "1",
+            "-1",
+            "+7",
+            "",
+            "-",
+            "+",
+            "1.0",
+            "12a",
+            "٣",
+            "999999999999999999",
+            "9999999999999999999",
+            "-9223372036854775808",
+            " 1",
+            "1 ",
+        ] {
+            assert_eq!(int(t.as_bytes()), t.parse::<i64>().ok(), "{t:?}");
+        }
     }
 
     /// `lines` splits as `str::lines` does, `\r` and empty lines included.
@@ -272,8 +620,26 @@ mod tests {
             "v 1 2 3\u{a0}",
             "v 1 2 x",
             "vt 0.1 0.2",
+            "vt 0.1",
+            "vt 0.1 0.2 0.3",
+            "vt 1 nan",
+            "vt",
             "vn 0 0 1",
+            "vn 0 1",
+            "vn 0 0 1\u{a0}",
+            "vp 1 2",
             "f 1 2 3",
+            "f 1/1/1 2/1/1 -1/-1/-1",
+            "f 1//1 2//1 3//1",
+            "f 1/1/1/1 2 3",
+            "f 1/x 2 3",
+            "f 1/1 2/2 3/3",
+            "f 1/ 2/ 3/",
+            "f 1/1/ 2/1/ 3/1/",
+            "f 1/-1 2/-1 3/-1",
+            "f 1/- 2 3",
+            "f 1/1//1 2 3",
+            "f 12345678901234567890 1 2",
             "f 1/1 2/2 3/3 4/4",
             "f 4849/1 1/2 2/3",
             "f -1 -2 -3",
@@ -361,6 +727,12 @@ mod tests {
         let groups = m.vertex_groups();
         let body = groups.iter().find(|g| g.name == "body").unwrap();
         assert_eq!(body.vertices.len(), 13380);
+        // 21,334 `vt` for 19,158 vertices: the UV seams stay per corner, every corner has one.
+        assert_eq!(m.uvs.len(), 21334);
+        assert_eq!(m.corner_uvs.len(), m.faces.indices.len());
+        assert_eq!(m.corners_without_uv(), 0);
+        assert!(m.uv_set().unwrap().uvs.is_per_corner());
+        assert!(m.normals.is_empty() && m.normal_attribute().is_none());
         assert!(groups.iter().filter(|g| g.name.starts_with("joint-")).count() > 100);
     }
 }

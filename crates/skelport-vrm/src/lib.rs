@@ -76,6 +76,7 @@ impl Format for VrmFormat {
             skins: true,
             meshes: true,
             scale: true,
+            uvs: true,
             normals: true,
             extras: true,
             any_skeleton: true,

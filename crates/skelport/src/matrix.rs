@@ -41,8 +41,117 @@ pub struct Cell {
     pub max_head_delta: Option<f64>,
     /// Largest skinned-vertex distance over the pose test (metres), when both sides have a skin.
     pub pose_max_deviation: Option<f64>,
+    /// Texture coordinates, source against re-read, at every face corner: see [`Attr`].
+    pub uvs: Attr,
+    /// Normals, likewise (compared as unit vectors, in the source's frame).
+    pub normals: Attr,
     /// What the target's writer reported it could not hold.
     pub losses: Vec<String>,
+}
+/// How a mesh attribute (UVs, normals) came through a cell, compared at every face corner of
+/// every mesh (a re-read triangle mesh is mapped onto the source's polygons).
+#[derive(Debug, Serialize, Clone, Copy, PartialEq)]
+#[serde(rename_all = "snake_case", tag = "status", content = "max_delta")]
+pub enum Attr {
+    /// The source has none (and the target wrote none).
+    Absent,
+    /// Every corner came back; the largest difference (texture units, or between unit normals).
+    Kept(f64),
+    /// The source had none; the writer computed them (normals). The largest difference from
+    /// `skelport_ir::proc::smooth_normals` of the source.
+    Computed(f64),
+    /// The source has them; the re-read file has none.
+    Lost,
+    /// Both have them but the faces do not map onto each other (renumbered vertices).
+    NotComparable,
+    /// The re-read file has no mesh at all.
+    NoMesh,
+}
+
+impl Attr {
+    fn markdown(&self) -> String {
+        match self {
+            Attr::Absent => "–".into(),
+            Attr::Kept(d) => format!("kept ({})", fmt_m(Some(*d))),
+            Attr::Computed(d) => format!("computed ({})", fmt_m(Some(*d))),
+            Attr::Lost => "**lost**".into(),
+            Attr::NotComparable => "not comparable".into(),
+            Attr::NoMesh => "no mesh".into(),
+        }
+    }
+}
+
+/// Mesh `k`'s normals (or, with `smooth`, its computed smooth normals) where its skin's bind
+/// shape puts them: a writer without bind-shape matrices (glTF, G4MF) bakes it into the mesh.
+fn bound_normals(doc: &Document, k: usize, smooth: bool) -> skelport_ir::Mesh {
+    let m = &doc.meshes[k];
+    let bind = doc.skins.iter().find(|s| s.mesh == Some(k)).map_or(skelport_ir::DMat4::IDENTITY, |s| s.bind_shape);
+    let nm = skelport_ir::DMat3::from_mat4(bind).inverse().transpose();
+    let normals = if smooth {
+        Some(skelport_ir::Normals::PerVertex(skelport_ir::proc::smooth_normals(&m.positions, &m.faces)))
+    } else {
+        m.normals.clone()
+    };
+    let normals = normals.map(|mut n| {
+        for v in n.values_mut() {
+            *v = nm * *v;
+        }
+        n
+    });
+    skelport_ir::Mesh { normals, faces: m.faces.clone(), ..Default::default() }
+}
+
+/// UVs and normals of `src` against `back` (already in `src`'s frame), mesh by mesh in order.
+fn compare_attributes(src: &Document, back: &Document) -> (Attr, Attr) {
+    use skelport_ir::testing::{normal_delta, uv_delta};
+    let has_uvs = src.meshes.iter().any(|m| !m.uvs.is_empty());
+    if back.meshes.is_empty() {
+        let none = |has: bool| if has { Attr::NoMesh } else { Attr::Absent };
+        return (none(has_uvs), none(src.meshes.iter().any(|m| !m.faces.is_empty())));
+    }
+    // The worst of the per-mesh results: lost, then not comparable, then the largest delta.
+    fn worse(a: Attr, b: Attr) -> Attr {
+        let rank = |x: &Attr| match x {
+            Attr::Lost | Attr::NoMesh => 4,
+            Attr::NotComparable => 3,
+            Attr::Kept(_) | Attr::Computed(_) => 2,
+            Attr::Absent => 1,
+        };
+        match (a, b) {
+            (Attr::Kept(x), Attr::Kept(y)) => Attr::Kept(x.max(y)),
+            (Attr::Computed(x), Attr::Computed(y)) => Attr::Computed(x.max(y)),
+            _ if rank(&b) > rank(&a) => b,
+            _ => a,
+        }
+    }
+    let (mut uvs, mut normals) = (Attr::Absent, Attr::Absent);
+    for (k, a) in src.meshes.iter().enumerate() {
+        let Some(b) = back.meshes.get(k) else {
+            uvs = worse(uvs, if a.uvs.is_empty() { Attr::Absent } else { Attr::Lost });
+            normals = worse(normals, if a.normals.is_some() { Attr::Lost } else { Attr::Absent });
+            continue;
+        };
+        for set in 0..a.uvs.len() {
+            let r = match (b.uvs.get(set), uv_delta(a, b, set)) {
+                (None, _) => Attr::Lost,
+                (Some(_), Some(d)) => Attr::Kept(d),
+                (Some(_), None) => Attr::NotComparable,
+            };
+            uvs = worse(uvs, r);
+        }
+        let r = match (&a.normals, &b.normals) {
+            (None, None) => Attr::Absent,
+            (Some(_), None) => Attr::Lost,
+            (Some(_), Some(_)) => {
+                normal_delta(&bound_normals(src, k, false), &bound_normals(back, k, false)).map_or(Attr::NotComparable, Attr::Kept)
+            }
+            (None, Some(_)) => {
+                normal_delta(&bound_normals(src, k, true), &bound_normals(back, k, false)).map_or(Attr::NotComparable, Attr::Computed)
+            }
+        };
+        normals = worse(normals, r);
+    }
+    (uvs, normals)
 }
 
 /// Sources: the built-in sample, plus the corpus files (and the AnvilToolkit fixtures under
@@ -116,6 +225,8 @@ pub fn cell(src: &Source, target: &'static dyn Format) -> Cell {
         bones_out: 0,
         max_head_delta: None,
         pose_max_deviation: None,
+        uvs: Attr::Absent,
+        normals: Attr::Absent,
         losses: vec![],
     };
     let result = tempfile::tempdir().map_err(|e| e.to_string()).and_then(|dir| through(&src.doc, target, dir.path(), own(src, target)));
@@ -135,6 +246,9 @@ pub fn cell(src: &Source, target: &'static dyn Format) -> Cell {
             c.pose_max_deviation = Some(p.max_deviation);
         }
     }
+    let mut in_frame = back;
+    in_frame.convert_frame(src.doc.frame);
+    (c.uvs, c.normals) = compare_attributes(&src.doc, &in_frame);
     c.ok = true;
     c
 }
@@ -276,8 +390,13 @@ pub fn markdown(cells: &[Cell]) -> String {
     let mut s = String::from(
         "# Conversion matrix\n\nGenerated by `cargo xtask matrix` (the same code runs in the test suite): every source \
          through every writer, re-read, compared with `skelport diff` (bone heads, report frame) and, where both sides \
-         have a skin, posed with 5 random poses and compared vertex by vertex (linear blend skinning). Losses are what \
-         the target's writer reported it could not hold.\n\n| source | target | result | bones in → out | max head Δ (m) | pose max Δ (m) | losses |\n|---|---|---|---|---|---|---|\n",
+         have a skin, posed with 5 random poses and compared vertex by vertex (linear blend skinning). UVs and normals are \
+         compared at every face corner (source against re-read, in the source's frame): *kept* with the largest \
+         difference (texture units; between unit normals), *computed* where the source had no normals and the writer \
+         made smooth ones (difference from area-weighted smooth normals of the source), *lost*, *no mesh* (the target \
+         holds none), or – (the source has none). Losses are what the target's writer reported it could not hold.\n\n\
+         | source | target | result | bones in → out | max head Δ (m) | pose max Δ (m) | UVs | normals | losses |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
     );
     for c in cells {
         let result = if c.ok {
@@ -295,7 +414,7 @@ pub fn markdown(cells: &[Cell]) -> String {
             format!("{}: {}", c.losses.len(), l.join("; "))
         };
         s.push_str(&format!(
-            "| {} | {} | {} | {} → {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} → {} | {} | {} | {} | {} | {} |\n",
             c.source,
             c.target,
             result,
@@ -303,6 +422,8 @@ pub fn markdown(cells: &[Cell]) -> String {
             c.bones_out,
             fmt_m(c.max_head_delta),
             fmt_m(c.pose_max_deviation),
+            c.uvs.markdown(),
+            c.normals.markdown(),
             losses
         ));
     }
