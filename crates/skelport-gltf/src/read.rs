@@ -51,8 +51,21 @@ pub(crate) fn read(input: Input<'_>, format: &str, diag: &mut Diagnostics) -> Re
     if let Some(key) = probe.empty {
         return Err(GltfError::invalid(file, format!("/{key}"), "array must not be empty (omit the property instead)"));
     }
-    let root: Root = serde_json::from_slice(json).map_err(json_err)?;
+    // Only what skelport reads is parsed: the typed model of the parts it skips (animations,
+    // materials, cameras, textures …) requires fields glTF extensions may leave out (a
+    // KHR_animation_pointer channel has no `target.node`), so a valid file would be refused
+    // for data that is dropped anyway.
+    let root: Root = serde_json::from_slice::<Used>(json).map_err(json_err)?.into_root();
     check_required_extensions(&root.extensions_required, file)?;
+    // Meshes reach the IR through skins: a mesh node without one is not read either.
+    let mut skipped: Vec<String> = probe.skipped.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    let rigid = root.nodes.iter().filter(|n| n.mesh.is_some() && n.skin.is_none()).count();
+    if rigid > 0 {
+        skipped.push(format!("{rigid} mesh node(s) without a skin"));
+    }
+    if !skipped.is_empty() {
+        diag.info("gltf.not-read", format!("not read (skelport reads skeletons and skinned meshes): {}", skipped.join(", ")));
+    }
     if let Some(sc) = root.scene.map(|s| s.value()) {
         let n = root.scenes.len();
         if sc >= n {
@@ -137,12 +150,17 @@ fn check_glb(b: &[u8], file: &str) -> Result<(), GltfError> {
 }
 
 /// glTF 2.0 §3.12: a loader must refuse a file whose `extensionsRequired` names an extension it
-/// does not implement. skelport implements none, but those that only change materials, textures
-/// or lights leave the skeleton, skins and mesh data it reads exactly as written, so they are
-/// ignored; any other (mesh compression, quantization, unknown ones) is refused.
+/// does not implement. Those that only change materials, textures, lights or animations leave the
+/// skeleton, skins and mesh data skelport reads exactly as written, so they are ignored;
+/// KHR_mesh_quantization only allows integer component types for attributes, which the accessor
+/// reader decodes (normalized or not) as the extension defines. Any other (mesh compression,
+/// unknown ones) is refused.
 fn check_required_extensions(list: &[String], file: &str) -> Result<(), GltfError> {
     for (i, name) in list.iter().enumerate() {
-        let harmless = ["KHR_materials_", "KHR_texture_", "EXT_texture_", "KHR_lights_punctual"].iter().any(|p| name.starts_with(p));
+        let harmless =
+            ["KHR_materials_", "KHR_texture_", "EXT_texture_", "KHR_lights_punctual", "KHR_animation_pointer", "KHR_mesh_quantization"]
+                .iter()
+                .any(|p| name.starts_with(p));
         if !harmless {
             return Err(GltfError::invalid(
                 file,
@@ -877,12 +895,79 @@ fn own_extras(extras: &gltf_json::extras::Extras) -> Option<serde_json::Value> {
     map.remove(crate::EXTRAS_KEY)
 }
 
-/// What the reader needs before the typed parse: `asset.version`, and the first top-level array
-/// that glTF requires to be non-empty when present but is `[]`.
+/// The parts of a glTF file skelport reads, typed with `gltf_json`'s models; every other
+/// top-level property is skipped unparsed (see [`SKIPPED`]).
+#[derive(serde::Deserialize)]
+struct Used {
+    asset: gltf_json::Asset,
+    #[serde(default)]
+    accessors: Vec<gltf_json::Accessor>,
+    #[serde(default)]
+    buffers: Vec<gltf_json::Buffer>,
+    #[serde(default, rename = "bufferViews")]
+    buffer_views: Vec<gltf_json::buffer::View>,
+    #[serde(default)]
+    scene: Option<gltf_json::Index<gltf_json::Scene>>,
+    #[serde(default)]
+    scenes: Vec<UsedScene>,
+    #[serde(default)]
+    nodes: Vec<gltf_json::Node>,
+    #[serde(default)]
+    meshes: Vec<gltf_json::Mesh>,
+    #[serde(default)]
+    skins: Vec<gltf_json::Skin>,
+    #[serde(default)]
+    extras: gltf_json::extras::Extras,
+    #[serde(default, rename = "extensionsUsed")]
+    extensions_used: Vec<String>,
+    #[serde(default, rename = "extensionsRequired")]
+    extensions_required: Vec<String>,
+}
+
+/// A scene: `nodes` is optional in glTF 2.0 (an empty scene), which `gltf_json::Scene` requires.
+#[derive(serde::Deserialize)]
+struct UsedScene {
+    #[serde(default)]
+    nodes: Vec<gltf_json::Index<gltf_json::Node>>,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+impl Used {
+    fn into_root(self) -> Root {
+        Root {
+            asset: self.asset,
+            accessors: self.accessors,
+            buffers: self.buffers,
+            buffer_views: self.buffer_views,
+            scene: self.scene,
+            scenes: self
+                .scenes
+                .into_iter()
+                .map(|s| gltf_json::Scene { extensions: None, extras: Default::default(), name: s.name, nodes: s.nodes })
+                .collect(),
+            nodes: self.nodes,
+            meshes: self.meshes,
+            skins: self.skins,
+            extras: self.extras,
+            extensions_used: self.extensions_used,
+            extensions_required: self.extensions_required,
+            ..Default::default()
+        }
+    }
+}
+
+/// Top-level arrays skelport does not read; the probe counts them for the reader's one note.
+const SKIPPED: [&str; 6] = ["animations", "cameras", "materials", "textures", "images", "samplers"];
+
+/// What the reader needs before the typed parse: `asset.version`, the first top-level array
+/// that glTF requires to be non-empty when present but is `[]`, and how many items of each
+/// skipped kind the file has.
 #[derive(Default)]
 struct Probe {
     version: Option<String>,
     empty: Option<&'static str>,
+    skipped: Vec<(&'static str, usize)>,
 }
 
 /// Top-level arrays that must have at least one element when present (glTF 2.0, 5.x `minItems`).
@@ -904,6 +989,11 @@ impl<'de> serde::Deserialize<'de> for Probe {
                     } else if let Some(k) = NON_EMPTY.iter().find(|k| **k == key) {
                         if map.next_value::<JsonSkip>()?.0 == 0 && probe.empty.is_none() {
                             probe.empty = Some(k);
+                        }
+                    } else if let Some(k) = SKIPPED.iter().find(|k| **k == key) {
+                        let n = map.next_value::<JsonSkip>()?.0;
+                        if n > 0 {
+                            probe.skipped.push((k, n));
                         }
                     } else {
                         map.next_value::<JsonSkip>()?;
