@@ -57,14 +57,9 @@ pub(crate) fn read(input: Input<'_>, format: &str, diag: &mut Diagnostics) -> Re
     // for data that is dropped anyway.
     let root: Root = serde_json::from_slice::<Used>(json).map_err(json_err)?.into_root();
     check_required_extensions(&root.extensions_required, file)?;
-    // Meshes reach the IR through skins: a mesh node without one is not read either.
-    let mut skipped: Vec<String> = probe.skipped.iter().map(|(k, n)| format!("{n} {k}")).collect();
-    let rigid = root.nodes.iter().filter(|n| n.mesh.is_some() && n.skin.is_none()).count();
-    if rigid > 0 {
-        skipped.push(format!("{rigid} mesh node(s) without a skin"));
-    }
-    if !skipped.is_empty() {
-        diag.info("gltf.not-read", format!("not read (skelport reads skeletons and skinned meshes): {}", skipped.join(", ")));
+    if !probe.skipped.is_empty() {
+        let skipped: Vec<String> = probe.skipped.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        diag.info("gltf.not-read", format!("not read (skelport reads skeletons, skins and meshes): {}", skipped.join(", ")));
     }
     if let Some(sc) = root.scene.map(|s| s.value()) {
         let n = root.scenes.len();
@@ -276,7 +271,10 @@ impl Reader<'_> {
                     }
                     (false, true) => self.diag.warn(
                         "gltf.skinned-mesh-without-skin",
-                        format!("node {} ({}) has a mesh with joints but no skin; the mesh is ignored", i, g.names[i]),
+                        format!(
+                            "node {} ({}) has a mesh with joints but no skin; read as an unskinned mesh (its joints and weights are not)",
+                            i, g.names[i]
+                        ),
                     ),
                     _ => {}
                 }
@@ -288,6 +286,31 @@ impl Reader<'_> {
         }
         if self.root.skins.is_empty() {
             self.diag.warn("gltf.no-skins", "the file has no skins: no skeleton was read");
+        }
+        // Mesh nodes without a skin: meshes at their node's world place (glTF renders them so).
+        let mut on_bones = 0;
+        for i in 0..nodes.len() {
+            let (Some(m), None) = (nodes[i].mesh, nodes[i].skin) else { continue };
+            let (mut mesh, _) = self.merge_meshes(&[m.value()], 0, None)?;
+            place(&mut mesh, &g.world[i]);
+            let mut up = g.parent[i];
+            while let Some(p) = up {
+                if nodes[p].mesh.is_some() {
+                    break;
+                }
+                if self.root.skins.iter().any(|s| s.joints.iter().any(|j| j.value() == p)) {
+                    on_bones += 1;
+                    break;
+                }
+                up = g.parent[p];
+            }
+            doc.meshes.push(mesh);
+        }
+        if on_bones > 0 {
+            self.diag.loss(
+                "gltf.mesh-on-bone",
+                format!("{on_bones} unskinned mesh node(s) hang from a joint: read as meshes at their rest place, no longer moving with the joint (the IR binds meshes by skins only)"),
+            );
         }
         Ok(doc)
     }
@@ -565,7 +588,7 @@ impl Reader<'_> {
         let (mesh_index, influences) = if mesh_ids.is_empty() {
             (None, Influences::default())
         } else {
-            let (mesh, infl) = self.merge_meshes(&mesh_ids, skin_joint_count, si)?;
+            let (mesh, infl) = self.merge_meshes(&mesh_ids, skin_joint_count, Some(si))?;
             doc.meshes.push(mesh);
             (Some(doc.meshes.len() - 1), infl)
         };
@@ -655,7 +678,9 @@ impl Reader<'_> {
                 self.diag.warn("gltf.unnamed-node", format!("node {node} has no name; called it '{}'", g.names[node]));
             }
             let parent = if is_root { None } else { g.parent[node].and_then(|p| bone_of.get(&p).copied()) };
-            let base = g.names[node].clone();
+            let extras = self.node_extras(node).and_then(|v| serde_json::from_value::<BoneExtras>(v).ok());
+            // The bone's own name where skelport had to give the node another.
+            let base = extras.as_ref().and_then(|x| x.name.clone()).filter(|n| !n.is_empty()).unwrap_or_else(|| g.names[node].clone());
             let mut name = base.clone();
             let mut k = 1;
             while used.contains(&name) {
@@ -668,7 +693,7 @@ impl Reader<'_> {
             used.insert(name.clone());
             let mut bone = Bone::new(name, parent, rest);
             bone.deform = joint_set.contains(&node);
-            if let Some(x) = self.node_extras(node).and_then(|v| serde_json::from_value::<BoneExtras>(v).ok()) {
+            if let Some(x) = extras {
                 bone.length = x.length;
                 bone.roll = x.roll;
                 bone.anchors = x.anchors;
@@ -692,7 +717,13 @@ impl Reader<'_> {
         built.len() - 1
     }
 
-    fn merge_meshes(&mut self, mesh_ids: &[usize], joint_count: usize, si: usize) -> Result<(Mesh, Influences), GltfError> {
+    /// Every primitive of `mesh_ids` as one IR mesh, with the influences of skin `skin` (`None`:
+    /// an unskinned mesh node, whose JOINTS/WEIGHTS, if any, are not read).
+    fn merge_meshes(&mut self, mesh_ids: &[usize], joint_count: usize, skin: Option<usize>) -> Result<(Mesh, Influences), GltfError> {
+        let what = match skin {
+            Some(si) => format!("skin {si}"),
+            None => format!("mesh {}", mesh_ids.first().copied().unwrap_or(0)),
+        };
         let mut mesh = Mesh::default();
         let mut normals: Vec<DVec3> = Vec::new();
         let mut all_normals = true;
@@ -805,6 +836,9 @@ impl Reader<'_> {
                 let mut sets: Vec<u32> = jsets.keys().chain(wsets.keys()).copied().collect();
                 sets.sort_unstable();
                 sets.dedup();
+                if skin.is_none() {
+                    sets.clear();
+                }
                 for s in sets {
                     let (Some(&ja), Some(&wa)) = (jsets.get(&s), wsets.get(&s)) else {
                         return Err(self.err(format!("{pp}/attributes"), format!("JOINTS_{s} and WEIGHTS_{s} must both be present")));
@@ -849,24 +883,48 @@ impl Reader<'_> {
             }
         }
         if renormalized > 0 {
-            self.diag.warn(
-                "gltf.weights-not-normalized",
-                format!("skin {si}: {renormalized} vertices had weights not summing to 1; renormalized"),
-            );
+            self.diag
+                .warn("gltf.weights-not-normalized", format!("{what}: {renormalized} vertices had weights not summing to 1; renormalized"));
         }
         let unweighted = lists.iter().filter(|l| l.is_empty()).count();
-        if unweighted > 0 {
-            self.diag.warn("gltf.unweighted-vertices", format!("skin {si}: {unweighted} vertices have no influence"));
+        if unweighted > 0 && skin.is_some() {
+            self.diag.warn("gltf.unweighted-vertices", format!("{what}: {unweighted} vertices have no influence"));
         }
         if prim_count > 1 {
-            self.diag.info("gltf.merged-primitives", format!("skin {si}: {prim_count} primitives merged into one mesh"));
+            self.diag.info("gltf.merged-primitives", format!("{what}: {prim_count} primitives merged into one mesh"));
         }
         if all_normals && !normals.is_empty() && normals.len() == mesh.positions.len() {
             mesh.normals = Some(Normals::PerVertex(normals));
         } else if !normals.is_empty() {
-            self.diag.loss("gltf.partial-normals", format!("skin {si}: only some primitives have normals; normals dropped"));
+            self.diag.loss("gltf.partial-normals", format!("{what}: only some primitives have normals; normals dropped"));
         }
         Ok((mesh, Influences::from_lists(lists)))
+    }
+}
+
+/// Move an unskinned mesh to its node's world place: positions by the matrix, normals by its
+/// inverse transpose; a mirroring matrix reverses each face's corners so the faces keep their
+/// front (glTF draws them flipped for a negative determinant).
+fn place(mesh: &mut Mesh, world: &DMat4) {
+    if *world == DMat4::IDENTITY {
+        return;
+    }
+    for p in &mut mesh.positions {
+        *p = world.transform_point3(*p);
+    }
+    let nm = skelport_ir::DMat3::from_mat4(*world).inverse().transpose();
+    if let Some(n) = &mut mesh.normals {
+        for v in n.values_mut() {
+            *v = (nm * *v).normalize_or_zero();
+        }
+    }
+    if world.determinant() < 0.0 {
+        let mut start = 0usize;
+        for &c in &mesh.faces.counts {
+            let end = (start + c as usize).min(mesh.faces.indices.len());
+            mesh.faces.indices[start..end].reverse();
+            start = end;
+        }
     }
 }
 

@@ -148,3 +148,25 @@ fn the_animation_pointer_sample_from_blender_is_read() {
     assert!(!doc.skeletons[0].bones.is_empty());
     assert_eq!(diag.items.iter().filter(|d| d.code == "gltf.not-read").count(), 1, "{:?}", diag.items);
 }
+
+#[test]
+fn unskinned_mesh_nodes_are_read_at_their_place() {
+    let mut v = written();
+    let (plain, _) = read(&v).unwrap();
+    // The same mesh also as a rigid node: moved 1 m up and mirrored in X.
+    v["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({ "name": "statue", "mesh": 0, "translation": [0.0, 1.0, 0.0], "scale": [-1.0, 1.0, 1.0] }));
+    let n = v["nodes"].as_array().unwrap().len() - 1;
+    v["scenes"][0]["nodes"].as_array_mut().unwrap().push(json!(n));
+    let (doc, diag) = read(&v).unwrap();
+    assert_eq!(doc.meshes.len(), 2, "{:?}", diag.items);
+    assert!(doc.skins.iter().all(|s| s.mesh != Some(1)));
+    let (a, b) = (&plain.meshes[0], &doc.meshes[1]);
+    for (p, q) in a.positions.iter().zip(&b.positions) {
+        assert_eq!(*q, DVec3::new(-p.x, p.y + 1.0, p.z));
+    }
+    // Mirrored: each face's corners reversed, so it keeps its front.
+    assert_eq!(b.faces.indices, a.faces.indices.iter().rev().copied().collect::<Vec<_>>());
+}
