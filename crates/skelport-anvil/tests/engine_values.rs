@@ -164,3 +164,24 @@ fn derived_values_are_short_zeros_are_zero_and_signs_are_kept() {
     }
     let _ = VecKind::Quat;
 }
+
+#[test]
+fn nothing_to_write_is_an_error() {
+    let mut doc = Document::new(Frame::GLTF);
+    for form in [Form::Standard, Form::Schema] {
+        let f: &dyn Format = if form == Form::Standard { &AnvilFormat } else { &AnvilSchemaFormat };
+        let e = f.write(&doc, &WriteOptions::default(), &mut Diagnostics::default()).unwrap_err().to_string();
+        assert!(e.contains("nothing to write") && e.contains("it is empty"), "{e}");
+    }
+    // An empty skeleton (a skeleton-less Collada export) and a mesh: still nothing to write.
+    doc.skeletons.push(Skeleton::new("skeleton"));
+    doc.meshes.push(skelport_ir::Mesh { name: "body".into(), positions: vec![DVec3::ZERO], ..Default::default() });
+    let e = AnvilFormat.write(&doc, &WriteOptions::default(), &mut Diagnostics::default()).unwrap_err().to_string();
+    assert!(e.contains("nothing to write") && e.contains("1 empty skeleton(s) and 1 mesh(es)"), "{e}");
+    // An empty skeleton before one with bones: the one with bones is written, no skeleton loss.
+    doc.skeletons.push(scaled_rig().skeletons.remove(0));
+    doc.meshes.clear();
+    let (bytes, diag) = write(Form::Standard, &doc);
+    assert_eq!(read(&bytes).skeletons[0].bones.len(), 4);
+    assert!(diag.of(Severity::Loss).all(|d| d.code != "anvil.skeletons"), "{:?}", diag.items);
+}

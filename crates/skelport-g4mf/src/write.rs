@@ -137,9 +137,12 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
         let what = if doc.meshes.is_empty() {
             "the document has no bones and no meshes".to_string()
         } else {
-            format!("the document has no bones, and its {} mesh(es) are not skinned, which G4MF writes only as skins", doc.meshes.len())
+            format!(
+                "the document has no bones, and its {} mesh(es) are not skinned, which G4MF writes only as skins; convert to glTF to keep them",
+                doc.meshes.len()
+            )
         };
-        return Err(G4mfError::Write(format!("nothing to write: {what}; convert to glTF to keep unskinned meshes")));
+        return Err(G4mfError::Write(format!("nothing to write: {what}")));
     }
     let unskinned: Vec<&str> = (0..doc.meshes.len()).filter(|&m| !skinned(m)).map(|m| doc.meshes[m].name.as_str()).collect();
     if !unskinned.is_empty() {

@@ -202,6 +202,11 @@ fn write_with(
     diag: &mut Diagnostics,
     parallel_from: usize,
 ) -> Result<Output, GltfError> {
+    if doc.skeletons.iter().all(|s| s.bones.is_empty()) && doc.meshes.iter().all(|m| m.positions.is_empty()) {
+        return Err(GltfError::Write(
+            "nothing to write: the document has no bones and no mesh with vertices; a glTF file of it would be empty".into(),
+        ));
+    }
     let doc = doc.in_frame(Frame::GLTF);
     let mut b = Builder::default();
     let mut nodes: Vec<Value> = Vec::new();
@@ -219,7 +224,8 @@ fn write_with(
 
     for (si, sk) in doc.skeletons.iter().enumerate() {
         if sk.bones.is_empty() {
-            diag.loss("gltf.empty-skeleton", format!("skeleton '{}' has no bones; not written", sk.name));
+            // Nothing is lost: an empty skeleton holds nothing glTF could write.
+            diag.info("gltf.empty-skeleton", format!("skeleton '{}' has no bones; not written", sk.name));
             continue;
         }
         // (index in the document, skin): borrowed, not cloned (a skin holds all its weights).

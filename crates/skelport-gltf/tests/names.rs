@@ -63,3 +63,16 @@ fn node_names_are_unique_and_bones_keep_theirs() {
     let got: Vec<Vec<&str>> = back.skeletons.iter().map(|s| s.bones.iter().map(|b| b.name.as_str()).collect()).collect();
     assert_eq!(got, [vec!["godot_rig", "hips", "ik"], vec!["hips", "tail"]]);
 }
+
+#[test]
+fn nothing_to_write_is_an_error_and_an_empty_skeleton_is_no_loss() {
+    let mut doc = Document::new(Frame::GLTF);
+    doc.skeletons.push(Skeleton::new("skeleton"));
+    let e = GlbFormat.write(&doc, &WriteOptions::default(), &mut Diagnostics::default()).unwrap_err().to_string();
+    assert!(e.contains("nothing to write"), "{e}");
+    // With a mesh there is something: the mesh, and an empty skeleton loses nothing.
+    doc.meshes.push(Mesh { name: "body".into(), positions: vec![DVec3::ZERO, DVec3::X, DVec3::Y], ..Default::default() });
+    let mut diag = Diagnostics::default();
+    GlbFormat.write(&doc, &WriteOptions::default(), &mut diag).unwrap();
+    assert!(diag.of(Severity::Loss).next().is_none(), "{:?}", diag.items);
+}
