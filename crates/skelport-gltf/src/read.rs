@@ -288,28 +288,43 @@ impl Reader<'_> {
             self.diag.warn("gltf.no-skins", "the file has no skins: no skeleton was read");
         }
         // Mesh nodes without a skin: meshes at their node's world place (glTF renders them so).
+        // One that hangs below a bone moves with it: a rigid skin binds every vertex to that
+        // bone with weight 1, which the IR holds exactly.
         let mut on_bones = 0;
-        for i in 0..nodes.len() {
-            let (Some(m), None) = (nodes[i].mesh, nodes[i].skin) else { continue };
+        for (i, node) in nodes.iter().enumerate() {
+            let (Some(m), None) = (node.mesh, node.skin) else { continue };
             let (mut mesh, _) = self.merge_meshes(&[m.value()], 0, None)?;
             place(&mut mesh, &g.world[i]);
             let mut up = g.parent[i];
-            while let Some(p) = up {
-                if nodes[p].mesh.is_some() {
-                    break;
-                }
-                if self.root.skins.iter().any(|s| s.joints.iter().any(|j| j.value() == p)) {
-                    on_bones += 1;
-                    break;
+            let bone = loop {
+                let Some(p) = up else { break None };
+                if let Some(b) = built.iter().find_map(|b| b.bone_of.get(&p).map(|&id| (b.index, id))) {
+                    break Some(b);
                 }
                 up = g.parent[p];
-            }
+            };
+            let vertices = mesh.positions.len();
+            let name = mesh.name.clone();
             doc.meshes.push(mesh);
+            if let Some((sk, bone)) = bone {
+                on_bones += 1;
+                let world = doc.skeletons[sk].world_matrices()[bone.index()];
+                doc.skins.push(Skin {
+                    name,
+                    skeleton: sk,
+                    mesh: Some(doc.meshes.len() - 1),
+                    joints: vec![bone],
+                    inverse_bind: vec![world.inverse()],
+                    bind_shape: DMat4::IDENTITY,
+                    influences: Influences::from_lists(vec![vec![(0u32, 1.0)]; vertices]),
+                    ext: Default::default(),
+                });
+            }
         }
         if on_bones > 0 {
-            self.diag.loss(
+            self.diag.info(
                 "gltf.mesh-on-bone",
-                format!("{on_bones} unskinned mesh node(s) hang from a joint: read as meshes at their rest place, no longer moving with the joint (the IR binds meshes by skins only)"),
+                format!("{on_bones} unskinned mesh node(s) hang from a bone: each read as a mesh bound to that bone with weight 1 (a rigid skin), so it moves with it"),
             );
         }
         Ok(doc)

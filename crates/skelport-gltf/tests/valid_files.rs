@@ -170,3 +170,31 @@ fn unskinned_mesh_nodes_are_read_at_their_place() {
     // Mirrored: each face's corners reversed, so it keeps its front.
     assert_eq!(b.faces.indices, a.faces.indices.iter().rev().copied().collect::<Vec<_>>());
 }
+
+#[test]
+fn a_mesh_node_below_a_bone_moves_with_it() {
+    let mut v = written();
+    let nodes = v["nodes"].as_array().unwrap();
+    let spine = nodes.iter().position(|n| n["name"] == "spine").unwrap();
+    // A hat on the spine (three.js's RobotExpressive hangs 15 rigid meshes from its joints).
+    v["nodes"].as_array_mut().unwrap().push(json!({ "name": "hat", "mesh": 0, "translation": [0.0, 0.2, 0.0] }));
+    let hat = v["nodes"].as_array().unwrap().len() - 1;
+    v["nodes"][spine]["children"] = json!([hat]);
+    let (doc, diag) = read(&v).unwrap();
+    assert!(diag.items.iter().any(|d| d.code == "gltf.mesh-on-bone" && d.severity == skelport_ir::Severity::Info), "{:?}", diag.items);
+    let rigid = doc.skins.iter().find(|s| s.name == "body" && s.joints.len() == 1).expect("a rigid skin");
+    let sk = &doc.skeletons[rigid.skeleton];
+    assert_eq!(sk.bones[rigid.joints[0].index()].name, "spine");
+    // Posed, the hat turns with the spine as one rigid piece.
+    let pose: skelport_ir::pose::Pose = [("spine".to_string(), DQuat::from_rotation_x(0.5))].into_iter().collect();
+    let k = doc.skins.iter().position(|s| std::ptr::eq(s, rigid)).unwrap();
+    let at_rest = skelport_ir::pose::deform(&doc, k, &Default::default());
+    let posed = skelport_ir::pose::deform(&doc, k, &pose);
+    let w = sk.world_matrices()[rigid.joints[0].index()];
+    let head = w.w_axis.truncate();
+    for (a, b) in at_rest.iter().zip(&posed) {
+        let want = head + DQuat::from_rotation_x(0.5) * (*a - head);
+        assert!((want - *b).length() < 1e-9, "{b} vs {want}");
+    }
+    assert!(at_rest.iter().zip(&posed).any(|(a, b)| a.distance(*b) > 1e-3));
+}
