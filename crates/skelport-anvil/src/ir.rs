@@ -41,6 +41,14 @@ fn pose_distance(a: Pose, b: Pose) -> f64 {
     dp.max(dq)
 }
 
+/// Whether two poses are the same to the engine ([`same_number`] on every component; `q` and
+/// `-q` are the same rotation).
+fn same_pose(stored: Pose, computed: Pose) -> bool {
+    let (a, b) = (stored.0.to_array(), computed.0.to_array());
+    let (q, r) = (stored.1.to_array(), computed.1.to_array());
+    (0..3).all(|k| same_number(a[k], b[k])) && ((0..4).all(|k| same_number(q[k], r[k])) || (0..4).all(|k| same_number(q[k], -r[k])))
+}
+
 fn normalize(q: DQuat) -> DQuat {
     let l = q.length();
     if l > 0.0 && l.is_finite() {
@@ -48,6 +56,72 @@ fn normalize(q: DQuat) -> DQuat {
     } else {
         DQuat::IDENTITY
     }
+}
+
+/// What an AnvilToolkit file holds of each bone of an IR skeleton (already in [`ANVIL_FRAME`]),
+/// as the engine composes it: `Global = parent Global ∘ Local`, rigid (no scale).
+pub(crate) struct EnginePoses {
+    /// Each bone's world translation and rotation (its world scale dropped).
+    pub global: Vec<Pose>,
+    /// Relative to the parent's Global (roots: their Global). Where the parent's world scale is
+    /// exactly 1 this is the IR rest itself, untouched; under a scaled parent it is derived from
+    /// the Globals, so every head stays where the source puts it (an unscaled Local would move
+    /// the bones below a parent scaled ×100 by metres).
+    pub local: Vec<Pose>,
+    /// Bones whose world scale is not 1 (beyond float noise such as 0.99999994), and the scale.
+    pub scaled: Vec<(usize, DVec3)>,
+}
+
+/// A world scale this close to 1 (relative) is float noise, not a scale.
+pub const SCALE_NOISE: f64 = 1e-5;
+
+pub(crate) fn engine_poses(sk: &Skeleton) -> EnginePoses {
+    let world = sk.world_transforms();
+    let global: Vec<Pose> = world.iter().map(|w| (w.translation, normalize(w.rotation))).collect();
+    let local = sk
+        .bones
+        .iter()
+        .enumerate()
+        .map(|(i, b)| match b.parent {
+            Some(p) if world[p.index()].scale != DVec3::ONE => relative(global[p.index()], global[i]),
+            Some(_) => (b.rest.translation, normalize(b.rest.rotation)),
+            None => global[i],
+        })
+        .collect();
+    let scaled = world
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| (w.scale - DVec3::ONE).abs().max_element() > SCALE_NOISE)
+        .map(|(i, w)| (i, w.scale))
+        .collect();
+    EnginePoses { global, local, scaled }
+}
+
+/// The `anvil.scale` loss for the bones of `poses.scaled`, if any.
+fn report_scale(sk: &Skeleton, poses: &EnginePoses, diag: &mut Diagnostics) {
+    if poses.scaled.is_empty() {
+        return;
+    }
+    let shown: Vec<String> = poses
+        .scaled
+        .iter()
+        .map(|&(i, s)| {
+            let s = if (s.x - s.y).abs() <= SCALE_NOISE * s.x.abs() && (s.x - s.z).abs() <= SCALE_NOISE * s.x.abs() {
+                format!("{:.6}", s.x)
+            } else {
+                format!("{:.6}, {:.6}, {:.6}", s.x, s.y, s.z)
+            };
+            format!("{} (×{})", sk.bones[i].name, s.trim_end_matches('0').trim_end_matches('.'))
+        })
+        .collect();
+    diag.loss(
+        "anvil.scale",
+        format!(
+            "AnvilToolkit bones have no scale; {} bone(s) have a world scale other than 1, dropped (their heads and orientations are kept: Local is written to compose to the source's Global): {}",
+            shown.len(),
+            list(&shown)
+        ),
+    );
 }
 
 /// A bone's rest transform as the IR holds it: roots their Global, others their Local (or, when a
@@ -560,7 +634,10 @@ pub fn default_mirroring(name: &str, is_root: bool, none: bool) -> usize {
 
 /// A new bone object with the fields and order of the seed's "How to add a bone" template.
 #[allow(clippy::too_many_arguments)]
+///
+/// Rotations are written with `w ≥ 0` (no file gave them a sign).
 pub fn new_bone_object(id: u64, name: &str, parent: Option<u64>, mirror: u64, global: Pose, local: Pose, mirroring: usize) -> Object {
+    let (global, local) = ((global.0, canonical_sign(global.1)), (local.0, canonical_sign(local.1)));
     let hash = hash_of_display(name);
     let label = if parse_hex_name(name).is_some() { hex_name(hash) } else { name.to_string() };
     let mut o = Object::new("Bone", Some(id));
@@ -591,7 +668,6 @@ fn null_reference(name: &str) -> Value {
 /// Generate a model from an IR skeleton (already in [`ANVIL_FRAME`]).
 pub fn generate(sk: &Skeleton, form: Form, opts: &GenerateOptions, diag: &mut Diagnostics) -> Result<AnvilSkeleton> {
     let n = sk.bones.len();
-    let world = sk.world_transforms();
     let names = Names::builtin();
     let name_map = sk.name_map();
     let mut seen_hash: HashMap<u32, usize> = HashMap::with_capacity(n);
@@ -601,11 +677,8 @@ pub fn generate(sk: &Skeleton, form: Form, opts: &GenerateOptions, diag: &mut Di
             return Err(AnvilError::Write(format!("bones '{}' and '{}' have the same name hash {h}", sk.bones[j].name, b.name)));
         }
     }
-    let scaled: Vec<&str> =
-        sk.bones.iter().filter(|b| (b.rest.scale - DVec3::ONE).abs().max_element() > 1e-9).map(|b| b.name.as_str()).collect();
-    if !scaled.is_empty() {
-        diag.loss("anvil.scale", format!("AnvilToolkit bones have no scale; dropped on {} bone(s): {}", scaled.len(), scaled.join(", ")));
-    }
+    let poses = engine_poses(sk);
+    report_scale(sk, &poses, diag);
     let roots: Vec<usize> = (0..n).filter(|&i| sk.bones[i].parent.is_none()).collect();
     if roots.len() > 1 {
         diag.warn("anvil.roots", format!("{} root bones; RootBone points to the first, '{}'", roots.len(), sk.bones[roots[0]].name));
@@ -617,8 +690,7 @@ pub fn generate(sk: &Skeleton, form: Form, opts: &GenerateOptions, diag: &mut Di
     let id_of = |i: usize| FIRST_LOCAL_ID + 1 + i as u64;
     let mut bones = Vec::with_capacity(n);
     for (i, b) in sk.bones.iter().enumerate() {
-        let g = (world[i].translation, normalize(world[i].rotation));
-        let local = (b.rest.translation, normalize(b.rest.rotation));
+        let (g, local) = (poses.global[i], poses.local[i]);
         let mirror = b
             .mirror
             .map(|m| m.index())
@@ -630,7 +702,8 @@ pub fn generate(sk: &Skeleton, form: Form, opts: &GenerateOptions, diag: &mut Di
         let o = new_bone_object(id_of(i), &b.name, b.parent.map(|p| id_of(p.index())), mirror, g, local, mt);
         bones.push(Field::item(Value::Ptr(Ptr { target: Target::Inline(Box::new(o)), base: false })));
     }
-    let root_pose = roots.first().map(|&r| (world[r].translation, normalize(world[r].rotation))).unwrap_or((DVec3::ZERO, DQuat::IDENTITY));
+    let root_pose = roots.first().map(|&r| poses.global[r]).unwrap_or((DVec3::ZERO, DQuat::IDENTITY));
+    let root_rot = canonical_sign(root_pose.1);
     let mut root = Object::new("Skeleton", Some(FIRST_LOCAL_ID));
     let st = if addon { 8 } else { 0 };
     root.fields = vec![
@@ -638,7 +711,7 @@ pub fn generate(sk: &Skeleton, form: Form, opts: &GenerateOptions, diag: &mut Di
         Field::new(names::BONES, Value::List(List { item_type: None, items: bones })),
         Field::new(names::ROOT_BONE, link(roots.first().map(|&r| id_of(r)))),
         Field::new("RootBoneDefaultLocalPosition", vec4(VecKind::Vector4, [root_pose.0.x, root_pose.0.y, root_pose.0.z, 0.0])),
-        Field::new("RootBoneDefaultLocalRotation", vec4(VecKind::Quat, [root_pose.1.x, root_pose.1.y, root_pose.1.z, root_pose.1.w])),
+        Field::new("RootBoneDefaultLocalRotation", vec4(VecKind::Quat, [root_rot.x, root_rot.y, root_rot.z, root_rot.w])),
         Field::new("BodyPartMapping", null_reference("BodyPartMapping")),
         Field::new("PoseGroups", Value::List(List { item_type: None, items: vec![] })),
         Field::new("IKData", Value::Ptr(Ptr { target: Target::Null, base: true })),
@@ -707,7 +780,8 @@ pub fn apply(model: &mut AnvilSkeleton, sk: &Skeleton, names: &Names, diag: &mut
             list_pos[i] = pos_of_model[mi];
         }
     }
-    let world = sk.world_transforms();
+    let poses = engine_poses(sk);
+    report_scale(sk, &poses, diag);
     // New bones: create and insert after their parent's subtree (IR order is parents-first).
     let name_map = sk.name_map();
     for i in 0..n {
@@ -715,8 +789,7 @@ pub fn apply(model: &mut AnvilSkeleton, sk: &Skeleton, names: &Names, diag: &mut
             continue;
         }
         let b = &sk.bones[i];
-        let g = (world[i].translation, normalize(world[i].rotation));
-        let local = (b.rest.translation, normalize(b.rest.rotation));
+        let (g, local) = (poses.global[i], poses.local[i]);
         let mirror = b
             .mirror
             .map(|m| m.index())
@@ -753,7 +826,7 @@ pub fn apply(model: &mut AnvilSkeleton, sk: &Skeleton, names: &Names, diag: &mut
     for i in 0..n {
         let b = &sk.bones[i];
         let new_parent = b.parent.map(|p| new_ids[p.index()]);
-        let rest = (b.rest.translation, normalize(b.rest.rotation));
+        let rest = poses.local[i];
         let existing = claimed[i];
         let o = model.bone_mut(list_pos[i]);
         if let Some(mi) = existing {
@@ -780,7 +853,10 @@ pub fn apply(model: &mut AnvilSkeleton, sk: &Skeleton, names: &Names, diag: &mut
                     o.set_link(names::MIRROR, target);
                 }
             }
-            let same_rest = old_rest[mi].map(|r| r == rest).unwrap_or(false);
+            // The same to the engine: a value that went through a float32 format or a frame
+            // change on the way keeps the file's text (and sign), and so do the values derived
+            // from it.
+            let same_rest = old_rest[mi].is_some_and(|r| same_pose(r, rest));
             let parent_unchanged = b.parent.map(|p| unchanged[p.index()]).unwrap_or(true);
             unchanged[i] = parent_same && same_rest && parent_unchanged;
             if unchanged[i] {
@@ -798,9 +874,6 @@ pub fn apply(model: &mut AnvilSkeleton, sk: &Skeleton, names: &Names, diag: &mut
             if b.parent.is_some() {
                 o.set_pose(names::LOCAL_POS, names::LOCAL_ROT, rest.0, rest.1);
             }
-        }
-        if (b.rest.scale - DVec3::ONE).abs().max_element() > 1e-9 {
-            diag.loss("anvil.scale", format!("bone '{}': AnvilToolkit bones have no scale; dropped", b.name));
         }
     }
     if renamed > 0 {

@@ -130,11 +130,21 @@ pub fn read_document(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostic
 /// Write a document in `form`. A document read from AnvilToolkit XML and not edited is written
 /// back verbatim in its own form; an edited one is patched; any other is generated.
 pub fn write_document(doc: &Document, form: Form, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Vec<u8>, AnvilError> {
-    let Some(sk0) = doc.skeletons.first() else {
-        return Err(AnvilError::Write("the document has no skeleton".into()));
+    // The first skeleton with bones: an empty one holds nothing to write.
+    let Some(sk0) = doc.skeletons.iter().find(|s| !s.bones.is_empty()) else {
+        let has = match (doc.skeletons.len(), doc.meshes.len()) {
+            (0, 0) => "it is empty".to_string(),
+            (s, 0) => format!("it has {s} empty skeleton(s)"),
+            (0, m) => format!("it has {m} mesh(es) and no skeleton"),
+            (s, m) => format!("it has {s} empty skeleton(s) and {m} mesh(es)"),
+        };
+        return Err(AnvilError::Write(format!(
+            "nothing to write: the document has no bones ({has}), and an AnvilToolkit Skeleton file is its bones"
+        )));
     };
-    if doc.skeletons.len() > 1 {
-        diag.loss("anvil.skeletons", format!("an AnvilToolkit file holds one skeleton; {} more not written", doc.skeletons.len() - 1));
+    let others = doc.skeletons.iter().filter(|s| !s.bones.is_empty()).count() - 1;
+    if others > 0 {
+        diag.loss("anvil.skeletons", format!("an AnvilToolkit file holds one skeleton; {others} more not written"));
     }
     if !doc.meshes.is_empty() || !doc.skins.is_empty() {
         diag.loss(

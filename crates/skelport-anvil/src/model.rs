@@ -485,6 +485,22 @@ impl ModifierKind {
     }
 }
 
+/// Whether a stored number and a computed one are the same value to the engine: equal within
+/// two `f32` steps (what reading, a frame change or a float32 format on the way adds) or both
+/// below [`SNAP_TO_ZERO`]. A file's text is kept for such a value instead of a re-rounded one.
+pub fn same_number(stored: f64, computed: f64) -> bool {
+    (stored - computed).abs() <= SNAP_TO_ZERO + stored.abs() * (2.0 * f32::EPSILON as f64)
+}
+
+/// `q` or `-q`, whichever has `w ≥ 0` (the sign written for a rotation no file gave).
+pub fn canonical_sign(q: DQuat) -> DQuat {
+    if q.w < 0.0 {
+        -q
+    } else {
+        q
+    }
+}
+
 /// Parse a number as AnvilToolkit writes it (`0.4`, `-0`, `1E-05`, `NaN` is refused).
 pub fn parse_number(s: &str) -> Option<f64> {
     // fast-float2: what `str::parse` gives, bit for bit, at about half the time (tested in
@@ -493,11 +509,17 @@ pub fn parse_number(s: &str) -> Option<f64> {
     v.is_finite().then_some(v)
 }
 
+/// Below this magnitude a computed value is written `0`: it is what composing rotations and
+/// changing frames leaves of an exact zero (`-1.1102230246251565e-16`), far below what a game
+/// unit (a metre) or a quaternion component can show.
+pub const SNAP_TO_ZERO: f64 = 1e-9;
+
 /// Format a number for a new value: the engine stores `float`, so the shortest text that reads
-/// back as the same `f32` (`0.4`, `-0.7853982`); `-0` is written `0`.
+/// back as the same `f32` (`0.4`, `-0.7853982`); `-0` and anything smaller than
+/// [`SNAP_TO_ZERO`] are written `0`.
 pub fn format_number(v: f64) -> String {
     let f = v as f32;
-    if f == 0.0 {
+    if f == 0.0 || v.abs() < SNAP_TO_ZERO {
         return "0".into();
     }
     format!("{f}")
@@ -579,7 +601,7 @@ impl Object {
             .map(|i| {
                 let want = values.get(i).copied();
                 match (old.as_ref().and_then(|o| o.comps.get(i)), want) {
-                    (Some(t), Some(w)) if parse_number(t).map(|x| (x as f32) == (w as f32)).unwrap_or(false) => t.clone(),
+                    (Some(t), Some(w)) if parse_number(t).is_some_and(|x| same_number(x, w)) => t.clone(),
                     (Some(t), None) => t.clone(),
                     (_, Some(w)) => Txt::from(format_number(w)),
                     (None, None) => Txt::from_static("0"),
@@ -680,9 +702,18 @@ impl Object {
         self.pose(names::LOCAL_POS, names::LOCAL_ROT)
     }
     /// Set a pose pair, keeping unchanged component texts and the position's W.
+    ///
+    /// The quaternion keeps the sign of the one it replaces (`q` and `-q` are one rotation, and
+    /// a file's text should not flip for nothing); with none to replace, `w ≥ 0`.
     pub fn set_pose(&mut self, pos: &str, rot: &str, p: DVec3, r: DQuat) {
         let w = self.vector(pos).and_then(|v| v.get(3).copied()).unwrap_or(0.0);
         self.set_vector(pos, VecKind::Vector4, &[p.x, p.y, p.z, w]);
+        let old = self.vector(rot).filter(|v| v.len() == 4).map(|v| DQuat::from_xyzw(v[0], v[1], v[2], v[3]));
+        let r = match old {
+            Some(o) if o.dot(r) < 0.0 => -r,
+            Some(_) => r,
+            None => canonical_sign(r),
+        };
         self.set_vector(rot, VecKind::Quat, &[r.x, r.y, r.z, r.w]);
     }
 

@@ -257,6 +257,16 @@ fn to_transform(m: &DMat4, what: &str, diag: &mut Diagnostics) -> Transform {
     })
 }
 
+/// A rest transform from skelport's extras, if it is one the IR can hold (finite, a rotation
+/// that normalizes, a positive scale); the rotation normalized.
+fn usable_rest(t: Transform) -> Option<Transform> {
+    let ok = t.translation.is_finite() && t.scale.is_finite() && t.scale.min_element() > 0.0 && t.rotation.is_finite();
+    let len = t.rotation.length();
+    // A unit rotation stays bit-exact (the writer's own); others are normalized.
+    let rotation = if (len - 1.0).abs() > 1e-14 { t.rotation / len } else { t.rotation };
+    (ok && (len - 1.0).abs() < 1e-6).then_some(Transform { rotation, ..t })
+}
+
 /// Extras written by skelport's G4MF writer so other formats round-trip through G4MF.
 fn skelport_extras(n: &Value) -> Option<&Value> {
     n.get("extras").and_then(|e| e.get("skelport"))
@@ -407,6 +417,8 @@ fn read_document(
         let mut stack: Vec<usize> = array(snode, "children").iter().rev().filter_map(Value::as_u64).map(|c| c as usize).collect();
         let mut names_seen: HashMap<String, u32> = HashMap::new();
         let mut explicit_deform = std::collections::HashSet::new();
+        // Rest poses skelport kept in extras where they differ from the stored (bind) pose.
+        let mut rest_of: Vec<(usize, Transform)> = Vec::new();
         while let Some(ni) = stack.pop() {
             let node = &nodes[ni];
             let Some(bone) = node.get("bone") else { continue };
@@ -450,6 +462,15 @@ fn read_document(
                 }
             }
             if let Some(e) = ex {
+                if let Some(r) = e.get("rest") {
+                    match serde_json::from_value::<Transform>(r.clone()).ok().and_then(usable_rest) {
+                        Some(t) => rest_of.push((sk.bones.len(), t)),
+                        None => diag.warn(
+                            "g4mf.rest-extra",
+                            format!("{bpath}.extras.skelport.rest is not a usable transform (finite, a rotation, a positive scale); the stored pose is used"),
+                        ),
+                    }
+                }
                 b.roll = e.get("roll").and_then(Value::as_f64);
                 if let Some(d) = e.get("deform").and_then(Value::as_bool) {
                     b.deform = d;
@@ -525,7 +546,12 @@ fn read_document(
                 }
             }
         }
+        // The stored pose is the bind pose: the inverse binds come from it, then the rest pose
+        // skelport kept (if any) replaces it.
         let worlds = sk.world_matrices();
+        for (i, t) in rest_of {
+            sk.bones[i].rest = t;
+        }
         // Skinned meshes: mesh instances that are direct children of the skeleton node.
         for c in array(snode, "children").iter().filter_map(Value::as_u64).map(|c| c as usize) {
             let Some(mi) = nodes[c].get("meshInstance") else { continue };

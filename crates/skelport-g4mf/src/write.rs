@@ -9,24 +9,49 @@ use skelport_ir::{
 };
 use std::collections::{HashMap, HashSet};
 
-/// Unique, legal names across the whole file.
+/// Unique, legal names across the whole file. Bones' names are reserved first: tools find bones
+/// by name, so the root, skeleton and mesh nodes skelport adds give way to them (a bone named
+/// `Root` keeps its name; the file's root node becomes `Root_2`).
 #[derive(Default)]
 struct Names {
     used: HashSet<String>,
+    /// The legal forms of every bone name, reserved for the first bone that has it.
+    reserved: HashSet<String>,
+    /// Bones renamed because an earlier bone (of another skeleton) had the name: (was, now).
+    renamed: Vec<(String, String)>,
+}
+
+fn legal(want: &str, fallback: &str) -> String {
+    let s: String = want.chars().map(|c| if FORBIDDEN_NAME_CHARS.contains(&c) || c.is_control() { '_' } else { c }).collect();
+    if s.is_empty() {
+        fallback.to_string()
+    } else {
+        s
+    }
 }
 
 impl Names {
-    /// A legal unique name for `want`; `Some(original)` when it had to change.
-    fn take(&mut self, want: &str, fallback: &str) -> (String, bool) {
-        let mut s: String = want.chars().map(|c| if FORBIDDEN_NAME_CHARS.contains(&c) || c.is_control() { '_' } else { c }).collect();
-        if s.is_empty() {
-            s = fallback.to_string();
+    /// Reserve the names of every bone of `doc`, in order.
+    fn reserve_bones(&mut self, doc: &Document) {
+        for sk in &doc.skeletons {
+            for (i, b) in sk.bones.iter().enumerate() {
+                self.reserved.insert(legal(&b.name, &format!("Bone{i}")));
+            }
         }
-        let base = s.clone();
+    }
+
+    /// A legal unique name for `want`, and whether it had to change. Other nodes avoid the
+    /// bones' names; a bone takes its reserved name unless an earlier bone took it.
+    fn take(&mut self, want: &str, fallback: &str, bone: bool) -> (String, bool) {
+        let base = legal(want, fallback);
+        let mut s = base.clone();
         let mut k = 2;
-        while self.used.contains(&s) {
+        while self.used.contains(&s) || (!bone && self.reserved.contains(&s)) {
             s = format!("{base}_{k}");
             k += 1;
+        }
+        if bone && s != base {
+            self.renamed.push((want.to_string(), s.clone()));
         }
         self.used.insert(s.clone());
         let changed = s != want;
@@ -211,13 +236,39 @@ fn bind_attributes(
 
 /// Write `doc` as G4MF; `binary` picks `.g4b`.
 pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagnostics) -> Result<Output, G4mfError> {
+    // G4MF meshes are written as skins of a skeleton: a mesh no skin binds is not written.
+    let skinned = |m: usize| doc.skins.iter().any(|s| s.mesh == Some(m) && s.skeleton < doc.skeletons.len());
+    let bones = doc.skeletons.iter().map(|s| s.bones.len()).sum::<usize>();
+    if bones == 0 && !(0..doc.meshes.len()).any(skinned) {
+        let what = if doc.meshes.is_empty() {
+            "the document has no bones and no meshes".to_string()
+        } else {
+            format!(
+                "the document has no bones, and its {} mesh(es) are not skinned, which G4MF writes only as skins; convert to glTF to keep them",
+                doc.meshes.len()
+            )
+        };
+        return Err(G4mfError::Write(format!("nothing to write: {what}")));
+    }
+    let unskinned: Vec<&str> = (0..doc.meshes.len()).filter(|&m| !skinned(m)).map(|m| doc.meshes[m].name.as_str()).collect();
+    if !unskinned.is_empty() {
+        diag.loss(
+            "g4mf.meshes",
+            format!(
+                "{} mesh(es) no skin binds are not written (skelport writes G4MF meshes as skins of a skeleton): {}",
+                unskinned.len(),
+                unskinned.join(", ")
+            ),
+        );
+    }
     let d = doc.in_frame(Frame::GLTF);
     let mut names = Names::default();
     let mut buf = Buf::default();
     let mut nodes: Vec<Value> = vec![Value::Null];
     let mut root_children: Vec<usize> = Vec::new();
     let mut meshes: Vec<Value> = Vec::new();
-    let (root_name, _) = names.take("Root", "Root");
+    names.reserve_bones(&d);
+    let (root_name, _) = names.take("Root", "Root", false);
 
     for (si, sk) in d.skeletons.iter().enumerate() {
         let skins: Vec<usize> = (0..d.skins.len()).filter(|&k| d.skins[k].skeleton == si).collect();
@@ -273,9 +324,9 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
                 }
                 w.push(m);
             }
-            diag.loss(
+            diag.info(
                 "g4mf.rest-pose",
-                format!("skeleton \"{}\": the rest pose differs from the bind pose for {moved} bone(s); G4MF stores only one pose, so the bind pose was written and the rest pose is lost", sk.name),
+                format!("skeleton \"{}\": the rest pose differs from the bind pose for {moved} bone(s); G4MF stores one pose, so the bind pose is written (what other readers see) and the rest pose is kept in skelport extras (skelport reads it back)", sk.name),
             );
             (w, DMat4::IDENTITY)
         };
@@ -283,7 +334,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
         // Skeleton node (no transform: skeleton space = document space).
         let skel_node = nodes.len();
         nodes.push(Value::Null);
-        let (sname, schanged) = names.take(&sk.name, "Skeleton");
+        let (sname, schanged) = names.take(&sk.name, "Skeleton", false);
         // Bones in depth-first pre-order so parents get lower indices and joints increase.
         let children = sk.children();
         let roots: Vec<usize> = (0..sk.bones.len()).filter(|&i| sk.bones[i].parent.is_none()).collect();
@@ -299,8 +350,11 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
         for &i in &pre {
             let b = &sk.bones[i];
             let mut node = Map::new();
-            let (name, changed) = names.take(&b.name, &format!("Bone{i}"));
+            let (name, changed) = names.take(&b.name, &format!("Bone{i}"), true);
             node.insert("name".into(), name.into());
+            // The rest pose when the bind pose differs: skelport's own, in extras (G4MF's one
+            // pose is the bind pose).
+            let mut rest_extra = None;
             if consistent {
                 // The rest pose is the bind pose: write each bone's own TRS, untouched.
                 trs_keys(&mut node, &b.rest);
@@ -310,6 +364,12 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
                     None => world[i],
                 };
                 transform_keys(&mut node, &local);
+                // Every bone whose written transform is not exactly its rest (a joint bound
+                // elsewhere, or one whose bind pose only rounds differently), so the rest pose
+                // comes back bit for bit.
+                if Transform::from_matrix(&local) != Some(b.rest) {
+                    rest_extra = serde_json::to_value(b.rest).ok();
+                }
             }
             let kids: Vec<usize> = children[i].iter().map(|c| node_of_bone[c.index()]).collect();
             if !kids.is_empty() {
@@ -328,6 +388,9 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
             let mut ex = Map::new();
             if changed {
                 ex.insert("name".into(), b.name.clone().into());
+            }
+            if let Some(rest) = rest_extra {
+                ex.insert("rest".into(), rest);
             }
             if let Some(r) = b.roll {
                 ex.insert("roll".into(), json!(r));
@@ -412,8 +475,38 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
                 surface.insert("simplexes".into(), a.into());
             }
             if let Some(simplexes) = simplexes {
-                // Normals move with the linear part of what moved the positions.
-                let linear = DMat3::from_mat4(bake * s.bind_shape);
+                // Normals move with the linear part of what moved the positions: `bake`'s, or
+                // each vertex's own blend when the positions were moved vertex by vertex.
+                let moved;
+                let (mesh, linear) = match &mesh.normals {
+                    Some(n) if per_vertex => {
+                        let vertex_linear: Vec<DMat3> = (0..mesh.positions.len())
+                            .map(|v| {
+                                let (mut acc, mut total) = (DMat4::ZERO, 0.0);
+                                if v < s.influences.vertex_count() {
+                                    for (j, w) in s.influences.vertex(v) {
+                                        if let Some(m) = c_slot.get(j as usize) {
+                                            acc += *m * w;
+                                            total += w;
+                                        }
+                                    }
+                                }
+                                let m = if total > 0.0 { acc * (1.0 / total) } else { bake };
+                                DMat3::from_mat4(m * s.bind_shape).inverse().transpose()
+                            })
+                            .collect();
+                        let turn = |v: usize, x: DVec3| (vertex_linear[v] * x).normalize_or(DVec3::Y);
+                        let n = match n {
+                            Attribute::PerVertex(x) => Attribute::PerVertex(x.iter().enumerate().map(|(v, &x)| turn(v, x)).collect()),
+                            Attribute::PerCorner(x) => {
+                                Attribute::PerCorner(x.iter().zip(&mesh.faces.indices).map(|(&x, &v)| turn(v as usize, x)).collect())
+                            }
+                        };
+                        moved = Mesh { normals: Some(n), ..mesh.clone() };
+                        (&moved, DMat3::IDENTITY)
+                    }
+                    _ => (mesh, DMat3::from_mat4(bake * s.bind_shape)),
+                };
                 bind_attributes(&mut buf, &mut surface, mesh, &tri_corners, simplexes, &linear, diag);
             }
             // Triplets: vertices ascending, weights descending within a vertex; zero weights dropped.
@@ -449,14 +542,14 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
                 "weights": buf.push(&bw, "float32", 1),
                 "groupNames": group_names,
             });
-            let (mname, _) = names.take(&mesh.name, "Mesh");
+            let (mname, _) = names.take(&mesh.name, "Mesh", false);
             let mut m = Map::new();
             m.insert("name".into(), mname.into());
             m.insert("vertices".into(), vacc.into());
             m.insert("surfaces".into(), json!([surface]));
             m.insert("skin".into(), skin);
             meshes.push(Value::Object(m));
-            let (iname, _) = names.take(&format!("{}Instance", mesh.name), "MeshInstance");
+            let (iname, _) = names.take(&format!("{}Instance", mesh.name), "MeshInstance", false);
             skel_children.push(nodes.len());
             nodes.push(json!({ "name": iname, "meshInstance": { "mesh": meshes.len() - 1 } }));
         }
@@ -484,16 +577,17 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
             diag.loss("g4mf.skin", format!("skin {k} refers to a missing skeleton and is not written"));
         }
     }
-    for (mi, m) in d.meshes.iter().enumerate() {
-        if !d.skins.iter().any(|s| s.mesh == Some(mi) && s.skeleton < d.skeletons.len()) {
-            diag.loss(
-                "g4mf.unskinned-mesh",
-                format!(
-                    "mesh \"{}\" is bound by no skin; skelport writes G4MF meshes under the skeleton that skins them, so it is not written",
-                    m.name
-                ),
-            );
-        }
+    if !names.renamed.is_empty() {
+        let shown: Vec<String> = names.renamed.iter().take(8).map(|(a, b)| format!("\"{a}\" → \"{b}\"")).collect();
+        diag.loss(
+            "g4mf.renamed",
+            format!(
+                "{} bone(s) renamed because a bone of an earlier skeleton has the name, and G4MF names are unique in the file (the original is kept in skelport extras): {}{}",
+                names.renamed.len(),
+                shown.join(", "),
+                if names.renamed.len() > 8 { ", …" } else { "" }
+            ),
+        );
     }
     let mut root = Map::new();
     root.insert("name".into(), root_name.into());

@@ -201,5 +201,5 @@ fn an_unskinned_mesh_is_a_loss() {
     let mut src = rig();
     src.skins.clear();
     let (_, diag) = write(&G4tfFormat, &src);
-    assert!(diag.of(Severity::Loss).any(|d| d.code == "g4mf.unskinned-mesh" && d.message.contains("grid")), "{diag:?}");
+    assert!(diag.of(Severity::Loss).any(|d| d.code == "g4mf.meshes" && d.message.contains("grid")), "{diag:?}");
 }

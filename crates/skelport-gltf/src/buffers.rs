@@ -122,9 +122,6 @@ pub(crate) fn read_accessor(root: &Root, buffers: &[Vec<u8>], index: usize, poin
         Checked::Valid(t) => t,
         Checked::Invalid => return Err(GltfError::invalid(file, format!("{ap}/type"), "unknown accessor type")),
     };
-    if acc.sparse.is_some() {
-        return Err(GltfError::invalid(file, format!("{ap}/sparse"), "sparse accessors are not supported; export without sparse data"));
-    }
     let comps = type_components(ty);
     let csize = component_size(ct);
     let elem = comps * csize;
@@ -134,39 +131,12 @@ pub(crate) fn read_accessor(root: &Root, buffers: &[Vec<u8>], index: usize, poin
         if count.saturating_mul(comps) > 1 << 24 {
             return Err(GltfError::invalid(file, format!("{ap}/count"), "count too large for an accessor without bufferView"));
         }
-        return Ok(AccessorData {
-            count,
-            components: comps,
-            values: vec![0.0; count * comps],
-            component_type: ct,
-            normalized: acc.normalized,
-        });
+        let mut values = vec![0.0; count * comps];
+        apply_sparse(root, buffers, acc, &ap, file, ct, comps, &mut values)?;
+        return Ok(AccessorData { count, components: comps, values, component_type: ct, normalized: acc.normalized });
     };
+    let (view, buf, v_off, v_len) = view_bytes(root, buffers, view_idx.value(), &format!("{ap}/bufferView"), file)?;
     let vp = format!("/bufferViews/{}", view_idx.value());
-    let view = root
-        .buffer_views
-        .get(view_idx.value())
-        .ok_or_else(|| GltfError::invalid(file, format!("{ap}/bufferView"), format!("buffer view {} does not exist", view_idx.value())))?;
-    let buf = buffers
-        .get(view.buffer.value())
-        .ok_or_else(|| GltfError::invalid(file, format!("{vp}/buffer"), format!("buffer {} does not exist", view.buffer.value())))?;
-    let declared = root.buffers.get(view.buffer.value()).map(|b| b.byte_length.0).unwrap_or(0);
-    if buf.is_empty() && declared > 0 {
-        return Err(GltfError::invalid(
-            file,
-            format!("/buffers/{}", view.buffer.value()),
-            "buffer has no data: it has no uri and is not the GLB BIN chunk",
-        ));
-    }
-    let v_off = view.byte_offset.map(|o| o.0).unwrap_or(0);
-    let v_len = view.byte_length.0;
-    if v_off.checked_add(v_len).is_none_or(|end| end > declared || end > buf.len() as u64) {
-        return Err(GltfError::invalid(
-            file,
-            &vp,
-            format!("byteOffset {v_off} + byteLength {v_len} exceeds the buffer's {declared} bytes"),
-        ));
-    }
     let stride = match view.byte_stride {
         Some(s) => {
             if s.0 < elem {
@@ -198,9 +168,119 @@ pub(crate) fn read_accessor(root: &Root, buffers: &[Vec<u8>], index: usize, poin
         return Err(GltfError::invalid(file, format!("{ap}/byteOffset"), "byteOffset is not a multiple of the component size"));
     }
     let base = v_off as usize + a_off;
-    let bytes = &buf[base..];
     let mut values = Vec::with_capacity(count * comps);
-    let norm = acc.normalized;
+    decode_into(&buf[base..], count, stride, ct, comps, acc.normalized, &mut values);
+    apply_sparse(root, buffers, acc, &ap, file, ct, comps, &mut values)?;
+    Ok(AccessorData { count, components: comps, values, component_type: ct, normalized: acc.normalized })
+}
+
+/// A buffer view, the bytes of its buffer, and its offset and length, checked to lie inside the
+/// buffer. `pointer` names the referring property for messages.
+fn view_bytes<'a>(
+    root: &'a Root,
+    buffers: &'a [Vec<u8>],
+    index: usize,
+    pointer: &str,
+    file: &str,
+) -> Result<(&'a gltf_json::buffer::View, &'a [u8], u64, u64), GltfError> {
+    let vp = format!("/bufferViews/{index}");
+    let view =
+        root.buffer_views.get(index).ok_or_else(|| GltfError::invalid(file, pointer, format!("buffer view {index} does not exist")))?;
+    let buf = buffers
+        .get(view.buffer.value())
+        .ok_or_else(|| GltfError::invalid(file, format!("{vp}/buffer"), format!("buffer {} does not exist", view.buffer.value())))?;
+    let declared = root.buffers.get(view.buffer.value()).map(|b| b.byte_length.0).unwrap_or(0);
+    if buf.is_empty() && declared > 0 {
+        return Err(GltfError::invalid(
+            file,
+            format!("/buffers/{}", view.buffer.value()),
+            "buffer has no data: it has no uri and is not the GLB BIN chunk",
+        ));
+    }
+    let v_off = view.byte_offset.map(|o| o.0).unwrap_or(0);
+    let v_len = view.byte_length.0;
+    if v_off.checked_add(v_len).is_none_or(|end| end > declared || end > buf.len() as u64) {
+        return Err(GltfError::invalid(
+            file,
+            &vp,
+            format!("byteOffset {v_off} + byteLength {v_len} exceeds the buffer's {declared} bytes"),
+        ));
+    }
+    Ok((view, buf, v_off, v_len))
+}
+
+/// The sparse substitution of an accessor (glTF 2.0 §3.6.2.3): `sparse.count` element indices
+/// (strictly increasing, below the accessor's count) and as many replacement elements, tightly
+/// packed in their buffer views.
+#[allow(clippy::too_many_arguments)]
+fn apply_sparse(
+    root: &Root,
+    buffers: &[Vec<u8>],
+    acc: &gltf_json::Accessor,
+    ap: &str,
+    file: &str,
+    ct: ComponentType,
+    comps: usize,
+    values: &mut [f64],
+) -> Result<(), GltfError> {
+    let Some(sp) = &acc.sparse else { return Ok(()) };
+    let count = values.len() / comps.max(1);
+    let n = usize::try_from(sp.count.0).ok().filter(|&n| n >= 1 && n <= count).ok_or_else(|| {
+        GltfError::invalid(file, format!("{ap}/sparse/count"), format!("{} is not between 1 and the accessor's count {count}", sp.count.0))
+    })?;
+    let ict = match sp.indices.component_type {
+        Checked::Valid(c) if matches!(c.0, ComponentType::U8 | ComponentType::U16 | ComponentType::U32) => c.0,
+        _ => {
+            return Err(GltfError::invalid(
+                file,
+                format!("{ap}/sparse/indices/componentType"),
+                "sparse indices must be unsigned byte, short or int",
+            ))
+        }
+    };
+    // Both lists must fit in their views; read as tightly packed elements.
+    let part = |view: usize, offset: u64, elem: usize, what: &str| -> Result<&[u8], GltfError> {
+        let p = format!("{ap}/sparse/{what}");
+        let (_, buf, v_off, v_len) = view_bytes(root, buffers, view, &format!("{p}/bufferView"), file)?;
+        let need = (n as u64).checked_mul(elem as u64).and_then(|x| x.checked_add(offset));
+        if need.is_none_or(|x| x > v_len) {
+            return Err(GltfError::invalid(
+                file,
+                p,
+                format!("{n} elements of {elem} bytes at offset {offset} do not fit in buffer view {view} ({v_len} bytes)"),
+            ));
+        }
+        let start = (v_off + offset) as usize;
+        Ok(&buf[start..start + n * elem])
+    };
+    let isize_ = component_size(ict);
+    let ib = part(sp.indices.buffer_view.value(), sp.indices.byte_offset.0, isize_, "indices")?;
+    let mut idx = Vec::with_capacity(n);
+    decode_into(ib, n, isize_, ict, 1, false, &mut idx);
+    let vb = part(sp.values.buffer_view.value(), sp.values.byte_offset.0, comps * component_size(ct), "values")?;
+    let mut repl = Vec::with_capacity(n * comps);
+    decode_into(vb, n, comps * component_size(ct), ct, comps, acc.normalized, &mut repl);
+    let mut prev: Option<usize> = None;
+    for (k, &i) in idx.iter().enumerate() {
+        let i = i as usize;
+        if i >= count || prev.is_some_and(|p| i <= p) {
+            return Err(GltfError::invalid(
+                file,
+                format!("{ap}/sparse/indices"),
+                format!("index {k} is {i}: sparse indices must increase strictly and stay below the accessor's count {count}"),
+            ));
+        }
+        prev = Some(i);
+        values[i * comps..(i + 1) * comps].copy_from_slice(&repl[k * comps..(k + 1) * comps]);
+    }
+    Ok(())
+}
+
+/// Decode `count` elements of `comps` components of type `ct`, `stride` bytes apart, from the
+/// start of `bytes` (which must hold them), appending to `values`.
+fn decode_into(bytes: &[u8], count: usize, stride: usize, ct: ComponentType, comps: usize, norm: bool, values: &mut Vec<f64>) {
+    let csize = component_size(ct);
+    let elem = comps * csize;
     for i in 0..count {
         let e = &bytes[i * stride..i * stride + elem];
         for c in 0..comps {
@@ -244,7 +324,6 @@ pub(crate) fn read_accessor(root: &Root, buffers: &[Vec<u8>], index: usize, poin
             values.push(v);
         }
     }
-    Ok(AccessorData { count, components: comps, values, component_type: ct, normalized: norm })
 }
 
 /// The byte stride declared on an accessor's buffer view, if any (IBM accessors must have none).

@@ -29,6 +29,9 @@ pub(crate) struct BoneExtras {
     /// one common root for a skin's joints); the reader drops it again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub synthetic_root: bool,
+    /// The bone's name when the node's had to differ (node names are unique in a written file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// `skins[i].extras.skelport`.

@@ -62,8 +62,16 @@ pub(crate) fn read_with_nodes(input: Input<'_>, format: &str, diag: &mut Diagnos
     if let Some(key) = probe.empty {
         return Err(GltfError::invalid(file, format!("/{key}"), "array must not be empty (omit the property instead)"));
     }
-    let root: Root = serde_json::from_slice(json).map_err(json_err)?;
+    // Only what skelport reads is parsed: the typed model of the parts it skips (animations,
+    // materials, cameras, textures …) requires fields glTF extensions may leave out (a
+    // KHR_animation_pointer channel has no `target.node`), so a valid file would be refused
+    // for data that is dropped anyway.
+    let root: Root = serde_json::from_slice::<Used>(json).map_err(json_err)?.into_root();
     check_required_extensions(&root.extensions_required, file)?;
+    if !probe.skipped.is_empty() {
+        let skipped: Vec<String> = probe.skipped.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        diag.info("gltf.not-read", format!("not read (skelport reads skeletons, skins and meshes): {}", skipped.join(", ")));
+    }
     if let Some(sc) = root.scene.map(|s| s.value()) {
         let n = root.scenes.len();
         if sc >= n {
@@ -148,12 +156,17 @@ fn check_glb(b: &[u8], file: &str) -> Result<(), GltfError> {
 }
 
 /// glTF 2.0 §3.12: a loader must refuse a file whose `extensionsRequired` names an extension it
-/// does not implement. skelport implements none, but those that only change materials, textures
-/// or lights leave the skeleton, skins and mesh data it reads exactly as written, so they are
-/// ignored; any other (mesh compression, quantization, unknown ones) is refused.
+/// does not implement. Those that only change materials, textures, lights or animations leave the
+/// skeleton, skins and mesh data skelport reads exactly as written, so they are ignored;
+/// KHR_mesh_quantization only allows integer component types for attributes, which the accessor
+/// reader decodes (normalized or not) as the extension defines. Any other (mesh compression,
+/// unknown ones) is refused.
 fn check_required_extensions(list: &[String], file: &str) -> Result<(), GltfError> {
     for (i, name) in list.iter().enumerate() {
-        let harmless = ["KHR_materials_", "KHR_texture_", "EXT_texture_", "KHR_lights_punctual"].iter().any(|p| name.starts_with(p));
+        let harmless =
+            ["KHR_materials_", "KHR_texture_", "EXT_texture_", "KHR_lights_punctual", "KHR_animation_pointer", "KHR_mesh_quantization"]
+                .iter()
+                .any(|p| name.starts_with(p));
         if !harmless {
             return Err(GltfError::invalid(
                 file,
@@ -272,7 +285,10 @@ impl Reader<'_> {
                     }
                     (false, true) => self.diag.warn(
                         "gltf.skinned-mesh-without-skin",
-                        format!("node {} ({}) has a mesh with joints but no skin; the mesh is ignored", i, g.names[i]),
+                        format!(
+                            "node {} ({}) has a mesh with joints but no skin; read as an unskinned mesh (its joints and weights are not)",
+                            i, g.names[i]
+                        ),
                     ),
                     _ => {}
                 }
@@ -285,13 +301,53 @@ impl Reader<'_> {
         if self.root.skins.is_empty() {
             self.diag.warn("gltf.no-skins", "the file has no skins: no skeleton was read");
         }
-        let mut nodes: NodeBones = vec![None; self.root.nodes.len()];
-        for b in &built {
-            for (&node, &bone) in &b.bone_of {
-                nodes[node] = Some((b.index, bone));
+        // Mesh nodes without a skin: meshes at their node's world place (glTF renders them so).
+        // One that hangs below a bone moves with it: a rigid skin binds every vertex to that
+        // bone with weight 1, which the IR holds exactly.
+        let mut on_bones = 0;
+        for (i, node) in nodes.iter().enumerate() {
+            let (Some(m), None) = (node.mesh, node.skin) else { continue };
+            let (mut mesh, _) = self.merge_meshes(&[m.value()], 0, None)?;
+            place(&mut mesh, &g.world[i]);
+            let mut up = g.parent[i];
+            let bone = loop {
+                let Some(p) = up else { break None };
+                if let Some(b) = built.iter().find_map(|b| b.bone_of.get(&p).map(|&id| (b.index, id))) {
+                    break Some(b);
+                }
+                up = g.parent[p];
+            };
+            let vertices = mesh.positions.len();
+            let name = mesh.name.clone();
+            doc.meshes.push(mesh);
+            if let Some((sk, bone)) = bone {
+                on_bones += 1;
+                let world = doc.skeletons[sk].world_matrices()[bone.index()];
+                doc.skins.push(Skin {
+                    name,
+                    skeleton: sk,
+                    mesh: Some(doc.meshes.len() - 1),
+                    joints: vec![bone],
+                    inverse_bind: vec![world.inverse()],
+                    bind_shape: DMat4::IDENTITY,
+                    influences: Influences::from_lists(vec![vec![(0u32, 1.0)]; vertices]),
+                    ext: Default::default(),
+                });
             }
         }
-        Ok((doc, nodes))
+        if on_bones > 0 {
+            self.diag.info(
+                "gltf.mesh-on-bone",
+                format!("{on_bones} unskinned mesh node(s) hang from a bone: each read as a mesh bound to that bone with weight 1 (a rigid skin), so it moves with it"),
+            );
+        }
+        let mut node_bones: NodeBones = vec![None; self.root.nodes.len()];
+        for b in &built {
+            for (&node, &bone) in &b.bone_of {
+                node_bones[node] = Some((b.index, bone));
+            }
+        }
+        Ok((doc, node_bones))
     }
 
     /// Check the node hierarchy (references, single parents, no cycles) and compute names and transforms.
@@ -567,7 +623,7 @@ impl Reader<'_> {
         let (mesh_index, influences) = if mesh_ids.is_empty() {
             (None, Influences::default())
         } else {
-            let (mesh, infl) = self.merge_meshes(&mesh_ids, skin_joint_count, si)?;
+            let (mesh, infl) = self.merge_meshes(&mesh_ids, skin_joint_count, Some(si))?;
             doc.meshes.push(mesh);
             (Some(doc.meshes.len() - 1), infl)
         };
@@ -657,7 +713,9 @@ impl Reader<'_> {
                 self.diag.warn("gltf.unnamed-node", format!("node {node} has no name; called it '{}'", g.names[node]));
             }
             let parent = if is_root { None } else { g.parent[node].and_then(|p| bone_of.get(&p).copied()) };
-            let base = g.names[node].clone();
+            let extras = self.node_extras(node).and_then(|v| serde_json::from_value::<BoneExtras>(v).ok());
+            // The bone's own name where skelport had to give the node another.
+            let base = extras.as_ref().and_then(|x| x.name.clone()).filter(|n| !n.is_empty()).unwrap_or_else(|| g.names[node].clone());
             let mut name = base.clone();
             let mut k = 1;
             while used.contains(&name) {
@@ -670,7 +728,7 @@ impl Reader<'_> {
             used.insert(name.clone());
             let mut bone = Bone::new(name, parent, rest);
             bone.deform = joint_set.contains(&node);
-            if let Some(x) = self.node_extras(node).and_then(|v| serde_json::from_value::<BoneExtras>(v).ok()) {
+            if let Some(x) = extras {
                 bone.length = x.length;
                 bone.roll = x.roll;
                 bone.anchors = x.anchors;
@@ -694,7 +752,13 @@ impl Reader<'_> {
         built.len() - 1
     }
 
-    fn merge_meshes(&mut self, mesh_ids: &[usize], joint_count: usize, si: usize) -> Result<(Mesh, Influences), GltfError> {
+    /// Every primitive of `mesh_ids` as one IR mesh, with the influences of skin `skin` (`None`:
+    /// an unskinned mesh node, whose JOINTS/WEIGHTS, if any, are not read).
+    fn merge_meshes(&mut self, mesh_ids: &[usize], joint_count: usize, skin: Option<usize>) -> Result<(Mesh, Influences), GltfError> {
+        let what = match skin {
+            Some(si) => format!("skin {si}"),
+            None => format!("mesh {}", mesh_ids.first().copied().unwrap_or(0)),
+        };
         let mut mesh = Mesh::default();
         let mut normals: Vec<DVec3> = Vec::new();
         let mut all_normals = true;
@@ -853,6 +917,9 @@ impl Reader<'_> {
                 let mut sets: Vec<u32> = jsets.keys().chain(wsets.keys()).copied().collect();
                 sets.sort_unstable();
                 sets.dedup();
+                if skin.is_none() {
+                    sets.clear();
+                }
                 for s in sets {
                     let (Some(&ja), Some(&wa)) = (jsets.get(&s), wsets.get(&s)) else {
                         return Err(self.err(format!("{pp}/attributes"), format!("JOINTS_{s} and WEIGHTS_{s} must both be present")));
@@ -897,33 +964,31 @@ impl Reader<'_> {
             }
         }
         if renormalized > 0 {
-            self.diag.warn(
-                "gltf.weights-not-normalized",
-                format!("skin {si}: {renormalized} vertices had weights not summing to 1; renormalized"),
-            );
+            self.diag
+                .warn("gltf.weights-not-normalized", format!("{what}: {renormalized} vertices had weights not summing to 1; renormalized"));
         }
         let unweighted = lists.iter().filter(|l| l.is_empty()).count();
-        if unweighted > 0 {
-            self.diag.warn("gltf.unweighted-vertices", format!("skin {si}: {unweighted} vertices have no influence"));
+        if unweighted > 0 && skin.is_some() {
+            self.diag.warn("gltf.unweighted-vertices", format!("{what}: {unweighted} vertices have no influence"));
         }
         if prim_count > 1 {
-            self.diag.info("gltf.merged-primitives", format!("skin {si}: {prim_count} primitives merged into one mesh"));
+            self.diag.info("gltf.merged-primitives", format!("{what}: {prim_count} primitives merged into one mesh"));
         }
         if all_normals && !normals.is_empty() && normals.len() == mesh.positions.len() {
             mesh.normals = Some(Normals::PerVertex(normals));
         } else if !normals.is_empty() {
-            self.diag.loss("gltf.partial-normals", format!("skin {si}: only some primitives have normals; normals dropped"));
+            self.diag.loss("gltf.partial-normals", format!("{what}: only some primitives have normals; normals dropped"));
         }
         for (t, (set, complete)) in uvs.into_iter().zip(uv_complete).enumerate() {
             if complete {
                 let name = extras.uv_names.get(t).cloned().unwrap_or_default();
                 mesh.uvs.push(UvSet { name, uvs: Uvs::PerVertex(set) });
             } else {
-                self.diag.loss("gltf.partial-uvs", format!("skin {si}: only some primitives have TEXCOORD_{t}; that UV set is dropped"));
+                self.diag.loss("gltf.partial-uvs", format!("{what}: only some primitives have TEXCOORD_{t}; that UV set is dropped"));
             }
         }
         if prim_count == 1 && !extras.split_from.is_empty() {
-            self.fold_split(&mut mesh, &mut lists, &extras.split_from, si);
+            self.fold_split(&mut mesh, &mut lists, &extras.split_from, &what);
         }
         Ok((mesh, Influences::from_lists(lists)))
     }
@@ -934,7 +999,7 @@ impl Reader<'_> {
     /// when the list fits the primitive and every copy stands exactly where its source vertex
     /// does; otherwise (a file edited since, by a tool that kept the extras) the vertices are
     /// kept as they are, with a note.
-    fn fold_split(&mut self, mesh: &mut Mesh, lists: &mut Vec<Vec<(u32, f64)>>, split_from: &[u32], si: usize) {
+    fn fold_split(&mut self, mesh: &mut Mesh, lists: &mut Vec<Vec<(u32, f64)>>, split_from: &[u32], what: &str) {
         let total = mesh.positions.len();
         let n = total.wrapping_sub(split_from.len());
         let fits = split_from.len() < total
@@ -943,7 +1008,7 @@ impl Reader<'_> {
         if !fits {
             self.diag.info(
                 "gltf.split-ignored",
-                format!("skin {si}: the mesh's list of vertices split at seams does not match it (edited since skelport wrote it?); its vertices are kept as they are"),
+                format!("{what}: the mesh's list of vertices split at seams does not match it (edited since skelport wrote it?); its vertices are kept as they are"),
             );
             return;
         }
@@ -961,6 +1026,32 @@ impl Reader<'_> {
         }
         mesh.positions.truncate(n);
         lists.truncate(n);
+    }
+}
+
+/// Move an unskinned mesh to its node's world place: positions by the matrix, normals by its
+/// inverse transpose; a mirroring matrix reverses each face's corners so the faces keep their
+/// front (glTF draws them flipped for a negative determinant).
+fn place(mesh: &mut Mesh, world: &DMat4) {
+    if *world == DMat4::IDENTITY {
+        return;
+    }
+    for p in &mut mesh.positions {
+        *p = world.transform_point3(*p);
+    }
+    let nm = skelport_ir::DMat3::from_mat4(*world).inverse().transpose();
+    if let Some(n) = &mut mesh.normals {
+        for v in n.values_mut() {
+            *v = (nm * *v).normalize_or_zero();
+        }
+    }
+    if world.determinant() < 0.0 {
+        let mut start = 0usize;
+        for &c in &mesh.faces.counts {
+            let end = (start + c as usize).min(mesh.faces.indices.len());
+            mesh.faces.indices[start..end].reverse();
+            start = end;
+        }
     }
 }
 
@@ -989,12 +1080,79 @@ fn own_extras(extras: &gltf_json::extras::Extras) -> Option<serde_json::Value> {
     map.remove(crate::EXTRAS_KEY)
 }
 
-/// What the reader needs before the typed parse: `asset.version`, and the first top-level array
-/// that glTF requires to be non-empty when present but is `[]`.
+/// The parts of a glTF file skelport reads, typed with `gltf_json`'s models; every other
+/// top-level property is skipped unparsed (see [`SKIPPED`]).
+#[derive(serde::Deserialize)]
+struct Used {
+    asset: gltf_json::Asset,
+    #[serde(default)]
+    accessors: Vec<gltf_json::Accessor>,
+    #[serde(default)]
+    buffers: Vec<gltf_json::Buffer>,
+    #[serde(default, rename = "bufferViews")]
+    buffer_views: Vec<gltf_json::buffer::View>,
+    #[serde(default)]
+    scene: Option<gltf_json::Index<gltf_json::Scene>>,
+    #[serde(default)]
+    scenes: Vec<UsedScene>,
+    #[serde(default)]
+    nodes: Vec<gltf_json::Node>,
+    #[serde(default)]
+    meshes: Vec<gltf_json::Mesh>,
+    #[serde(default)]
+    skins: Vec<gltf_json::Skin>,
+    #[serde(default)]
+    extras: gltf_json::extras::Extras,
+    #[serde(default, rename = "extensionsUsed")]
+    extensions_used: Vec<String>,
+    #[serde(default, rename = "extensionsRequired")]
+    extensions_required: Vec<String>,
+}
+
+/// A scene: `nodes` is optional in glTF 2.0 (an empty scene), which `gltf_json::Scene` requires.
+#[derive(serde::Deserialize)]
+struct UsedScene {
+    #[serde(default)]
+    nodes: Vec<gltf_json::Index<gltf_json::Node>>,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+impl Used {
+    fn into_root(self) -> Root {
+        Root {
+            asset: self.asset,
+            accessors: self.accessors,
+            buffers: self.buffers,
+            buffer_views: self.buffer_views,
+            scene: self.scene,
+            scenes: self
+                .scenes
+                .into_iter()
+                .map(|s| gltf_json::Scene { extensions: None, extras: Default::default(), name: s.name, nodes: s.nodes })
+                .collect(),
+            nodes: self.nodes,
+            meshes: self.meshes,
+            skins: self.skins,
+            extras: self.extras,
+            extensions_used: self.extensions_used,
+            extensions_required: self.extensions_required,
+            ..Default::default()
+        }
+    }
+}
+
+/// Top-level arrays skelport does not read; the probe counts them for the reader's one note.
+const SKIPPED: [&str; 6] = ["animations", "cameras", "materials", "textures", "images", "samplers"];
+
+/// What the reader needs before the typed parse: `asset.version`, the first top-level array
+/// that glTF requires to be non-empty when present but is `[]`, and how many items of each
+/// skipped kind the file has.
 #[derive(Default)]
 struct Probe {
     version: Option<String>,
     empty: Option<&'static str>,
+    skipped: Vec<(&'static str, usize)>,
 }
 
 /// Top-level arrays that must have at least one element when present (glTF 2.0, 5.x `minItems`).
@@ -1016,6 +1174,11 @@ impl<'de> serde::Deserialize<'de> for Probe {
                     } else if let Some(k) = NON_EMPTY.iter().find(|k| **k == key) {
                         if map.next_value::<JsonSkip>()?.0 == 0 && probe.empty.is_none() {
                             probe.empty = Some(k);
+                        }
+                    } else if let Some(k) = SKIPPED.iter().find(|k| **k == key) {
+                        let n = map.next_value::<JsonSkip>()?.0;
+                        if n > 0 {
+                            probe.skipped.push((k, n));
                         }
                     } else {
                         map.next_value::<JsonSkip>()?;

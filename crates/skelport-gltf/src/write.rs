@@ -144,6 +144,49 @@ impl Builder {
     }
 }
 
+/// Node names, unique in the file: tools find nodes by name (Blender's importer, Godot's
+/// skeleton paths, three.js's `getObjectByName`), so two nodes with one name make them pick the
+/// wrong one. Bones' names are reserved first; the identity root and the mesh nodes skelport adds
+/// take another (`rig_2`), and a bone whose name a bone of an earlier skeleton took is renamed
+/// (its name kept in `extras.skelport.name`).
+#[derive(Default)]
+struct NodeNames {
+    used: std::collections::HashSet<String>,
+    reserved: std::collections::HashSet<String>,
+    /// (was, now) for bones.
+    bones: Vec<(String, String)>,
+    /// (was, now) for the nodes skelport adds.
+    added: Vec<(String, String)>,
+}
+
+impl NodeNames {
+    fn new(doc: &Document) -> Self {
+        let reserved = doc.skeletons.iter().flat_map(|s| s.bones.iter().map(|b| b.name.clone())).collect();
+        NodeNames { reserved, ..Default::default() }
+    }
+
+    /// A unique name for a node that wants `want`.
+    fn take(&mut self, want: &str, bone: bool) -> String {
+        let mut s = want.to_string();
+        let mut k = 2;
+        while self.used.contains(&s) || (!bone && self.reserved.contains(&s)) {
+            s = format!("{want}_{k}");
+            k += 1;
+        }
+        if s != want {
+            let list = if bone { &mut self.bones } else { &mut self.added };
+            list.push((want.to_string(), s.clone()));
+        }
+        self.used.insert(s.clone());
+        s
+    }
+}
+
+fn renames(list: &[(String, String)]) -> String {
+    let shown: Vec<String> = list.iter().take(8).map(|(a, b)| format!("\"{a}\" → \"{b}\"")).collect();
+    format!("{}{}", shown.join(", "), if list.len() > 8 { ", …" } else { "" })
+}
+
 fn extras_value<T: serde::Serialize>(x: &T) -> Option<Value> {
     let v = serde_json::to_value(x).ok()?;
     match &v {
@@ -187,6 +230,11 @@ pub(crate) fn write_edited(
     parallel_from: usize,
     edit: Option<Edit<'_>>,
 ) -> Result<Output, GltfError> {
+    if doc.skeletons.iter().all(|s| s.bones.is_empty()) && doc.meshes.iter().all(|m| m.positions.is_empty()) {
+        return Err(GltfError::Write(
+            "nothing to write: the document has no bones and no mesh with vertices; a glTF file of it would be empty".into(),
+        ));
+    }
     let doc = doc.in_frame(Frame::GLTF);
     let mut layout = NodeLayout { bones: vec![Vec::new(); doc.skeletons.len()] };
     let mut b = Builder::default();
@@ -198,10 +246,15 @@ pub(crate) fn write_edited(
     let parallel = ahead_in_parallel(&doc, parallel_from);
     let mut encoded = if parallel { encode_meshes_ahead(&doc, opts) } else { Ahead::new() };
     skelport_ir::trace::phase("gltf: meshes encoded");
+    let mut names = NodeNames::new(&doc);
+    // Bones first, so that the nodes skelport adds never push a bone's name aside.
+    let bone_names: Vec<Vec<String>> =
+        doc.skeletons.iter().map(|sk| sk.bones.iter().map(|b| names.take(&b.name, true)).collect()).collect();
 
     for (si, sk) in doc.skeletons.iter().enumerate() {
         if sk.bones.is_empty() {
-            diag.loss("gltf.empty-skeleton", format!("skeleton '{}' has no bones; not written", sk.name));
+            // Nothing is lost: an empty skeleton holds nothing glTF could write.
+            diag.info("gltf.empty-skeleton", format!("skeleton '{}' has no bones; not written", sk.name));
             continue;
         }
         // (index in the document, skin): borrowed, not cloned (a skin holds all its weights).
@@ -253,7 +306,7 @@ pub(crate) fn write_edited(
         if synthetic {
             let kids: Vec<usize> = roots.iter().map(|r| base + r).collect();
             let ex = BoneExtras { synthetic_root: true, ..Default::default() };
-            let mut n = json!({ "name": sk.name.clone(), "children": kids });
+            let mut n = json!({ "name": names.take(&sk.name, false), "children": kids });
             if let Some(e) = extras_value(&ex) {
                 n["extras"] = e;
             }
@@ -267,7 +320,9 @@ pub(crate) fn write_edited(
         }
         for (i, bone) in sk.bones.iter().enumerate() {
             let mut n = Map::new();
-            n.insert("name".into(), json!(bone.name));
+            let name = bone_names[si][i].clone();
+            let renamed = (name != bone.name).then(|| bone.name.clone());
+            n.insert("name".into(), json!(name));
             let t = &bone.rest;
             if t.translation != DVec3::ZERO {
                 n.insert("translation".into(), json!([num(t.translation.x), num(t.translation.y), num(t.translation.z)]));
@@ -290,6 +345,7 @@ pub(crate) fn write_edited(
                 deform: (bone.deform != is_joint[i]).then_some(bone.deform),
                 ext: bone.ext.clone(),
                 synthetic_root: false,
+                name: renamed,
             };
             if let Some(e) = extras_value(&ex) {
                 n.insert("extras".into(), e);
@@ -352,7 +408,7 @@ pub(crate) fn write_edited(
                     if let Some(mj) = commit_mesh(&mut b, mesh, e, diag) {
                         mesh_done[mi] = true;
                         meshes_json.push(mj);
-                        nodes.push(json!({ "name": mesh.name.clone(), "mesh": meshes_json.len() - 1, "skin": skin_index }));
+                        nodes.push(json!({ "name": names.take(&mesh.name, false), "mesh": meshes_json.len() - 1, "skin": skin_index }));
                         scene_roots.push(nodes.len() - 1);
                     }
                 }
@@ -379,12 +435,28 @@ pub(crate) fn write_edited(
             };
             if let Some(mj) = commit_mesh(&mut b, mesh, e, diag) {
                 meshes_json.push(mj);
-                nodes.push(json!({ "name": mesh.name.clone(), "mesh": meshes_json.len() - 1 }));
+                nodes.push(json!({ "name": names.take(&mesh.name, false), "mesh": meshes_json.len() - 1 }));
                 scene_roots.push(nodes.len() - 1);
             }
         }
     }
 
+    if !names.bones.is_empty() {
+        diag.loss(
+            "gltf.renamed",
+            format!(
+                "{} bone(s) renamed because a bone of an earlier skeleton has the name, and node names are made unique (skelport reads the original back from extras): {}",
+                names.bones.len(),
+                renames(&names.bones)
+            ),
+        );
+    }
+    if !names.added.is_empty() {
+        diag.info(
+            "gltf.renamed-node",
+            format!("node(s) skelport adds renamed so that every node name is unique: {}", renames(&names.added)),
+        );
+    }
     let mut root = Map::new();
     skelport_ir::trace::phase("gltf: nodes, skins, accessors");
     root.insert("asset".into(), json!({ "version": "2.0", "generator": concat!("skelport ", env!("CARGO_PKG_VERSION")) }));

@@ -36,19 +36,23 @@ pub fn vec_roll_to_mat3(nor: DVec3, roll: f64) -> DMat3 {
     r * b
 }
 
-/// Blender's `mat3_vec_to_roll`: the roll that, with direction `nor`, gives orientation `m`
-/// (the twist of `vec_roll_to_mat3(nor, 0)⁻¹ · m` about Y), in (-π, π].
+/// Blender's `mat3_vec_to_roll`: the roll that, with direction `nor`, gives orientation `m`.
+/// As Blender computes it: `R = vec_roll_to_mat3(nor, 0)⁻¹ · m` is (for `m` whose +Y is `nor`)
+/// a turn about Y, and the roll is its angle, `atan2(R[2][0], R[2][2])` (column 2's X and Z), in
+/// [-π, π].
 pub fn mat3_to_roll(m: &DMat3, nor: DVec3) -> f64 {
-    let base = vec_roll_to_mat3(nor, 0.0);
-    let rel = base.transpose() * *m;
-    let q = DQuat::from_mat3(&rel);
-    let mut a = 2.0 * q.y.atan2(q.w);
-    if a > std::f64::consts::PI {
-        a -= 2.0 * std::f64::consts::PI;
-    } else if a <= -std::f64::consts::PI {
-        a += 2.0 * std::f64::consts::PI;
-    }
-    a
+    // The inverse, not the transpose: near −Y Blender's base matrix is not quite orthonormal.
+    let rel = vec_roll_to_mat3(nor, 0.0).inverse() * *m;
+    rel.z_axis.x.atan2(rel.z_axis.z)
+}
+
+/// Blender's `mat3_to_vec_roll`, the inverse of [`vec_roll_to_mat3`]: the direction of a bone
+/// with orientation `m` (its local +Y, column 1) and the roll that rebuilds `m` from it. With
+/// `tail = head + direction × length`, an edit bone (head, tail, roll) holds any rotation whose
+/// +Y is not within Blender's snapping distance of −Y (see [`vec_roll_to_mat3`]).
+pub fn mat3_to_vec_roll(m: &DMat3) -> (DVec3, f64) {
+    let nor = m.y_axis.normalize_or_zero();
+    (nor, mat3_to_roll(m, nor))
 }
 
 /// World rest orientation and length of a bone from its head, tail and roll (Blender rules).
@@ -410,6 +414,35 @@ mod tests {
         assert!((m.x_axis - DVec3::X).length() < 1e-12);
         assert!((m.y_axis - DVec3::Z).length() < 1e-12);
         assert!((m.z_axis - DVec3::NEG_Y).length() < 1e-12);
+    }
+
+    #[test]
+    fn any_rotation_round_trips_through_direction_and_roll() {
+        let mut next = crate::testing::xorshift(0x5eed);
+        let mut unit = move || (next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+        for k in 0..5000 {
+            let q = DQuat::from_xyzw(unit(), unit(), unit(), unit()).normalize();
+            // Every 50th: a bone straight down −Y or just off it (Blender's special case).
+            let q = match k % 50 {
+                0 => DQuat::from_rotation_x(std::f64::consts::PI) * DQuat::from_rotation_y(unit() * 3.0),
+                1 => DQuat::from_rotation_z(0.01 * unit()) * DQuat::from_rotation_x(std::f64::consts::PI),
+                _ => q,
+            };
+            let m = DMat3::from_quat(q);
+            let (nor, roll) = mat3_to_vec_roll(&m);
+            let back = DQuat::from_mat3(&vec_roll_to_mat3(nor, roll)).normalize();
+            let d = q.inverse() * back;
+            let turn = 2.0 * d.xyz().length().atan2(d.w.abs());
+            // Within 2.5e-4 of −Y Blender snaps the direction to −Y (so the bone turns by up to
+            // that); within ~6° its base matrix uses a series for 1 + y and is orthonormal only
+            // to ~3e-5; elsewhere the round trip is exact to rounding.
+            let tol = match nor.x * nor.x + nor.z * nor.z {
+                a if nor.y < 0.0 && a <= 2.5e-4 * 2.5e-4 => 2.5e-4,
+                _ if nor.y < -0.99 => 5e-5,
+                _ => 1e-9,
+            };
+            assert!(turn < tol, "{k}: {q} → dir {nor} roll {roll} → {back}: {turn} rad");
+        }
     }
 
     #[test]

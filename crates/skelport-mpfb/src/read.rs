@@ -250,7 +250,7 @@ fn anchor_of(st: &Map<String, Value>) -> Anchor {
 }
 
 /// Roll that aligns the bone's local Z (or X) with a world axis, as MPFB's roll strategies do.
-fn roll_for_strategy(strategy: &str, dir: DVec3) -> Option<f64> {
+pub(crate) fn roll_for_strategy(strategy: &str, dir: DVec3) -> Option<f64> {
     let base = vec_roll_to_mat3(dir, 0.0);
     let (x0, z0) = (base.x_axis, base.z_axis);
     match strategy {

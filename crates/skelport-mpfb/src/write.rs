@@ -5,8 +5,8 @@ use crate::fit::StrategyPicker;
 use crate::read::{base_mesh, BaseMesh, Companion, BASE_VERTEX_COUNT};
 use crate::{MpfbError, NAMESPACE};
 use serde_json::{json, Map, Value};
-use skelport_ir::proc::mat3_to_roll;
-use skelport_ir::{AnchorStrategy, DMat3, DVec3, Diagnostics, Document, Frame, Output, WriteOptions};
+use skelport_ir::proc::{bone_from_head_tail, mat3_to_vec_roll};
+use skelport_ir::{AnchorStrategy, DMat3, DQuat, DVec3, Diagnostics, Document, Frame, Output, WriteOptions};
 use std::collections::BTreeMap;
 
 /// MPFB's `round(x, 5) + 0`: 5 decimals, and no negative zero.
@@ -100,6 +100,53 @@ fn end_json(anchor: Option<&skelport_ir::Anchor>, pos: DVec3) -> Value {
     Value::Object(m)
 }
 
+/// `x` to 9 decimals, no negative zero.
+fn round9(x: f64) -> f64 {
+    (x * 1e9).round() / 1e9 + 0.0
+}
+
+fn round9_v(v: DVec3) -> DVec3 {
+    DVec3::new(round9(v.x), round9(v.y), round9(v.z))
+}
+
+/// A bone shorter than this (metres) has no direction to write.
+const MIN_LENGTH: f64 = 1e-6;
+/// A world scale this close to 1 (relative) is float noise, not a scale.
+const SCALE_NOISE: f64 = 1e-5;
+/// How far (radians) the rebuilt orientation may be from the bone's: Blender's bone math is
+/// approximate within ~6° of −Y (≈3e-5) and snaps within 2.5e-4 of it.
+const ORIENTATION_KEPT: f64 = 1e-4;
+/// The angle between two rotations, radians.
+fn turn(a: DQuat, b: DQuat) -> f64 {
+    let d = a.inverse() * b;
+    2.0 * d.xyz().length().atan2(d.w.abs())
+}
+
+/// At most 12 names, then a count.
+fn list(v: &[&str]) -> String {
+    if v.len() <= 12 {
+        v.join(", ")
+    } else {
+        format!("{}, … and {} more", v[..12].join(", "), v.len() - 12)
+    }
+}
+
+/// What a document holds, for a message about why nothing of it can be written.
+pub(crate) fn what_it_has(d: &Document) -> String {
+    let mut parts = Vec::new();
+    if !d.skeletons.is_empty() {
+        parts.push(format!("{} empty skeleton(s)", d.skeletons.len()));
+    }
+    if !d.meshes.is_empty() {
+        parts.push(format!("{} mesh(es)", d.meshes.len()));
+    }
+    if parts.is_empty() {
+        "it is empty".into()
+    } else {
+        format!("it has {}", parts.join(" and "))
+    }
+}
+
 /// The mesh to pick strategies on, loaded only when a bone needs one.
 fn picker_mesh(opts: &WriteOptions, scale: f64, diag: &mut Diagnostics) -> Result<Option<BaseMesh>, MpfbError> {
     let Some(p) = Companion::of(opts.mesh.as_deref(), opts.mesh_data.as_ref()) else { return Ok(None) };
@@ -153,9 +200,17 @@ fn geometry_not_written(d: &Document, diag: &mut Diagnostics) {
 /// `opts.mesh`, lifted the same way, as MPFB's save does (see [`crate::fit`]).
 pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, MpfbError> {
     let d = doc.in_frame(Frame::BLENDER);
-    let Some(sk) = d.skeletons.first() else { return Err(MpfbError::Write("the document has no skeleton".into())) };
-    if d.skeletons.len() > 1 {
-        diag.loss("mpfb.skeletons", format!("an MPFB rig holds one skeleton; only \"{}\" is written", sk.name));
+    let Some(si) = d.skeletons.iter().position(|s| !s.bones.is_empty()) else {
+        return Err(MpfbError::Write(format!(
+            "nothing to write: the document has no bones ({}), and an MPFB rig is its bones; convert to glTF or G4MF to keep {}",
+            what_it_has(&d),
+            if d.meshes.is_empty() { "the rest" } else { "the meshes" }
+        )));
+    };
+    let sk = &d.skeletons[si];
+    let others = d.skeletons.iter().filter(|s| !s.bones.is_empty()).count() - 1;
+    if others > 0 {
+        diag.loss("mpfb.skeletons", format!("an MPFB rig holds one skeleton; only \"{}\" is written, {others} more are not", sk.name));
     }
     geometry_not_written(&d, diag);
     let mut header = match sk.ext.raw(NAMESPACE) {
@@ -186,23 +241,61 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
     let mut bones = Map::new();
     let mut lost_strategies = 0;
     let mut picked = 0;
+    let (mut zero_length, mut turned, mut scaled) = (Vec::new(), Vec::new(), Vec::new());
     for (i, b) in sk.bones.iter().enumerate() {
-        let (head, tail) = (world[i].translation, tails[i]);
+        let head = world[i].translation;
+        let rot = world[i].rotation.normalize();
+        if (world[i].scale - DVec3::ONE).abs().max_element() > SCALE_NOISE {
+            scaled.push(b.name.as_str());
+        }
         let parent = b.parent.map(|p| sk.bones[p.index()].name.clone()).unwrap_or_default();
+        let from_mpfb = matches!(b.ext.raw(NAMESPACE), Some(Value::Object(_)));
         let mut m = match b.ext.raw(NAMESPACE) {
-            // A bone read from MPFB: its own JSON, so nothing is lost; only where it stands now.
+            // A bone read from MPFB: its own JSON, so nothing is lost; only where it stands now
+            // (its tail lies along its +Y, as the reader built it).
             Some(Value::Object(orig)) => {
                 let mut m = orig.clone();
-                for (end, pos) in [("head", head), ("tail", tail)] {
+                for (end, pos) in [("head", head), ("tail", tails[i])] {
                     if let Some(Value::Object(e)) = m.get_mut(end) {
                         e.insert("default_position".into(), json!(pos.to_array()));
+                    }
+                }
+                // Turned about its own axis since it was read (in another tool): the roll that
+                // rebuilds it replaces the stored one, unless a roll strategy decides the roll.
+                let dir = (tails[i] - head).normalize_or_zero();
+                let stored = m.get("roll").and_then(Value::as_f64).unwrap_or(0.0);
+                let strategy = m.get("roll_strategy").and_then(Value::as_str).and_then(|st| crate::read::roll_for_strategy(st, dir));
+                let rebuilt = |roll: f64| bone_from_head_tail(head, tails[i], roll).0;
+                if dir != DVec3::ZERO && turn(rebuilt(strategy.unwrap_or(stored)), rot) > ORIENTATION_KEPT {
+                    let (_, roll) = mat3_to_vec_roll(&DMat3::from_quat(rot));
+                    if strategy.is_none() {
+                        m.insert("roll".into(), json!(roll));
+                    }
+                    let now = rebuilt(strategy.unwrap_or(roll));
+                    if turn(now, rot) > ORIENTATION_KEPT {
+                        turned.push(format!("{} ({:.4}°)", b.name, turn(now, rot).to_degrees()));
                     }
                 }
                 m
             }
             _ => {
-                let dir = (tail - head).normalize_or_zero();
-                let roll = if dir == DVec3::ZERO { 0.0 } else { mat3_to_roll(&DMat3::from_quat(world[i].rotation), dir) };
+                // The bone's own axes: the tail along its +Y at its length (a length skelport
+                // infers for bones without one), and the roll that rebuilds its rotation with
+                // Blender's vec_roll_to_mat3 (mat3_to_vec_roll), so the orientation is kept.
+                let mut length = (tails[i] - head).length();
+                if !(length > MIN_LENGTH && length.is_finite()) {
+                    zero_length.push(b.name.as_str());
+                    length = skelport_ir::proc::LONE_ROOT_LENGTH_M;
+                }
+                let (dir, roll) = mat3_to_vec_roll(&DMat3::from_quat(rot));
+                // A nanometre and a nanoradian: far finer than MPFB's rounding (1e-5, which would
+                // turn a 1 cm bone by 1e-3 rad), without the noise of composed transforms
+                // (0.10000000000000002).
+                let (head, tail, roll) = (round9_v(head), round9_v(head + dir * length), round9(roll));
+                let (rebuilt, _) = bone_from_head_tail(head, tail, roll);
+                if turn(rebuilt, rot) > ORIENTATION_KEPT {
+                    turned.push(format!("{} ({:.4}°)", b.name, turn(rebuilt, rot).to_degrees()));
+                }
                 let mut m = Map::new();
                 match (&b.anchors, &picker) {
                     (Some(a), _) => {
@@ -237,8 +330,40 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
             }
         };
         m.insert("parent".into(), parent.into());
-        mpfb_rounding(&mut m);
+        // MPFB's own rounding for its own bones (so its files come back as it saves them);
+        // bones from other formats keep 9 decimals, or a short bone would turn (1e-5 m on a
+        // 1 cm bone is 1e-3 rad).
+        if from_mpfb {
+            mpfb_rounding(&mut m);
+        }
         bones.insert(b.name.clone(), Value::Object(m));
+    }
+    if !zero_length.is_empty() {
+        diag.loss(
+            "mpfb.zero-length",
+            format!(
+                "{} bone(s) have no length (head and tail would meet, which Blender deletes): written {} m long along their +Y: {}",
+                zero_length.len(),
+                skelport_ir::proc::LONE_ROOT_LENGTH_M,
+                list(&zero_length)
+            ),
+        );
+    }
+    if !turned.is_empty() {
+        diag.loss(
+            "mpfb.orientation",
+            format!(
+                "{} bone(s) cannot keep their orientation as head, tail and roll (straight down −Y Blender's bone math snaps the direction; a roll strategy fixes the roll): turned by {}",
+                turned.len(),
+                list(&turned.iter().map(String::as_str).collect::<Vec<_>>())
+            ),
+        );
+    }
+    if !scaled.is_empty() {
+        diag.loss(
+            "mpfb.scale",
+            format!("MPFB bones have no scale; {} bone(s) have a world scale other than 1, dropped: {}", scaled.len(), list(&scaled)),
+        );
     }
     if picked > 0 {
         diag.info(
@@ -260,7 +385,32 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
     header.insert("bones".into(), Value::Object(bones));
     let main = to_bytes(&canonical(&Value::Object(header)))?;
     let mut out = Output::single(main);
-    if let Some(skin) = d.skins.iter().find(|s| s.skeleton == 0) {
+    let skins: Vec<&skelport_ir::Skin> = d.skins.iter().filter(|s| s.skeleton == si).collect();
+    if skins.len() > 1 {
+        diag.loss(
+            "mpfb.skins",
+            format!("an MPFB rig has one weights file; skin \"{}\" is written, {} more are not", skins[0].name, skins.len() - 1),
+        );
+    }
+    // MPFB has no mesh: the weights number the MakeHuman base mesh's vertices, which a mesh read
+    // with the rig is; any other mesh is lost.
+    let foreign: Vec<&str> = d
+        .meshes
+        .iter()
+        .filter(|m| m.ext.raw(NAMESPACE).and_then(|e| e.get("base_vertex_count")).is_none())
+        .map(|m| m.name.as_str())
+        .collect();
+    if !foreign.is_empty() {
+        diag.loss(
+            "mpfb.mesh",
+            format!(
+                "MPFB rigs and weights hold no mesh: {} mesh(es) not written ({}); the weights file numbers their vertices, so it fits only them",
+                foreign.len(),
+                list(&foreign)
+            ),
+        );
+    }
+    if let Some(skin) = skins.first() {
         let mut wh = match skin.ext.raw(NAMESPACE) {
             Some(Value::Object(h)) => h.clone(),
             _ => {

@@ -165,7 +165,7 @@ fn face_plus_z(doc: &mut Document, si: usize, h: &Humanoid, diag: &mut Diagnosti
         facing_back.forward = Axis::NegZ;
         doc.frame = facing_back;
         doc.convert_frame(Frame::GLTF);
-        diag.info("vrm.turned", "the character faced -Z (its left arm at -X); turned 180° about +Y to face +Z as VRM needs");
+        diag.loss("vrm.turned", "the character faced -Z (its left arm at -X); turned 180° about +Y to face +Z as VRM needs");
     }
     // (Turning about +Y keeps the up direction's y.)
     if up.normalize_or_zero().y < 0.5 {
@@ -348,7 +348,7 @@ fn ground(doc: &mut Document, si: usize, diag: &mut Diagnostics) {
             *p += d;
         }
     }
-    diag.info("vrm.grounded", format!("moved the model {:+.1} mm along Y so its lowest point is on Y = 0, as VRM needs", d.y * 1000.0));
+    diag.loss("vrm.grounded", format!("moved the model {:+.1} mm along Y so its lowest point is on Y = 0, as VRM needs", d.y * 1000.0));
 }
 
 /// Role → node index of a written VRM, for tests and tools: `extensions.VRMC_vrm.humanoid`.

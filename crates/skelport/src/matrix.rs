@@ -81,28 +81,48 @@ impl Attr {
     }
 }
 
-/// Mesh `k`'s normals (or, with `smooth`, its computed smooth normals) where its skin's bind
-/// shape puts them: a writer without bind-shape matrices (glTF, G4MF) bakes it into the mesh.
+/// Mesh `k`'s normals (or, with `smooth`, its computed smooth normals) where its skin puts them
+/// at rest (each vertex's Σ wⱼ·restⱼ·IBMⱼ·bind shape, or the bind shape alone for a vertex without
+/// weights): a writer without bind-shape matrices (glTF, G4MF) bakes the bind shape, and G4MF the
+/// whole rest skinning, into the mesh, so raw normals of a re-read file need not be the source's.
 fn bound_normals(doc: &Document, k: usize, smooth: bool) -> skelport_ir::Mesh {
+    use skelport_ir::{DMat3, DMat4};
     let m = &doc.meshes[k];
-    let bind = doc.skins.iter().find(|s| s.mesh == Some(k)).map_or(skelport_ir::DMat4::IDENTITY, |s| s.bind_shape);
-    let nm = skelport_ir::DMat3::from_mat4(bind).inverse().transpose();
+    let skin = doc.skins.iter().find(|s| s.mesh == Some(k));
+    let world = skin.and_then(|s| doc.skeletons.get(s.skeleton)).map(|sk| sk.world_matrices()).unwrap_or_default();
+    let normal_matrix = |v: usize| -> DMat3 {
+        let Some(s) = skin else { return DMat3::IDENTITY };
+        let (mut acc, mut total) = (DMat4::ZERO, 0.0);
+        if v < s.influences.vertex_count() {
+            for (j, w) in s.influences.vertex(v) {
+                let (Some(joint), Some(ibm)) = (s.joints.get(j as usize), s.inverse_bind.get(j as usize)) else { continue };
+                if let Some(wm) = world.get(joint.index()) {
+                    acc += (*wm * *ibm) * w;
+                    total += w;
+                }
+            }
+        }
+        let m = if total > 0.0 { acc * (1.0 / total) * s.bind_shape } else { s.bind_shape };
+        DMat3::from_mat4(m).inverse().transpose()
+    };
     let normals = if smooth {
         Some(skelport_ir::Normals::PerVertex(skelport_ir::proc::smooth_normals(&m.positions, &m.faces)))
     } else {
         m.normals.clone()
     };
-    let normals = normals.map(|mut n| {
-        for v in n.values_mut() {
-            *v = nm * *v;
+    let normals = normals.map(|n| match n {
+        skelport_ir::Attribute::PerVertex(x) => {
+            skelport_ir::Attribute::PerVertex(x.iter().enumerate().map(|(v, &n)| (normal_matrix(v) * n).normalize_or_zero()).collect())
         }
-        n
+        skelport_ir::Attribute::PerCorner(x) => skelport_ir::Attribute::PerCorner(
+            x.iter().zip(&m.faces.indices).map(|(&n, &v)| (normal_matrix(v as usize) * n).normalize_or_zero()).collect(),
+        ),
     });
     skelport_ir::Mesh { normals, faces: m.faces.clone(), ..Default::default() }
 }
 
 /// UVs and normals of `src` against `back` (already in `src`'s frame), mesh by mesh in order.
-fn compare_attributes(src: &Document, back: &Document) -> (Attr, Attr) {
+pub fn compare_attributes(src: &Document, back: &Document) -> (Attr, Attr) {
     use skelport_ir::testing::{normal_delta, uv_delta};
     let has_uvs = src.meshes.iter().any(|m| !m.uvs.is_empty());
     if back.meshes.is_empty() {
