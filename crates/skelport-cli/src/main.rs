@@ -84,6 +84,7 @@ impl ReadArgs {
             keep_helpers: self.keep_helpers,
             names: self.names.clone(),
             sl_skeleton: self.sl_skeleton.clone(),
+            ..Default::default()
         }
     }
 }
