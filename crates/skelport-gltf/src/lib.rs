@@ -92,8 +92,8 @@ impl Format for GltfFormat {
     fn sniff(&self, head: &[u8]) -> u8 {
         sniff_any(head).0
     }
-    fn read(&self, input: Input<'_>, _opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
-        read::read(input, "gltf", diag).map_err(Into::into)
+    fn read(&self, input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
+        read::read(input, opts, "gltf", diag).map_err(Into::into)
     }
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         write::write(doc, opts, write::Container::Json, diag).map_err(Into::into)
@@ -116,8 +116,8 @@ impl Format for GlbFormat {
     fn sniff(&self, head: &[u8]) -> u8 {
         sniff_any(head).1
     }
-    fn read(&self, input: Input<'_>, _opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
-        read::read(input, "glb", diag).map_err(Into::into)
+    fn read(&self, input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
+        read::read(input, opts, "glb", diag).map_err(Into::into)
     }
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         write::write(doc, opts, write::Container::Binary, diag).map_err(Into::into)
@@ -128,9 +128,10 @@ impl Format for GlbFormat {
 }
 
 /// Read glTF or GLB bytes (the flavour is detected from the bytes). `path` resolves external
-/// buffers. Convenience for callers that do not go through the [`Format`] registry.
+/// buffers (inside its folder only; default [`ReadOptions`]). Convenience for callers that do
+/// not go through the [`Format`] registry.
 pub fn read_bytes(bytes: &[u8], path: Option<&std::path::Path>, diag: &mut Diagnostics) -> Result<Document, GltfError> {
-    read::read(Input { path, bytes }, "gltf", diag)
+    read::read(Input { path, bytes }, &ReadOptions::default(), "gltf", diag)
 }
 
 #[cfg(test)]

@@ -55,8 +55,9 @@ pub enum BudgetKind {
 /// A charge the budget could not take: which file, which element, how much.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "{file}: {element}: {} budget exceeded: it needs {needed} more bytes, and {used} of the {limit} bytes allowed are already taken (the budget is {BUDGET_FACTOR} × the input's {input} bytes, at least {BUDGET_FLOOR}); the file asks for far more memory than its size justifies: it is damaged or made to exhaust memory",
-    match .kind { BudgetKind::Decode => "decode", BudgetKind::Decompression => "decompression" }
+    "{file}: {element}: {} budget exceeded: it needs {needed} more bytes, and {used} of the {limit} bytes allowed are already taken (the budget is {BUDGET_FACTOR} × the input's {input} bytes, at least {} MiB); the file asks for far more memory than its size justifies: it is damaged or made to exhaust memory",
+    match .kind { BudgetKind::Decode => "decode", BudgetKind::Decompression => "decompression" },
+    BUDGET_FLOOR >> 20
 )]
 pub struct BudgetError {
     /// The file being read.

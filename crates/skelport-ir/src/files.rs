@@ -115,8 +115,7 @@ pub fn read_referenced(input: &Input<'_>, uri: &str, opts: &ReadOptions, budget:
     }
     let rel = path_from_bytes(decoded).ok_or_else(|| refused(format!("'{uri}' is not UTF-8 after percent-decoding; fix the uri")))?;
     let base = base_dir(input);
-    let outside_hint =
-        "side files are read only from the input's folder and below; if this tree is trusted, allow URIs outside it (--allow-outside-uris)";
+    let outside_hint = "side files are read only from the input's folder and below: put the file there, or for a trusted tree allow URIs outside it (--allow-outside-uris)";
     let joined = if opts.allow_outside_uris {
         base.join(&rel)
     } else {
@@ -150,7 +149,7 @@ pub fn read_referenced(input: &Input<'_>, uri: &str, opts: &ReadOptions, budget:
     // what exists outside.
     let not_found = || {
         refused(format!(
-            "'{uri}' is not a file in the input's folder {}; put it there (a link leading outside the folder counts as missing; {outside_hint})",
+            "'{uri}' is not a file in the input's folder {} (a link leading out of the folder counts as missing); put the file there, or for a trusted tree allow URIs outside it (--allow-outside-uris)",
             base.display()
         ))
     };
