@@ -172,7 +172,7 @@ fn zero_accessors_are_charged_before_they_are_allocated() {
     assert_eq!(budget.used(), 0, "nothing was taken before the refusal");
 }
 
-/// 64 primitives over one accessor of 200,000 vertices (3,978 bytes; 2.7 GB before): the
+/// 64 primitives over one accessor of 200,000 vertices (3,978 bytes; 1.4 GB before): the
 /// accessor is decoded once, and the copies each primitive adds to the merged mesh are charged
 /// before they are made, so the read stops at the budget.
 #[test]
