@@ -30,6 +30,9 @@ pub enum G4mfError {
     Binary { file: String, offset: usize, message: String },
     #[error("{file}: {message}")]
     Unsupported { file: String, message: String },
+    /// The file asks for more memory than the decode budget allows (see `skelport_ir::budget`).
+    #[error(transparent)]
+    Budget(#[from] skelport_ir::BudgetError),
     #[error("cannot write G4MF: {0}")]
     Write(String),
 }
@@ -65,11 +68,10 @@ impl Format for G4tfFormat {
         sniff_json(head)
     }
     fn read(&self, input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
-        let file = input.display_name();
         if input.bytes.starts_with(container::MAGIC) {
-            return Ok(read::read_binary(input.bytes, &file, &input.base_dir(), opts, diag)?);
+            return Ok(read::read_binary(input, opts, diag)?);
         }
-        Ok(read::read_text(input.bytes, &file, &input.base_dir(), opts, diag)?)
+        Ok(read::read_text(input, opts, diag)?)
     }
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         Ok(write::write(doc, opts, false, diag)?)
@@ -97,11 +99,10 @@ impl Format for G4bFormat {
         }
     }
     fn read(&self, input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
-        let file = input.display_name();
         if !input.bytes.starts_with(container::MAGIC) && input.bytes.first() == Some(&b'{') {
-            return Ok(read::read_text(input.bytes, &file, &input.base_dir(), opts, diag)?);
+            return Ok(read::read_text(input, opts, diag)?);
         }
-        Ok(read::read_binary(input.bytes, &file, &input.base_dir(), opts, diag)?)
+        Ok(read::read_binary(input, opts, diag)?)
     }
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         Ok(write::write(doc, opts, true, diag)?)
