@@ -170,7 +170,8 @@ pub fn read_referenced(input: &Input<'_>, uri: &str, opts: &ReadOptions, budget:
 /// Read a file the user named in an option (`--mesh`, `--weights`, `--names`,
 /// `--sl-skeleton`): a regular file (opened without blocking, so a FIFO is refused instead of
 /// waited on), at most [`MAX_INPUT_BYTES`]. With a `budget`, the file counts into it as a side
-/// file. Messages start with `path`.
+/// file. A refusal's message is what follows the file's name (`is not a regular file …`): the
+/// caller's error type names the file.
 pub fn read_user_file(path: &Path, budget: Option<&Budget>) -> Result<Vec<u8>, FileError> {
     let shown = path.display().to_string();
     let unlimited;
@@ -181,10 +182,7 @@ pub fn read_user_file(path: &Path, budget: Option<&Budget>) -> Result<Vec<u8>, F
             &unlimited
         }
     };
-    read_checked(path, false, budget, &shown, "the file").map_err(|e| match e {
-        FileError::Refused(m) => FileError::Refused(format!("{shown}: {m}")),
-        b => b,
-    })
+    read_checked(path, false, budget, &shown, "the file")
 }
 
 /// Open without blocking, require a regular file, check the size, charge the budget, read.
@@ -335,7 +333,7 @@ mod tests {
             }
         }
         let m = refused(read_user_file(&fifo, None));
-        assert!(m.starts_with(&fifo.display().to_string()) && m.contains("is not a regular file"), "{m}");
+        assert!(m.starts_with("is not a regular file"), "{m}");
     }
 
     #[test]

@@ -143,7 +143,9 @@ pub struct BaseMesh {
 /// Load an OBJ as MPFB sees it: OBJ (X, Y, Z) → Blender (X, −Z, Y) × `scale`.
 pub fn load_base_mesh(path: &std::path::Path, scale: f64) -> Result<BaseMesh, MpfbError> {
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| MpfbError::File { file: file.clone(), message: format!("cannot read the mesh: {e}") })?;
+    // Through the checked reader: a regular file within the size limit, a FIFO refused, not waited on.
+    let bytes = skelport_ir::files::read_user_file(path, None)
+        .map_err(|e| MpfbError::File { file: file.clone(), message: format!("cannot read the mesh: {e}") })?;
     let obj = skelport_obj::parse(&bytes, &file)?;
     let positions = obj.positions.iter().map(|p| DVec3::new(p.x, -p.z, p.y) * scale).collect();
     let groups = obj.vertex_groups().into_iter().map(|g| (g.name, g.vertices)).collect();
@@ -503,8 +505,8 @@ pub fn read_weights(bytes: &[u8], file: &str, doc: &mut Document, diag: &mut Dia
 /// Read and parse a weights file: its name for messages and its typed contents.
 fn load_weights(path: &std::path::Path) -> Result<(String, WeightsFile), MpfbError> {
     let file = path.display().to_string();
-    let bytes =
-        std::fs::read(path).map_err(|e| MpfbError::File { file: file.clone(), message: format!("cannot read the weights: {e}") })?;
+    let bytes = skelport_ir::files::read_user_file(path, None)
+        .map_err(|e| MpfbError::File { file: file.clone(), message: format!("cannot read the weights: {e}") })?;
     let wf = parse_weights(&bytes, &file)?;
     Ok((file, wf))
 }
