@@ -37,6 +37,7 @@
 //! * [`irjson`] — `ir-json`, the IR as lossless JSON.
 //! * [`budget`] and [`files`] — reading untrusted input safely: the decode budget every reader
 //!   charges, and the one way to open a file a document names.
+//! * [`xml`] — the one XML text escaping every XML writer uses, and names XML cannot hold.
 
 pub mod anchor;
 pub mod budget;
@@ -55,6 +56,7 @@ pub mod skin;
 pub mod testing;
 pub mod trace;
 pub mod validate;
+pub mod xml;
 
 pub use anchor::{Anchor, AnchorStrategy, BoneAnchors};
 pub use budget::{Budget, BudgetError};

@@ -304,9 +304,12 @@ fn build(text: &str) -> Result<(Doc<'_>, bool), (usize, String)> {
                         unsure = true;
                     }
                     let value = if raw.iter().any(|&c| matches!(c, b'&' | b'\t' | b'\n' | b'\r')) {
-                        // References and attribute-value normalisation (XML 1.0 §3.3.3).
-                        let v = a.unescape_value().map_err(|e| (at, e.to_string()))?;
-                        Cow::Owned(v.replace(['\t', '\n', '\r'], " "))
+                        // Attribute-value normalisation (XML 1.0 §3.3.3): literal line ends (CR LF
+                        // as one, §2.11) and tabs become spaces, then references are resolved, so
+                        // `&#9;`, `&#10;` and `&#13;` give back the characters they name.
+                        let raw = within(text, raw).ok_or((at, "attribute value outside the text".to_string()))?;
+                        let flat = raw.replace("\r\n", " ").replace(['\t', '\n', '\r'], " ");
+                        Cow::Owned(quick_xml::escape::unescape(&flat).map_err(|e| (at, e.to_string()))?.into_owned())
                     } else {
                         Cow::Borrowed(within(text, raw).ok_or((at, "attribute value outside the text".to_string()))?)
                     };
@@ -571,6 +574,14 @@ mod tests {
             assert_eq!(doc.skeletons[0].bones.len(), n);
             assert!(super::position_work::take() <= text.len());
         }
+    }
+
+    /// Literal tabs and line ends in an attribute read as spaces (CR LF as one), character
+    /// references as the characters they name: a writer that escapes a name's tab gets it back.
+    #[test]
+    fn attribute_normalisation_keeps_character_references() {
+        let doc = parse("<a n=\"x&#9;y\tz&#10;&#13;w\r\nv\"/>", "t").unwrap();
+        assert_eq!(doc.root().attribute("n"), Some("x\ty z\n\rw v"));
     }
 
     #[test]
