@@ -62,6 +62,7 @@ fn regen_fixtures(check: bool) -> Result<()> {
     let anvil = testdata.join("anvil");
     files.extend(skelport_anvil::derived_fixtures(&anvil).into_iter().map(|(rel, b)| (anvil.join(rel), b)));
     files.extend(bad::fixtures().into_iter().map(|(rel, b)| (testdata.join(rel), b)));
+    files.extend(external_buffer_seeds()?.into_iter().map(|(rel, b)| (testdata.join(rel), b)));
     let mut stale = sync(&files, check)?;
     // A case dropped from bad.rs leaves its file (and snapshot) behind: remove them, or with
     // --check report them, so the suite holds exactly what the generator makes.
@@ -78,6 +79,27 @@ fn regen_fixtures(check: bool) -> Result<()> {
         }
     }
     report("fixtures", &stale, check, files.len())
+}
+
+/// The folder fuzz targets' G4MF seeds (docs/fuzzing.md): the demo as G4MF with its buffer
+/// in `sample.bin` beside it (the bytes `Format::fuzz_side_file` gives), as text and binary.
+fn external_buffer_seeds() -> Result<Vec<(String, Vec<u8>)>> {
+    use skelport_g4mf::container;
+    let f = skelport::format("g4b")?;
+    let out = f
+        .write(&skelport::demo::sample(), &skelport::ir::WriteOptions::default(), &mut skelport::ir::Diagnostics::default())
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let chunks = container::read(&out.main, "demo").map_err(|e| anyhow::anyhow!("{e}"))?;
+    let json = chunks.iter().find(|c| c.kind == container::JSON).context("the demo .g4b has a JSON chunk")?;
+    let mut doc: serde_json::Value = serde_json::from_slice(&json.data)?;
+    let buffer = doc["buffers"][0].as_object_mut().context("the demo has a buffer")?;
+    buffer.remove("chunk");
+    buffer.insert("uri".into(), "sample.bin".into());
+    let mut text = serde_json::to_vec_pretty(&doc)?;
+    text.push(b'\n');
+    let binary =
+        container::write(&[container::Chunk { kind: container::JSON, encoding: container::PLAIN, data: serde_json::to_vec(&doc)? }])?;
+    Ok(vec![("untrusted/g4mf/external-buffer.g4tf".into(), text), ("untrusted/g4mf/external-buffer.g4b".into(), binary)])
 }
 
 fn matrix() -> Result<()> {
@@ -142,8 +164,10 @@ fn companion_seeds(format: &dyn skelport::Format, role: skelport::ir::InputRole)
 fn fuzz(name: &str, seconds: u64) -> Result<()> {
     use skelport::fuzzing::{READ_ANY, ROUNDTRIP};
     let target = skelport::fuzzing::targets().find(|(t, _, _)| *t == name);
-    if target.is_none() && name != READ_ANY && name != ROUNDTRIP {
-        let all: Vec<&str> = skelport::fuzzing::targets().map(|(t, _, _)| t).collect();
+    let folder = skelport::fuzzing::folder_target(name);
+    if target.is_none() && folder.is_none() && name != READ_ANY && name != ROUNDTRIP {
+        let mut all: Vec<&str> = skelport::fuzzing::targets().map(|(t, _, _)| t).collect();
+        all.extend(skelport::fuzzing::folder_targets().iter().map(|t| t.name.as_str()));
         bail!("unknown fuzz target {name}; targets: {READ_ANY}, {ROUNDTRIP}, {}", all.join(", "));
     }
     let dir = root().join("crates/skelport-fuzz/corpus").join(name);
@@ -174,8 +198,8 @@ fn fuzz(name: &str, seconds: u64) -> Result<()> {
                         continue;
                     }
                     let Some(f) = seed_format(&p, &bytes) else { continue };
-                    match target {
-                        Some((_, want, _)) if want.name() == f.name() => seed(bytes)?,
+                    match target.map(|t| t.1).or(folder.map(|t| t.format)) {
+                        Some(want) if want.name() == f.name() => seed(bytes)?,
                         Some(_) => {}
                         None => {
                             if let Some(i) = skelport::fuzzing::selector(f.name()) {
@@ -190,7 +214,7 @@ fn fuzz(name: &str, seconds: u64) -> Result<()> {
         }
     }
     eprintln!("fuzz: {seeded} seeds in {}", dir.display());
-    let bin = if target.is_some() { skelport::fuzzing::INPUT_BIN } else { name };
+    let bin = if target.is_some() || folder.is_some() { skelport::fuzzing::INPUT_BIN } else { name };
     let status = std::process::Command::new("cargo")
         .env("RUSTC_BOOTSTRAP", "1")
         .env(skelport::fuzzing::TARGET_VAR, name)

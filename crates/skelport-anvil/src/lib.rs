@@ -153,11 +153,16 @@ pub fn write_document(doc: &Document, form: Form, opts: &WriteOptions, diag: &mu
         );
     }
     let converted;
-    let sk = if doc.frame != ANVIL_FRAME {
+    let holdable = sk0.bones.iter().all(|b| b.name.chars().all(skelport_ir::xml::is_xml_char));
+    let sk = if doc.frame != ANVIL_FRAME || !holdable {
         let mut d = Document::new(doc.frame);
         d.skeletons.push(sk0.clone());
         d.convert_frame(ANVIL_FRAME);
-        converted = d.skeletons.pop().expect("pushed");
+        let mut sk = d.skeletons.pop().expect("pushed");
+        // Names other formats allow and XML cannot hold (control characters): replaced, with a
+        // loss line, rather than written into a file no XML reader accepts.
+        skelport_ir::xml::make_names_holdable(&mut sk, "anvil.name", "AnvilToolkit Skeleton XML", diag);
+        converted = sk;
         &converted
     } else {
         sk0

@@ -200,8 +200,11 @@ impl Names {
     /// The built-in names plus a file (`--names`): one name a line, or a TSV whose first column is
     /// the name; blank lines and `#` comments are skipped, and a `name` header is ignored.
     pub fn with_file(path: &Path) -> Result<Names> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| AnvilError::Io { file: path.display().to_string(), message: e.to_string() })?;
+        let io = |message: String| AnvilError::Io { file: path.display().to_string(), message };
+        // Through the checked reader: a regular file within the size limit, a FIFO refused.
+        let bytes = skelport_ir::files::read_user_file(path, None).map_err(|e| io(e.to_string()))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| io(format!("not UTF-8 at byte {}; a names file is UTF-8 text", e.utf8_error().valid_up_to())))?;
         let mut n = Names::default();
         n.add_list(&text);
         Ok(n)

@@ -376,40 +376,9 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
-/// Escape text for element content.
-pub fn escape_text(s: &str) -> Cow<'_, str> {
-    if !s.bytes().any(|b| matches!(b, b'<' | b'>' | b'&')) {
-        return Cow::Borrowed(s);
-    }
-    let mut o = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '&' => o.push_str("&amp;"),
-            c => o.push(c),
-        }
-    }
-    Cow::Owned(o)
-}
-
-/// Escape text for a double-quoted attribute value.
-pub fn escape_attr(s: &str) -> Cow<'_, str> {
-    if !s.bytes().any(|b| matches!(b, b'<' | b'>' | b'&' | b'"')) {
-        return Cow::Borrowed(s);
-    }
-    let mut o = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '&' => o.push_str("&amp;"),
-            '"' => o.push_str("&quot;"),
-            c => o.push(c),
-        }
-    }
-    Cow::Owned(o)
-}
+/// Escape text for element content and for double-quoted attribute values: the workspace's one
+/// XML escaping ([`skelport_ir::xml`]).
+pub use skelport_ir::xml::{escape_attr, escape_text};
 
 /// Resolve the five predefined entities and character references. `None` when a reference is
 /// malformed (the tokenizer has already rejected such files, so this is a safety net).

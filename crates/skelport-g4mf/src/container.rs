@@ -3,6 +3,7 @@
 //! fixed-layout header format of a few fields; every size is checked against the bytes present.
 
 use crate::G4mfError;
+use skelport_ir::{Budget, BudgetError};
 
 /// Magic number of a `.g4b` file.
 pub const MAGIC: &[u8; 4] = b"G4MF";
@@ -24,6 +25,18 @@ pub struct Chunk {
     pub data: Vec<u8>,
 }
 
+/// One chunk as it lies in the file: checked, not yet decoded. Readers decode only the chunks
+/// they use ([`RawChunk::decode`]), against the conversion's budget.
+#[derive(Debug, Clone, Copy)]
+pub struct RawChunk<'a> {
+    pub kind: [u8; 4],
+    pub encoding: [u8; 4],
+    /// Byte offset of the chunk's data in the file (for messages).
+    pub offset: usize,
+    /// The data as stored (Zstd-compressed when `encoding` is [`ZSTD`]).
+    pub raw: &'a [u8],
+}
+
 /// Largest size a Zstd chunk may decode to (the container caps it; documented in docs/limits.md).
 pub const MAX_DECODED: usize = 1 << 30;
 
@@ -33,8 +46,20 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(a)
 }
 
-/// Split a `.g4b` file into chunks (decoding Zstd ones).
+/// Split a `.g4b` file into chunks and decode them all, against a budget proportional to the
+/// file ([`Budget::for_input`]). Readers use [`split`] and decode lazily instead.
 pub fn read(bytes: &[u8], file: &str) -> Result<Vec<Chunk>, G4mfError> {
+    let budget = Budget::for_input(bytes.len() as u64);
+    split(bytes, file)?
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Ok(Chunk { kind: c.kind, encoding: c.encoding, data: c.decode(i, &budget, file)? }))
+        .collect()
+}
+
+/// Split a `.g4b` file into its chunks, checking the header, every chunk header and size, each
+/// encoding and the Zstandard magic number, without decoding anything.
+pub fn split<'a>(bytes: &'a [u8], file: &str) -> Result<Vec<RawChunk<'a>>, G4mfError> {
     let bad = |offset: usize, message: String| G4mfError::Binary { file: file.into(), offset, message };
     if bytes.len() < 32 {
         return Err(bad(
@@ -70,13 +95,12 @@ pub fn read(bytes: &[u8], file: &str) -> Result<Vec<Chunk>, G4mfError> {
         }
         let end = start + size as usize;
         let raw = &bytes[start..end];
-        let data = match encoding {
-            PLAIN => raw.to_vec(),
+        match encoding {
+            PLAIN => {}
             ZSTD => {
                 if raw.len() < 4 || raw[..4] != [0x28, 0xB5, 0x2F, 0xFD] {
                     return Err(bad(start, "a Zstd chunk does not start with the Zstandard magic number".into()));
                 }
-                decode_zstd(raw).map_err(|e| bad(start, format!("cannot decode the Zstd chunk: {e}")))?
             }
             [0xFF, 0xFF, 0xFF, 0xFF] => return Err(bad(at + 4, "chunk encoding FFFFFFFF is reserved and makes the file invalid".into())),
             other => {
@@ -85,8 +109,8 @@ pub fn read(bytes: &[u8], file: &str) -> Result<Vec<Chunk>, G4mfError> {
                     format!("unknown chunk encoding {:?}; skelport reads plain and Zstd chunks", String::from_utf8_lossy(&other)),
                 ))
             }
-        };
-        chunks.push(Chunk { kind, encoding, data });
+        }
+        chunks.push(RawChunk { kind, encoding, offset: start, raw });
         // The next chunk starts on a 16-byte boundary.
         at = end.div_ceil(16) * 16;
     }
@@ -96,13 +120,64 @@ pub fn read(bytes: &[u8], file: &str) -> Result<Vec<Chunk>, G4mfError> {
     Ok(chunks)
 }
 
-fn decode_zstd(raw: &[u8]) -> std::io::Result<Vec<u8>> {
+impl RawChunk<'_> {
+    /// The chunk's data, decoded: a copy of a plain chunk, the decompressed bytes of a Zstd one.
+    /// Either is charged to `budget` before it is allocated (a Zstd chunk as it grows, as
+    /// "decompression"); `index` names the chunk in messages.
+    pub fn decode(&self, index: usize, budget: &Budget, file: &str) -> Result<Vec<u8>, G4mfError> {
+        let element = format!("chunk {index} (byte {})", self.offset);
+        if self.encoding != ZSTD {
+            budget.charge(self.raw.len() as u64, file, &element)?;
+            return Ok(self.raw.to_vec());
+        }
+        let bad = |message: String| G4mfError::Binary { file: file.into(), offset: self.offset, message };
+        decode_zstd(self.raw, budget, file, &element).map_err(|e| match e {
+            ZstdError::Budget(b) => G4mfError::Budget(b),
+            ZstdError::Io(e) => bad(format!("cannot decode the Zstd chunk: {e}")),
+            ZstdError::TooLarge => bad(format!("the Zstd chunk decodes to more than {MAX_DECODED} bytes, the most a chunk may hold")),
+        })
+    }
+}
+
+enum ZstdError {
+    Io(std::io::Error),
+    Budget(BudgetError),
+    TooLarge,
+}
+
+/// Decompress a Zstd chunk, charging `budget` for every byte of capacity before it is taken.
+/// The frame's declared size, when it has one, sizes the buffer at once (and is charged at
+/// once, so a frame claiming gigabytes is refused before anything is decoded); a frame that
+/// lies about it, or has none, grows the buffer by doubling, each step charged first.
+fn decode_zstd(raw: &[u8], budget: &Budget, file: &str, element: &str) -> Result<Vec<u8>, ZstdError> {
     use std::io::Read;
-    let mut out = Vec::new();
-    let dec = zstd::stream::read::Decoder::new(raw)?;
-    dec.take(MAX_DECODED as u64 + 1).read_to_end(&mut out)?;
-    if out.len() > MAX_DECODED {
-        return Err(std::io::Error::other("decoded data is larger than 1 GiB"));
+    let declared = zstd::zstd_safe::get_frame_content_size(raw).ok().flatten();
+    let mut out: Vec<u8> = Vec::new();
+    if let Some(n) = declared {
+        if n > MAX_DECODED as u64 {
+            return Err(ZstdError::TooLarge);
+        }
+        budget.charge_decompressed(n, file, element).map_err(ZstdError::Budget)?;
+        out.reserve_exact(n as usize);
+    }
+    let mut dec = zstd::stream::read::Decoder::with_buffer(raw).map_err(ZstdError::Io)?;
+    let mut block = vec![0u8; 1 << 16];
+    loop {
+        let n = match dec.read(&mut block) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(ZstdError::Io(e)),
+        };
+        if out.len() + n > MAX_DECODED {
+            return Err(ZstdError::TooLarge);
+        }
+        if out.len() + n > out.capacity() {
+            let grown = (out.capacity() * 2).max(out.len() + n).clamp(1 << 16, MAX_DECODED);
+            budget.charge_decompressed((grown - out.capacity()) as u64, file, element).map_err(ZstdError::Budget)?;
+            out.reserve_exact(grown - out.len());
+        }
+        out.extend_from_slice(&block[..n]);
     }
     Ok(out)
 }

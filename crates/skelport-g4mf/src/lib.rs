@@ -38,6 +38,9 @@ pub enum G4mfError {
     Binary { file: String, offset: usize, message: String },
     #[error("{file}: {message}")]
     Unsupported { file: String, message: String },
+    /// The file asks for more memory than the decode budget allows (see `skelport_ir::budget`).
+    #[error(transparent)]
+    Budget(#[from] skelport_ir::BudgetError),
     #[error("cannot write G4MF: {0}")]
     Write(String),
 }
@@ -73,14 +76,16 @@ impl Format for G4tfFormat {
         sniff_json(head)
     }
     fn read(&self, input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
-        let file = input.display_name();
         if input.bytes.starts_with(container::MAGIC) {
-            return Ok(read::read_binary(input.bytes, &file, &input.base_dir(), opts, diag)?);
+            return Ok(read::read_binary(input, opts, diag)?);
         }
-        Ok(read::read_text(input.bytes, &file, &input.base_dir(), opts, diag)?)
+        Ok(read::read_text(input, opts, diag)?)
     }
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         Ok(write::write(doc, opts, false, diag)?)
+    }
+    fn fuzz_side_file(&self, demo: &Document) -> Option<Vec<u8>> {
+        blob_of(demo)
     }
     fn write_frame(&self) -> Option<skelport_ir::Frame> {
         Some(skelport_ir::Frame::GLTF)
@@ -128,14 +133,16 @@ impl Format for G4bFormat {
         }
     }
     fn read(&self, input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
-        let file = input.display_name();
         if !input.bytes.starts_with(container::MAGIC) && input.bytes.first() == Some(&b'{') {
-            return Ok(read::read_text(input.bytes, &file, &input.base_dir(), opts, diag)?);
+            return Ok(read::read_text(input, opts, diag)?);
         }
-        Ok(read::read_binary(input.bytes, &file, &input.base_dir(), opts, diag)?)
+        Ok(read::read_binary(input, opts, diag)?)
     }
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         Ok(write::write(doc, opts, true, diag)?)
+    }
+    fn fuzz_side_file(&self, demo: &Document) -> Option<Vec<u8>> {
+        blob_of(demo)
     }
     fn write_frame(&self) -> Option<skelport_ir::Frame> {
         Some(skelport_ir::Frame::GLTF)
@@ -200,6 +207,13 @@ pub fn rotor_from_quat(q: skelport_ir::DQuat) -> [f64; 4] {
 /// Quaternion (x, y, z, w) from a 3D rotor `[s, xy, xz, yz]`: `(yz, -xz, xy, s)`.
 pub fn quat_from_rotor(r: [f64; 4]) -> skelport_ir::DQuat {
     skelport_ir::DQuat::from_xyzw(r[3], -r[2], r[1], r[0])
+}
+
+/// The bytes of `demo`'s G4MF buffer (the binary file's BLOB chunk): a side file a `uri` may name.
+fn blob_of(demo: &Document) -> Option<Vec<u8>> {
+    let out = write::write(demo, &WriteOptions::default(), true, &mut Diagnostics::default()).ok()?;
+    let chunks = container::read(&out.main, "demo").ok()?;
+    chunks.into_iter().find(|c| c.kind == container::BLOB).map(|c| c.data)
 }
 
 #[cfg(test)]

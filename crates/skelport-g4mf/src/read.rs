@@ -3,12 +3,15 @@
 use crate::{accessor, container, quat_from_rotor, G4mfError};
 use base64::Engine;
 use serde_json::Value;
+use skelport_ir::files::{self, FileError};
 use skelport_ir::{
     Bone, BoneId, DMat3, DMat4, DVec2, DVec3, Diagnostics, Document, Faces, Frame, Influences, Mesh, ReadOptions, Skeleton, Skin,
     Transform, UvSet,
 };
+use skelport_ir::{Budget, Input};
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::path::Path;
+use std::rc::Rc;
 
 /// The extension namespace of this format.
 pub const NAMESPACE: &str = "g4mf";
@@ -16,8 +19,16 @@ pub const NAMESPACE: &str = "g4mf";
 struct Ctx<'a> {
     file: &'a str,
     root: &'a Value,
-    buffers: Vec<Option<Vec<u8>>>,
+    buffers: Vec<Option<Rc<Vec<u8>>>>,
+    /// The conversion's decode budget: decoded accessors and every mesh instance's copy are
+    /// charged before they are allocated.
+    budget: Budget,
+    /// Accessors decoded so far: instances of one mesh, and meshes sharing accessors, decode once.
+    accessors: RefCell<HashMap<usize, Rc<Decoded>>>,
 }
+
+/// A decoded accessor: its components as f64, its vectorSize and its component type.
+type Decoded = (Vec<f64>, usize, String);
 
 fn err(file: &str, path: impl Into<String>, message: impl Into<String>) -> G4mfError {
     G4mfError::Json { file: file.into(), path: path.into(), message: message.into() }
@@ -45,8 +56,10 @@ fn numbers(v: &Value, path: &str, file: &str) -> Result<Vec<f64>, G4mfError> {
         .collect()
 }
 
-/// Parse `.g4tf` bytes.
-pub fn read_text(bytes: &[u8], file: &str, base: &Path, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, G4mfError> {
+/// Parse `.g4tf` bytes. Buffer URIs are resolved against the input's folder.
+pub fn read_text(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, G4mfError> {
+    let (bytes, file) = (input.bytes, input.display_name());
+    let file = file.as_str();
     let text = std::str::from_utf8(bytes).map_err(|e| G4mfError::Binary {
         file: file.into(),
         offset: e.valid_up_to(),
@@ -61,23 +74,42 @@ pub fn read_text(bytes: &[u8], file: &str, base: &Path, opts: &ReadOptions, diag
         column: e.column(),
         message: e.to_string(),
     })?;
-    read_document(&root, file, base, &[], opts, diag)
+    read_document(&root, &input, &[], opts, diag)
 }
 
-/// Parse `.g4b` bytes.
-pub fn read_binary(bytes: &[u8], file: &str, base: &Path, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, G4mfError> {
-    let chunks = container::read(bytes, file)?;
-    let json = chunks.iter().find(|c| c.kind == container::JSON).map(|c| c.data.as_slice()).unwrap_or(&[]);
-    let root: Value = serde_json::from_slice(json).map_err(|e| G4mfError::Syntax {
+/// Parse `.g4b` bytes. Only the JSON chunk and the chunks a buffer refers to are decoded.
+pub fn read_binary(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, G4mfError> {
+    let file = input.display_name();
+    let file = file.as_str();
+    let chunks = container::split(input.bytes, file)?;
+    let budget = opts.budget_for(&input);
+    let json = match chunks.iter().position(|c| c.kind == container::JSON) {
+        Some(i) => chunks[i].decode(i, &budget, file)?,
+        None => Vec::new(),
+    };
+    let root: Value = serde_json::from_slice(&json).map_err(|e| G4mfError::Syntax {
         file: format!("{file} (JSON chunk)"),
         line: e.line(),
         column: e.column(),
         message: e.to_string(),
     })?;
-    read_document(&root, file, base, &chunks, opts, diag)
+    drop(json);
+    let opts = ReadOptions { budget: Some(budget), ..opts.clone() };
+    read_document(&root, &input, &chunks, &opts, diag)
 }
 
-fn load_buffers(root: &Value, file: &str, base: &Path, chunks: &[container::Chunk]) -> Result<Vec<Option<Vec<u8>>>, G4mfError> {
+/// Every buffer's bytes: a chunk (decoded on first use, shared by the buffers naming it), a
+/// data URI, or a file beside the document (through [`files::read_referenced`]).
+fn load_buffers(
+    root: &Value,
+    input: &Input<'_>,
+    chunks: &[container::RawChunk<'_>],
+    opts: &ReadOptions,
+    budget: &Budget,
+) -> Result<Vec<Option<Rc<Vec<u8>>>>, G4mfError> {
+    let file = input.display_name();
+    let file = file.as_str();
+    let mut decoded: HashMap<usize, Rc<Vec<u8>>> = HashMap::new();
     let mut out = Vec::new();
     for (i, b) in array(root, "buffers").iter().enumerate() {
         let path = format!("buffers[{i}]");
@@ -97,24 +129,31 @@ fn load_buffers(root: &Value, file: &str, base: &Path, chunks: &[container::Chun
                     format!("buffer says encoding \"{enc}\" but its chunk is \"{chunk_enc}\""),
                 ));
             }
-            chunk.data.clone()
+            match decoded.get(&ci) {
+                Some(d) => d.clone(),
+                None => {
+                    let d = Rc::new(chunk.decode(ci, budget, file)?);
+                    decoded.insert(ci, d.clone());
+                    d
+                }
+            }
         } else if let Some(uri) = b.get("uri").and_then(Value::as_str) {
             if let Some(rest) = uri.strip_prefix("data:") {
                 let b64 = rest.split_once(";base64,").map(|x| x.1).ok_or_else(|| {
                     err(file, format!("{path}.uri"), "data URIs must be base64 (`data:application/octet-stream;base64,...`)")
                 })?;
-                base64::engine::general_purpose::STANDARD
-                    .decode(b64)
-                    .map_err(|e| err(file, format!("{path}.uri"), format!("bad base64: {e}")))?
-            } else if uri.contains("://") || Path::new(uri).is_absolute() {
-                return Err(err(
-                    file,
-                    format!("{path}.uri"),
-                    format!("\"{uri}\" is not a relative file; skelport reads data URIs and files beside the document"),
-                ));
+                budget.charge(base64::decoded_len_estimate(b64.len()) as u64, file, &format!("{path}.uri"))?;
+                Rc::new(
+                    base64::engine::general_purpose::STANDARD
+                        .decode(b64)
+                        .map_err(|e| err(file, format!("{path}.uri"), format!("bad base64: {e}")))?,
+                )
             } else {
-                let p = base.join(uri);
-                std::fs::read(&p).map_err(|e| err(file, format!("{path}.uri"), format!("cannot read {}: {e}", p.display())))?
+                match files::read_referenced(input, uri, opts, budget) {
+                    Ok(d) => Rc::new(d),
+                    Err(FileError::Refused(m)) => return Err(err(file, format!("{path}.uri"), m)),
+                    Err(FileError::Budget(e)) => return Err(e.into()),
+                }
             }
         } else {
             out.push(None);
@@ -129,8 +168,23 @@ fn load_buffers(root: &Value, file: &str, base: &Path, chunks: &[container::Chun
 }
 
 impl Ctx<'_> {
-    /// Decode accessor `i` as f64 components, with its vectorSize and component type.
-    fn accessor(&self, i: usize, what: &str) -> Result<(Vec<f64>, usize, String), G4mfError> {
+    /// Accessor `i` decoded as f64 components, with its vectorSize and component type; decoded
+    /// once however many meshes and instances use it.
+    fn accessor(&self, i: usize, what: &str) -> Result<Rc<Decoded>, G4mfError> {
+        if let Some(d) = self.accessors.borrow().get(&i) {
+            return Ok(d.clone());
+        }
+        let d = Rc::new(self.decode_accessor(i, what)?);
+        self.accessors.borrow_mut().insert(i, d.clone());
+        Ok(d)
+    }
+
+    /// Charge the budget for `count` values of `T` built for `what`, before they are.
+    fn charge<T>(&self, count: usize, what: &str) -> Result<(), G4mfError> {
+        Ok(self.budget.charge_items::<T>(count, self.file, what)?)
+    }
+
+    fn decode_accessor(&self, i: usize, what: &str) -> Result<Decoded, G4mfError> {
         let file = self.file;
         let accs = array(self.root, "accessors");
         let a = accs.get(i).ok_or_else(|| err(file, what, format!("accessor {i} does not exist ({} accessors)", accs.len())))?;
@@ -163,6 +217,7 @@ impl Ctx<'_> {
         if off % cs != 0 {
             return Err(err(file, &vpath, format!("byteOffset {off} is not a multiple of the component size {cs}")));
         }
+        self.charge::<f64>(len / cs, &apath)?;
         let vals = accessor::decode(&t, &data[off..end], &apath, file)?;
         Ok((vals, vs, t))
     }
@@ -274,12 +329,13 @@ fn skelport_extras(n: &Value) -> Option<&Value> {
 
 fn read_document(
     root: &Value,
-    file: &str,
-    base: &Path,
-    chunks: &[container::Chunk],
-    _opts: &ReadOptions,
+    input: &Input<'_>,
+    chunks: &[container::RawChunk<'_>],
+    opts: &ReadOptions,
     diag: &mut Diagnostics,
 ) -> Result<Document, G4mfError> {
+    let file = input.display_name();
+    let file = file.as_str();
     if !root.is_object() {
         return Err(err(file, "$", "a G4MF document is a JSON object"));
     }
@@ -330,7 +386,9 @@ fn read_document(
     {
         diag.warn("g4mf.root-transform", "node 0 must not have a transform");
     }
-    let ctx = Ctx { file, root, buffers: load_buffers(root, file, base, chunks)? };
+    let budget = opts.budget_for(input);
+    let buffers = load_buffers(root, input, chunks, opts, &budget)?;
+    let ctx = Ctx { file, root, buffers, budget, accessors: RefCell::new(HashMap::new()) };
 
     // Parents from children lists; world matrices by an explicit stack walk (no recursion).
     let n = nodes.len();
@@ -587,8 +645,9 @@ fn read_binding(
     let file = ctx.file;
     let vi = b.get("values").and_then(Value::as_u64).ok_or_else(|| err(file, path, "values is required"))? as usize;
     let vpath = format!("{path}.values");
-    let (values, vs, t) = ctx.accessor(vi, &vpath)?;
-    if !accessor::is_float(&t) || vs < width {
+    let decoded = ctx.accessor(vi, &vpath)?;
+    let (values, vs, t) = (&decoded.0, decoded.1, &decoded.2);
+    if !accessor::is_float(t) || vs < width {
         return Err(err(file, &vpath, format!("must be a float accessor with vectorSize {width} or more (found {t} × {vs})")));
     }
     if let Some(k) = values.iter().position(|x| !x.is_finite()) {
@@ -608,14 +667,16 @@ fn read_binding(
     };
     let ipath = format!("{path}.{key}");
     let ii = b.get(key).and_then(Value::as_u64).ok_or_else(|| err(file, &ipath, "must be an accessor index"))? as usize;
-    let (idx, ivs, it) = ctx.accessor(ii, &ipath)?;
-    if accessor::is_float(&it) || ivs != per || idx.len() * 3 / per != corners {
+    let decoded_index = ctx.accessor(ii, &ipath)?;
+    let (idx, ivs, it) = (&decoded_index.0, decoded_index.1, &decoded_index.2);
+    if accessor::is_float(it) || ivs != per || idx.len() * 3 / per != corners {
         return Err(err(
             file,
             &ipath,
             format!("must be an integer accessor with vectorSize {per} and one element per triangle (found {it} × {ivs}, {} elements for {} triangles)", idx.len() / ivs, corners / 3),
         ));
     }
+    ctx.charge::<f64>(corners.saturating_mul(width), &ipath)?;
     let mut out = Vec::with_capacity(corners * width);
     for (j, &i) in idx.iter().enumerate() {
         if i < 0.0 || i as usize >= count {
@@ -644,10 +705,14 @@ fn read_skinned_mesh(
     let file = ctx.file;
     let mpath = format!("meshes[{mesh_i}]");
     let vi = mesh.get("vertices").and_then(Value::as_u64).ok_or_else(|| err(file, &mpath, "vertices is required"))? as usize;
-    let (pos, vs, _) = ctx.accessor(vi, &format!("{mpath}.vertices"))?;
+    let decoded = ctx.accessor(vi, &format!("{mpath}.vertices"))?;
+    let (pos, vs) = (&decoded.0, decoded.1);
     if vs != 3 {
         return Err(err(file, format!("{mpath}.vertices"), format!("vectorSize {vs}; 3D positions need 3")));
     }
+    // Each instance of a mesh is a copy in the IR (its own transform baked in): charged before
+    // it is made, so a hundred instances of one big mesh stop at the budget.
+    ctx.charge::<DVec3>(pos.len() / 3, &mpath)?;
     let positions: Vec<DVec3> = pos.chunks_exact(3).map(|c| to_doc.transform_point3(DVec3::new(c[0], c[1], c[2]))).collect();
     let nv = positions.len();
     let mut faces = Faces::default();
@@ -660,8 +725,9 @@ fn read_skinned_mesh(
     for (k, s) in array(mesh, "surfaces").iter().enumerate() {
         let Some(si) = s.get("simplexes").and_then(Value::as_u64) else { continue };
         let spath = format!("{mpath}.surfaces[{k}].simplexes");
-        let (idx, vs, t) = ctx.accessor(si as usize, &spath)?;
-        if vs != 3 || accessor::is_float(&t) {
+        let decoded = ctx.accessor(si as usize, &spath)?;
+        let (idx, vs, t) = (&decoded.0, decoded.1, &decoded.2);
+        if vs != 3 || accessor::is_float(t) {
             return Err(err(file, &spath, format!("simplexes must be an integer accessor with vectorSize 3 in 3D (found {t} × {vs})")));
         }
         for (j, &v) in idx.iter().enumerate() {
@@ -670,6 +736,7 @@ fn read_skinned_mesh(
             }
         }
         let first = faces.indices.len();
+        ctx.charge::<u32>(idx.len() / 3 * 4, &spath)?;
         faces.counts.extend(std::iter::repeat_n(3u32, idx.len() / 3));
         faces.indices.extend(idx.iter().map(|&v| v as u32));
         let bpath = format!("{mpath}.surfaces[{k}]");
@@ -714,10 +781,13 @@ fn read_skinned_mesh(
     let kpath = format!("{mpath}.skin");
     let get =
         |k: &str| skin.get(k).and_then(Value::as_u64).map(|v| v as usize).ok_or_else(|| err(file, &kpath, format!("{k} is required")));
-    let (vv, vvs, vt) = ctx.accessor(get("vertices")?, &format!("{kpath}.vertices"))?;
-    let (gv, gvs, gt) = ctx.accessor(get("groups")?, &format!("{kpath}.groups"))?;
-    let (wv, wvs, wt) = ctx.accessor(get("weights")?, &format!("{kpath}.weights"))?;
-    if vvs != 1 || gvs != 1 || wvs != 1 || !accessor::is_unsigned(&vt) || !accessor::is_unsigned(&gt) || !accessor::is_float(&wt) {
+    let (dv, dg, dw) = (
+        ctx.accessor(get("vertices")?, &format!("{kpath}.vertices"))?,
+        ctx.accessor(get("groups")?, &format!("{kpath}.groups"))?,
+        ctx.accessor(get("weights")?, &format!("{kpath}.weights"))?,
+    );
+    let ((vv, vvs, vt), (gv, gvs, gt), (wv, wvs, wt)) = ((&dv.0, dv.1, &dv.2), (&dg.0, dg.1, &dg.2), (&dw.0, dw.1, &dw.2));
+    if vvs != 1 || gvs != 1 || wvs != 1 || !accessor::is_unsigned(vt) || !accessor::is_unsigned(gt) || !accessor::is_float(wt) {
         return Err(err(
             file,
             &kpath,
@@ -751,6 +821,10 @@ fn read_skinned_mesh(
             None => slot_of_group.push(None),
         }
     }
+    // The triples, then the influences built from them (a row per vertex, an entry per triple).
+    ctx.charge::<(u32, u32, f64)>(vv.len(), &kpath)?;
+    ctx.charge::<(u32, f64)>(vv.len(), &kpath)?;
+    ctx.charge::<u32>(nv, &kpath)?;
     let mut triples = Vec::with_capacity(vv.len());
     let mut prev_v = 0usize;
     let mut prev_w = f64::INFINITY;

@@ -10,7 +10,8 @@ use base64::Engine as _;
 use gltf_json::accessor::{ComponentType, Type};
 use gltf_json::validation::Checked;
 use gltf_json::Root;
-use std::path::Path;
+use skelport_ir::files::{self, FileError};
+use skelport_ir::{Budget, Input, ReadOptions};
 
 /// Decoded accessor data as f64 (integers exact; normalized integers mapped to [0, 1]).
 pub(crate) struct AccessorData {
@@ -29,15 +30,28 @@ impl AccessorData {
     }
 }
 
-/// Load every buffer of `root`. `bin` is the GLB BIN chunk, if any.
-pub(crate) fn load(root: &Root, bin: Option<&[u8]>, base: Option<&Path>, file: &str) -> Result<Vec<Vec<u8>>, GltfError> {
+/// Load every buffer of `root`. `bin` is the GLB BIN chunk, if any. External files are opened
+/// through [`skelport_ir::files::read_referenced`] (inside the input's folder, regular files,
+/// counted against the input limit and `budget`); what is copied or decoded here is charged to
+/// `budget` before it is allocated.
+pub(crate) fn load(
+    root: &Root,
+    bin: Option<&[u8]>,
+    input: &Input<'_>,
+    opts: &ReadOptions,
+    budget: &Budget,
+    file: &str,
+) -> Result<Vec<Vec<u8>>, GltfError> {
     let mut out = Vec::with_capacity(root.buffers.len().min(1024));
     for (i, b) in root.buffers.iter().enumerate() {
         let pointer = format!("/buffers/{i}");
         let err = |m: String| GltfError::Buffer { file: file.to_owned(), pointer: pointer.clone(), message: m };
         let data: Vec<u8> = match &b.uri {
             None => match (i, bin) {
-                (0, Some(bin)) => bin.to_vec(),
+                (0, Some(bin)) => {
+                    budget.charge(bin.len() as u64, file, &pointer)?;
+                    bin.to_vec()
+                }
                 // No data: only an error if an accessor actually reads from it.
                 _ => {
                     out.push(Vec::new());
@@ -49,19 +63,15 @@ pub(crate) fn load(root: &Root, bin: Option<&[u8]>, base: Option<&Path>, file: &
                 if !uri[..comma].ends_with(";base64") {
                     return Err(err("data URI is not base64-encoded".into()));
                 }
-                base64::engine::general_purpose::STANDARD
-                    .decode(uri[comma + 1..].trim())
-                    .map_err(|e| err(format!("bad base64 in data URI: {e}")))?
+                let text = uri[comma + 1..].trim();
+                budget.charge(base64::decoded_len_estimate(text.len()) as u64, file, &pointer)?;
+                base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| err(format!("bad base64 in data URI: {e}")))?
             }
-            Some(uri) => {
-                let rel = percent_decode(uri);
-                if rel.contains("://") {
-                    return Err(err(format!("external URL '{uri}' is not loaded; download it next to the .gltf")));
-                }
-                let dir = base.and_then(Path::parent).unwrap_or(Path::new("."));
-                let path = dir.join(&rel);
-                std::fs::read(&path).map_err(|e| err(format!("{}: {e} (the .bin must sit next to the .gltf)", path.display())))?
-            }
+            Some(uri) => match files::read_referenced(input, uri, opts, budget) {
+                Ok(data) => data,
+                Err(FileError::Refused(m)) => return Err(err(m)),
+                Err(FileError::Budget(e)) => return Err(e.into()),
+            },
         };
         let want = b.byte_length.0;
         if (data.len() as u64) < want {
@@ -70,24 +80,6 @@ pub(crate) fn load(root: &Root, bin: Option<&[u8]>, base: Option<&Path>, file: &
         out.push(data);
     }
     Ok(out)
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Some(v) = std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn component_size(c: ComponentType) -> usize {
@@ -110,8 +102,16 @@ fn type_components(t: Type) -> usize {
 }
 
 /// Decode accessor `index`. `pointer` names the referring property for messages. Accessors
-/// without a buffer view are all zeros (glTF 2.0 §3.6.2.3).
-pub(crate) fn read_accessor(root: &Root, buffers: &[Vec<u8>], index: usize, pointer: &str, file: &str) -> Result<AccessorData, GltfError> {
+/// without a buffer view are all zeros (glTF 2.0 §3.6.2.3). The decoded values are charged to
+/// `budget` before they are allocated.
+pub(crate) fn read_accessor(
+    root: &Root,
+    buffers: &[Vec<u8>],
+    index: usize,
+    pointer: &str,
+    file: &str,
+    budget: &Budget,
+) -> Result<AccessorData, GltfError> {
     let ap = format!("/accessors/{index}");
     let acc = root.accessors.get(index).ok_or_else(|| GltfError::invalid(file, pointer, format!("accessor {index} does not exist")))?;
     let ct = match acc.component_type {
@@ -131,6 +131,7 @@ pub(crate) fn read_accessor(root: &Root, buffers: &[Vec<u8>], index: usize, poin
         if count.saturating_mul(comps) > 1 << 24 {
             return Err(GltfError::invalid(file, format!("{ap}/count"), "count too large for an accessor without bufferView"));
         }
+        budget.charge_items::<f64>(count * comps, file, &ap)?;
         let mut values = vec![0.0; count * comps];
         apply_sparse(root, buffers, acc, &ap, file, ct, comps, &mut values)?;
         return Ok(AccessorData { count, components: comps, values, component_type: ct, normalized: acc.normalized });
@@ -168,6 +169,7 @@ pub(crate) fn read_accessor(root: &Root, buffers: &[Vec<u8>], index: usize, poin
         return Err(GltfError::invalid(file, format!("{ap}/byteOffset"), "byteOffset is not a multiple of the component size"));
     }
     let base = v_off as usize + a_off;
+    budget.charge_items::<f64>(count * comps, file, &ap)?;
     let mut values = Vec::with_capacity(count * comps);
     decode_into(&buf[base..], count, stride, ct, comps, acc.normalized, &mut values);
     apply_sparse(root, buffers, acc, &ap, file, ct, comps, &mut values)?;

@@ -18,6 +18,9 @@ pub enum GltfError {
     /// A buffer could not be loaded.
     #[error("{file}: {pointer}: cannot load buffer: {}", skelport_ir::with_hint(.message, "fix the uri (a data: URI must be valid base64; a file must sit next to the .gltf)"))]
     Buffer { file: String, pointer: String, message: String },
+    /// The file asks for more memory than the decode budget allows (see `skelport_ir::budget`).
+    #[error(transparent)]
+    Budget(#[from] skelport_ir::BudgetError),
     /// The document cannot be written as glTF.
     #[error("cannot write glTF: {0}")]
     Write(String),

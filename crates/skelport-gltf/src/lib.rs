@@ -93,11 +93,16 @@ impl Format for GltfFormat {
     fn sniff(&self, head: &[u8]) -> u8 {
         sniff_any(head).0
     }
-    fn read(&self, input: Input<'_>, _opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
-        read::read(input, "gltf", diag).map_err(Into::into)
+    fn read(&self, input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
+        read::read(input, opts, "gltf", diag).map_err(Into::into)
     }
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         write::write(doc, opts, write::Container::Json, diag).map_err(Into::into)
+    }
+    fn fuzz_side_file(&self, demo: &Document) -> Option<Vec<u8>> {
+        let opts = WriteOptions { file_stem: "sample".into(), ..Default::default() };
+        let out = write::write(demo, &opts, write::Container::Json, &mut Diagnostics::default()).ok()?;
+        out.side_files.into_iter().next().map(|(_, bytes)| bytes)
     }
     fn write_frame(&self) -> Option<skelport_ir::Frame> {
         Some(skelport_ir::Frame::GLTF)
@@ -134,8 +139,8 @@ impl Format for GlbFormat {
     fn sniff(&self, head: &[u8]) -> u8 {
         sniff_any(head).1
     }
-    fn read(&self, input: Input<'_>, _opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
-        read::read(input, "glb", diag).map_err(Into::into)
+    fn read(&self, input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
+        read::read(input, opts, "glb", diag).map_err(Into::into)
     }
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         write::write(doc, opts, write::Container::Binary, diag).map_err(Into::into)
@@ -179,13 +184,14 @@ pub fn read_bytes_with_nodes(
     path: Option<&std::path::Path>,
     diag: &mut Diagnostics,
 ) -> Result<(Document, NodeBones), GltfError> {
-    read::read_with_nodes(Input { path, bytes }, "gltf", diag)
+    read::read_with_nodes(Input { path, bytes }, &ReadOptions::default(), "gltf", diag)
 }
 
 /// Read glTF or GLB bytes (the flavour is detected from the bytes). `path` resolves external
-/// buffers. Convenience for callers that do not go through the [`Format`] registry.
+/// buffers (inside its folder only; default [`ReadOptions`]). Convenience for callers that do
+/// not go through the [`Format`] registry.
 pub fn read_bytes(bytes: &[u8], path: Option<&std::path::Path>, diag: &mut Diagnostics) -> Result<Document, GltfError> {
-    read::read(Input { path, bytes }, "gltf", diag)
+    read::read(Input { path, bytes }, &ReadOptions::default(), "gltf", diag)
 }
 
 #[cfg(test)]

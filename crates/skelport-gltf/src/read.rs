@@ -16,10 +16,11 @@ use gltf_json::Root;
 use skelport_ir::jsonskip::JsonSkip;
 use skelport_ir::proc;
 use skelport_ir::{
-    Bone, BoneId, DMat4, DQuat, DVec2, DVec3, Diagnostics, Document, Frame, Influences, Input, Mesh, Normals, Skeleton, Skin, Transform,
-    UvSet, Uvs,
+    Bone, BoneId, Budget, DMat4, DQuat, DVec2, DVec3, Diagnostics, Document, Frame, Influences, Input, Mesh, Normals, ReadOptions,
+    Skeleton, Skin, Transform, UvSet, Uvs,
 };
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 /// Weight sums further than this from 1 are reported and renormalized. The validator's own
 /// threshold is tighter (a few float32 ulps per weight); files from real exporters that are a
@@ -30,12 +31,17 @@ const WEIGHT_SUM_TOLERANCE: f64 = 2e-3;
 /// in an attribute name would otherwise size the reader's tables.
 pub const MAX_UV_SETS: usize = 8;
 
-pub(crate) fn read(input: Input<'_>, format: &str, diag: &mut Diagnostics) -> Result<Document, GltfError> {
-    read_with_nodes(input, format, diag).map(|(doc, _)| doc)
+pub(crate) fn read(input: Input<'_>, opts: &ReadOptions, format: &str, diag: &mut Diagnostics) -> Result<Document, GltfError> {
+    read_with_nodes(input, opts, format, diag).map(|(doc, _)| doc)
 }
 
 /// [`read`], also giving the (skeleton, bone) each node became.
-pub(crate) fn read_with_nodes(input: Input<'_>, format: &str, diag: &mut Diagnostics) -> Result<(Document, NodeBones), GltfError> {
+pub(crate) fn read_with_nodes(
+    input: Input<'_>,
+    opts: &ReadOptions,
+    format: &str,
+    diag: &mut Diagnostics,
+) -> Result<(Document, NodeBones), GltfError> {
     let file = input.display_name();
     let file = file.as_str();
     let glb = if input.bytes.starts_with(b"glTF") {
@@ -82,8 +88,9 @@ pub(crate) fn read_with_nodes(input: Input<'_>, format: &str, diag: &mut Diagnos
             ));
         }
     }
-    let buffers = buffers::load(&root, bin, input.path, file)?;
-    Reader { root: &root, buffers: &buffers, file, diag }.run(format)
+    let budget = opts.budget_for(&input);
+    let buffers = buffers::load(&root, bin, &input, opts, &budget, file)?;
+    Reader { root: &root, buffers: &buffers, file, diag, budget, accessors: HashMap::new() }.run(format)
 }
 
 /// The GLB header and chunk headers (glTF 2.0 "GLB File Format Specification"), checked before
@@ -188,6 +195,11 @@ struct Reader<'a> {
     buffers: &'a [Vec<u8>],
     file: &'a str,
     diag: &'a mut Diagnostics,
+    /// The conversion's decode budget: decoded accessors and the mesh data built from them are
+    /// charged before they are allocated.
+    budget: Budget,
+    /// Accessors decoded so far: primitives (and skins) that share an accessor share one decode.
+    accessors: HashMap<usize, Rc<AccessorData>>,
 }
 
 /// A skeleton already read for an earlier skin: its nodes and their bones, so a later skin over
@@ -215,6 +227,21 @@ struct Graph {
 impl Reader<'_> {
     fn err(&self, pointer: impl Into<String>, message: impl Into<String>) -> GltfError {
         GltfError::invalid(self.file, pointer, message)
+    }
+
+    /// Accessor `index`, decoded once however many properties refer to it.
+    fn accessor(&mut self, index: usize, pointer: &str) -> Result<Rc<AccessorData>, GltfError> {
+        if let Some(a) = self.accessors.get(&index) {
+            return Ok(a.clone());
+        }
+        let a = Rc::new(buffers::read_accessor(self.root, self.buffers, index, pointer, self.file, &self.budget)?);
+        self.accessors.insert(index, a.clone());
+        Ok(a)
+    }
+
+    /// Charge the budget for `count` values of `T` built for `pointer`, before they are.
+    fn charge<T>(&self, count: usize, pointer: &str) -> Result<(), GltfError> {
+        Ok(self.budget.charge_items::<T>(count, self.file, pointer)?)
     }
 
     fn node_extras(&self, node: usize) -> Option<serde_json::Value> {
@@ -550,7 +577,7 @@ impl Reader<'_> {
                 if (acc.count.0 as usize) < joints.len() {
                     return Err(self.err(&p, format!("IBM accessor must have at least {} elements; found {}", joints.len(), acc.count.0)));
                 }
-                let data = buffers::read_accessor(self.root, self.buffers, ai, &p, self.file)?;
+                let data = self.accessor(ai, &p)?;
                 let backed = acc.buffer_view.is_some();
                 if !backed {
                     self.diag.warn("gltf.ibm-zero", format!("skin {si}: inverse bind matrices have no buffer view, so they are all zero"));
@@ -803,19 +830,23 @@ impl Reader<'_> {
                     self.diag.warn("gltf.no-position", format!("{pp}: primitive has no POSITION; skipped"));
                     continue;
                 };
-                let pos = buffers::read_accessor(self.root, self.buffers, pa, &format!("{pp}/attributes/POSITION"), self.file)?;
+                let pos = self.accessor(pa, &format!("{pp}/attributes/POSITION"))?;
                 if pos.components != 3 {
                     return Err(self.err(format!("{pp}/attributes/POSITION"), "POSITION must be VEC3"));
                 }
                 let base = mesh.positions.len();
                 let vcount = pos.count;
+                // Every primitive's vertices are copied into the merged mesh, so many primitives
+                // over one accessor cost many copies: charged before they are made.
+                self.charge::<DVec3>(vcount, &format!("{pp}/attributes/POSITION"))?;
                 mesh.positions.extend((0..vcount).map(|v| {
                     let p = pos.get(v);
                     DVec3::new(p[0], p[1], p[2])
                 }));
                 match nrm_acc {
                     Some(na) if all_normals => {
-                        let nd = buffers::read_accessor(self.root, self.buffers, na, &format!("{pp}/attributes/NORMAL"), self.file)?;
+                        let nd = self.accessor(na, &format!("{pp}/attributes/NORMAL"))?;
+                        self.charge::<DVec3>(vcount, &format!("{pp}/attributes/NORMAL"))?;
                         if nd.components != 3 || nd.count != vcount {
                             return Err(self.err(format!("{pp}/attributes/NORMAL"), "NORMAL must be VEC3 with one entry per vertex"));
                         }
@@ -840,12 +871,14 @@ impl Reader<'_> {
                 // A set that earlier vertices lack starts incomplete (zeros there).
                 let sets = uv_accs.iter().map(|a| a.0 as usize + 1).max().unwrap_or(0);
                 while uvs.len() < sets {
+                    self.charge::<DVec2>(base, &format!("{pp}/attributes"))?;
                     uvs.push(vec![DVec2::ZERO; base]);
                     uv_complete.push(base == 0);
                 }
                 for &(t, ua) in &uv_accs {
                     let at = format!("{pp}/attributes/TEXCOORD_{t}");
-                    let d = buffers::read_accessor(self.root, self.buffers, ua, &at, self.file)?;
+                    let d = self.accessor(ua, &at)?;
+                    self.charge::<DVec2>(vcount, &at)?;
                     let ok_type = match d.component_type {
                         ComponentType::F32 => true,
                         ComponentType::U8 | ComponentType::U16 => d.normalized,
@@ -872,10 +905,11 @@ impl Reader<'_> {
                 };
                 let idx: Vec<u32> = match prim.indices {
                     Some(ia) => {
-                        let d = buffers::read_accessor(self.root, self.buffers, ia.value(), &format!("{pp}/indices"), self.file)?;
+                        let d = self.accessor(ia.value(), &format!("{pp}/indices"))?;
                         if d.components != 1 || !matches!(d.component_type, ComponentType::U8 | ComponentType::U16 | ComponentType::U32) {
                             return Err(self.err(format!("{pp}/indices"), "indices must be SCALAR unsigned byte/short/int"));
                         }
+                        self.charge::<u32>(d.count, &format!("{pp}/indices"))?;
                         let mut out = Vec::with_capacity(d.count);
                         for &v in &d.values {
                             if v as usize >= vcount {
@@ -885,8 +919,13 @@ impl Reader<'_> {
                         }
                         out
                     }
-                    None => (0..vcount as u32).collect(),
+                    None => {
+                        self.charge::<u32>(vcount, &pp)?;
+                        (0..vcount as u32).collect()
+                    }
                 };
+                // Faces: at most one triangle per index (strips and fans), 3 corners and a count.
+                self.charge::<u32>(idx.len().saturating_mul(4), &pp)?;
                 let b = base as u32;
                 match mode {
                     Mode::Triangles => {
@@ -912,7 +951,10 @@ impl Reader<'_> {
                         self.diag.loss("gltf.non-triangle-primitive", format!("{pp}: points/lines primitive: vertices kept, no faces"));
                     }
                 }
-                // Influences.
+                // Influences: a list per vertex, at most four entries per JOINTS_n set.
+                let set_count = jsets.len().max(wsets.len());
+                self.charge::<Vec<(u32, f64)>>(vcount, &format!("{pp}/attributes"))?;
+                self.charge::<(u32, f64)>(vcount.saturating_mul(4 * set_count), &format!("{pp}/attributes"))?;
                 let mut plists: Vec<Vec<(u32, f64)>> = vec![Vec::new(); vcount];
                 let mut sets: Vec<u32> = jsets.keys().chain(wsets.keys()).copied().collect();
                 sets.sort_unstable();
@@ -924,8 +966,8 @@ impl Reader<'_> {
                     let (Some(&ja), Some(&wa)) = (jsets.get(&s), wsets.get(&s)) else {
                         return Err(self.err(format!("{pp}/attributes"), format!("JOINTS_{s} and WEIGHTS_{s} must both be present")));
                     };
-                    let jd = buffers::read_accessor(self.root, self.buffers, ja, &format!("{pp}/attributes/JOINTS_{s}"), self.file)?;
-                    let wd = buffers::read_accessor(self.root, self.buffers, wa, &format!("{pp}/attributes/WEIGHTS_{s}"), self.file)?;
+                    let jd = self.accessor(ja, &format!("{pp}/attributes/JOINTS_{s}"))?;
+                    let wd = self.accessor(wa, &format!("{pp}/attributes/WEIGHTS_{s}"))?;
                     check_joints_weights(&jd, &wd, vcount).map_err(|m| self.err(format!("{pp}/attributes/JOINTS_{s}"), m))?;
                     for (v, list) in plists.iter_mut().enumerate() {
                         let (jj, ww) = (jd.get(v), wd.get(v));

@@ -492,7 +492,9 @@ pub(crate) fn write_edited(
                 let uri = if opts.embed {
                     format!("data:application/octet-stream;base64,{}", base64::engine::general_purpose::STANDARD.encode(&bin))
                 } else {
-                    format!("{stem}.bin")
+                    // A URI, not a file name: `my model#1.bin` must not read as a fragment,
+                    // nor `a%41.bin` decode to `aA.bin`.
+                    skelport_ir::files::percent_encode(&format!("{stem}.bin"))
                 };
                 root.insert("buffers".into(), json!([{ "byteLength": bin.len(), "uri": uri }]));
                 if !opts.embed {

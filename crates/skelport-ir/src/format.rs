@@ -11,6 +11,7 @@
 //! [`Format::check_losses`]), the kinds of file it reads and where each is tested
 //! ([`Format::inputs`]). Code that needs a list of formats iterates the registry and asks them.
 
+use crate::budget::Budget;
 use crate::document::Document;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -134,6 +135,26 @@ pub struct ReadOptions {
     pub names: Option<PathBuf>,
     /// Another avatar_skeleton.xml instead of the built-in SL table (`--sl-skeleton`).
     pub sl_skeleton: Option<PathBuf>,
+    /// Let a document's side-file URIs (glTF and G4MF buffers) lead outside the input file's
+    /// folder: `../shared/body.bin` or an absolute path. Off by default, because inputs are
+    /// untrusted; for trees the user trusts (the CLI's `--allow-outside-uris`). URI schemes stay
+    /// refused, and a side file must still be a regular file within the size limit
+    /// ([`crate::files`]).
+    pub allow_outside_uris: bool,
+    /// The decode budget of the conversion this read belongs to, shared by every reader and
+    /// side file of it ([`crate::budget`]). `None`: each read makes its own from its input's
+    /// size ([`ReadOptions::budget_for`]). A caller that reads several files for one
+    /// conversion, or that wants another limit, sets one ([`Budget::for_input`] of the main
+    /// file's size, [`Budget::with_limit`]); clones of a `Budget` share its account.
+    pub budget: Option<Budget>,
+}
+
+impl ReadOptions {
+    /// The budget a read of `input` charges: [`ReadOptions::budget`], or a new one of
+    /// [`Budget::for_input`] the input's size.
+    pub fn budget_for(&self, input: &Input<'_>) -> Budget {
+        self.budget.clone().unwrap_or_else(|| Budget::for_input(input.bytes.len() as u64))
+    }
 }
 
 /// Options for writers. Each format uses the fields that concern it and ignores the rest.
@@ -339,6 +360,14 @@ pub trait Format: Sync + Send {
     fn read_back(&self, output: &Output) -> ReadOptions {
         let _ = output;
         ReadOptions::default()
+    }
+    /// A side file this format's reader loads through a URI the main file names, made from
+    /// `demo` (glTF's `.bin`, the bytes of a G4MF buffer): the folder fuzz target
+    /// (`skelport::fuzzing::folder_targets`) puts it beside the input. `None`, the default, for
+    /// formats whose files name no side files; they get no folder target.
+    fn fuzz_side_file(&self, demo: &Document) -> Option<Vec<u8>> {
+        let _ = demo;
+        None
     }
 }
 

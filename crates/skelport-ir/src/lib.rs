@@ -35,12 +35,17 @@
 //! * [`format`](mod@format) — the [`format::Format`] trait every format crate implements, with options and
 //!   diagnostics (warnings and the loss report).
 //! * [`irjson`] — `ir-json`, the IR as lossless JSON.
+//! * [`budget`] and [`files`] — reading untrusted input safely: the decode budget every reader
+//!   charges, and the one way to open a file a document names.
+//! * [`xml`] — the one XML text escaping every XML writer uses, and names XML cannot hold.
 
 #![forbid(unsafe_code)]
 
 pub mod anchor;
+pub mod budget;
 pub mod document;
 pub mod ext;
+pub mod files;
 pub mod format;
 pub mod frame;
 pub mod irjson;
@@ -54,8 +59,10 @@ pub mod skin;
 pub mod testing;
 pub mod trace;
 pub mod validate;
+pub mod xml;
 
 pub use anchor::{Anchor, AnchorStrategy, BoneAnchors};
+pub use budget::{Budget, BudgetError};
 pub use document::{Attribute, Bone, BoneId, Document, Faces, Mesh, Normals, Skeleton, Transform, UvSet, Uvs, VertexGroup};
 pub use ext::{Extension, Extensions};
 pub use format::{

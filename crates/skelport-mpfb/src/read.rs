@@ -164,7 +164,9 @@ impl<'a> Companion<'a> {
     /// Its bytes (read now when given by path); `what` names it in the error ("mesh").
     fn bytes(&self, what: &str) -> Result<Cow<'a, [u8]>, MpfbError> {
         match self {
-            Companion::Path(p) => std::fs::read(p)
+            // Through the checked reader: a regular file within the size limit, a FIFO refused,
+            // not waited on.
+            Companion::Path(p) => skelport_ir::files::read_user_file(p, None)
                 .map(Cow::Owned)
                 .map_err(|e| MpfbError::File { file: self.name(), message: format!("cannot read the {what}: {e}") }),
             Companion::Memory(m) => Ok(Cow::Borrowed(&m.bytes)),

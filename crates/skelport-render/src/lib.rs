@@ -403,21 +403,11 @@ fn n(v: f64) -> String {
     s
 }
 
-/// Escape text for XML, replacing characters XML 1.0 cannot hold.
+/// Escape text for SVG (XML): line breaks and tabs become spaces (a caption is one line), the
+/// characters XML 1.0 cannot hold U+FFFD, the rest escaped by the workspace's one XML escaping.
 fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\t' | '\n' | '\r' => o.push(' '),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => o.push('\u{FFFD}'),
-            c => o.push(c),
-        }
-    }
-    o
+    let flat: String = s.chars().map(|c| if matches!(c, '\t' | '\n' | '\r') { ' ' } else { c }).collect();
+    skelport_ir::xml::escape_attr(&skelport_ir::xml::replace_unholdable(&flat)).into_owned()
 }
 
 /// Shorten long captions so they fit a line.

@@ -236,7 +236,8 @@ impl SlSkeleton {
     /// Read another `avatar_skeleton.xml` from disk (`--sl-skeleton FILE`).
     pub fn from_file(path: &std::path::Path) -> Result<SlSkeleton, SlError> {
         let name = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| SlError::invalid(&name, 0, 0, format!("cannot read the SL skeleton file: {e}")))?;
+        let bytes = skelport_ir::files::read_user_file(path, None)
+            .map_err(|e| SlError::invalid(&name, 0, 0, format!("cannot read the SL skeleton file: {e}")))?;
         let text = std::str::from_utf8(&bytes).map_err(|e| {
             SlError::invalid(&name, 0, 0, format!("not UTF-8 text at byte {}; avatar_skeleton.xml must be ASCII/UTF-8", e.valid_up_to()))
         })?;

@@ -41,20 +41,11 @@ struct Rig {
     offset: Vec<DVec3>,
 }
 
+/// Escape for text and double-quoted attributes: the workspace's one XML escaping. Bone names XML
+/// cannot hold are replaced, with a loss line, before any is written; other names (meshes,
+/// skins) have such characters replaced here.
 fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&apos;"),
-            c if (c as u32) < 0x20 && c != '\t' && c != '\n' && c != '\r' => o.push(' '),
-            c => o.push(c),
-        }
-    }
-    o
+    skelport_ir::xml::escape_attr(&skelport_ir::xml::replace_unholdable(s)).into_owned()
 }
 
 /// An XML ID (NCName) for `base`, unique in `taken`.
@@ -391,6 +382,9 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
         }
     };
     let mut doc = doc.clone();
+    for sk in &mut doc.skeletons {
+        skelport_ir::xml::make_names_holdable(sk, "dae-name", "Collada", diag);
+    }
     // SL rigs are Second Life's frame; generic Collada is Z-up facing −Y, as Blender exports it
     // and as the reader takes an unknown Z_UP file.
     doc.convert_frame(if sl_names { Frame::SECOND_LIFE } else { Frame::BLENDER });

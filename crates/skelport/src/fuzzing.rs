@@ -2,10 +2,13 @@
 //! tests. Every kind of file a registered format reads has its own target, named by the format
 //! ([`Format::inputs`]): its main file is read as it is, a mesh or weights file is joined to the
 //! demo sample as that format writes it. `read_any`/`roundtrip` take the format from the first
-//! input byte instead. Nothing here names a format: adding one to the registry adds its targets.
+//! input byte instead. A format whose files name side files ([`Format::fuzz_side_file`]) also has a
+//! folder target, `<target>_dir` ([`folder_targets`]): the input read by path from a folder laid
+//! out with side files, links, a FIFO and a directory, so buffer URIs reach `skelport_ir::files`.
+//! Nothing here names a format: adding one to the registry adds its targets.
 
 use crate::registry;
-use skelport_ir::{Diagnostics, Format, InMemoryFile, Input, InputKind, InputRole, ReadOptions, WriteOptions};
+use skelport_ir::{Diagnostics, Document, Format, InMemoryFile, Input, InputKind, InputRole, ReadOptions, WriteOptions};
 use std::sync::OnceLock;
 
 /// The fuzz target that reads any registered format, picked by the first byte.
@@ -98,6 +101,11 @@ pub fn run_target(target: &str, data: &[u8]) {
     match target {
         READ_ANY => read_selected(data),
         ROUNDTRIP => roundtrip_selected(data),
+        t if folder_target(t).is_some() => {
+            if let Some(f) = folder_target(t) {
+                drop(read_in_folder(f.format, data));
+            }
+        }
         t => {
             let (_, format, kind) = targets().find(|(n, _, _)| *n == t).unwrap_or_else(|| panic!("unknown fuzz target {t}"));
             read_input(format, kind, data)
@@ -117,8 +125,123 @@ pub fn run_env_target(data: &[u8]) {
     static TARGET: OnceLock<String> = OnceLock::new();
     let t = TARGET.get_or_init(|| {
         let t = std::env::var(TARGET_VAR).unwrap_or_else(|_| panic!("set {TARGET_VAR} to a fuzz target (`cargo xtask fuzz` does)"));
-        assert!(targets().any(|(n, _, _)| n == t), "{TARGET_VAR}={t} names no fuzz target");
+        assert!(targets().any(|(n, _, _)| n == t) || folder_target(&t).is_some(), "{TARGET_VAR}={t} names no fuzz target");
         t
     });
     run_target(t, data)
+}
+
+/// A folder target: its name (`<the main input's target>_dir`), its format and the side file
+/// put beside the input when the input brings none.
+#[derive(Debug)]
+pub struct FolderTarget {
+    /// The target's name.
+    pub name: String,
+    /// The format that reads the input.
+    pub format: &'static dyn Format,
+    /// The demo's side file as the format would load it.
+    pub side_file: Vec<u8>,
+}
+
+/// Every folder target, in registry order: one per readable format that names side files.
+pub fn folder_targets() -> &'static [FolderTarget] {
+    static TARGETS: OnceLock<Vec<FolderTarget>> = OnceLock::new();
+    TARGETS.get_or_init(|| {
+        let demo: Document = crate::demo::sample();
+        registry::formats()
+            .iter()
+            .filter(|f| f.can_read())
+            .filter_map(|f| {
+                let main = f.inputs().iter().find(|k| k.role == InputRole::Main)?;
+                let side_file = f.fuzz_side_file(&demo)?;
+                Some(FolderTarget { name: format!("{}_dir", main.fuzz_target), format: *f, side_file })
+            })
+            .collect()
+    })
+}
+
+/// The folder target named `name`.
+pub fn folder_target(name: &str) -> Option<&'static FolderTarget> {
+    folder_targets().iter().find(|t| t.name == name)
+}
+
+/// Splits a folder target's input: the main file before it, the side file `sample.bin` after.
+pub const SIDE_FILE_SEPARATOR: &[u8] = b"\n--skelport-side-file--\n";
+
+/// The folder the folder targets read in, made once per process:
+///
+/// ```text
+/// <tmp>/skelport-fuzz-<pid>/
+///     secret.bin            a regular file outside the input's folder
+///     trap.bin              a FIFO outside it (opening it blocking would hang: a timeout)
+///     in/model.<ext>        the input (rewritten for every run)
+///     in/sample.bin         the side file (from the input, or the demo's)
+///     in/sub/sample.bin     the same, one folder down
+///     in/link.bin           a link to ../secret.bin (leads out)
+///     in/inside.bin         a link to sample.bin (stays in)
+///     in/pipe.bin           a FIFO
+///     in/dir.bin            a directory
+/// ```
+///
+/// so that URIs reach every case of skelport_ir::files, and a reader that follows a URI out of
+/// the folder hangs on the trap or reads the secret.
+fn fuzz_folder() -> &'static std::path::Path {
+    static DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
+    /// Removes the folder when the process exits (libFuzzer and the test harness both exit).
+    #[cfg(unix)]
+    extern "C" fn remove_folder() {
+        if let Some(d) = DIR.get() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+    DIR.get_or_init(|| {
+        let root = std::env::temp_dir().join(format!("skelport-fuzz-{}", std::process::id()));
+        #[cfg(unix)]
+        // SAFETY: registers a plain function with no arguments, as atexit requires.
+        unsafe {
+            libc::atexit(remove_folder);
+        }
+        let inside = root.join("in");
+        let _ = std::fs::create_dir_all(inside.join("sub"));
+        let _ = std::fs::create_dir_all(inside.join("dir.bin"));
+        let _ = std::fs::write(root.join("secret.bin"), vec![0x5Au8; 4096]);
+        #[cfg(unix)]
+        {
+            let _ = std::os::unix::fs::symlink(root.join("secret.bin"), inside.join("link.bin"));
+            let _ = std::os::unix::fs::symlink("sample.bin", inside.join("inside.bin"));
+            for fifo in [root.join("trap.bin"), inside.join("pipe.bin")] {
+                if let Ok(c) = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()) {
+                    // SAFETY: a valid NUL-terminated path; failure (it exists) is fine.
+                    unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+                }
+            }
+        }
+        root
+    })
+}
+
+/// Read `data` with `format` from a file in the fuzz folder, its side file beside it: the path
+/// reaches buffer URIs and skelport_ir::files, which the byte-only targets never do. `data` is
+/// the main file, then optionally [`SIDE_FILE_SEPARATOR`] and the side file (else the demo's,
+/// [`Format::fuzz_side_file`]). The result (the targets ignore it; tests look at it), or `None`
+/// when the folder cannot be written.
+pub fn read_in_folder(format: &'static dyn Format, data: &[u8]) -> Option<Result<Document, String>> {
+    let (main, side) = match data.windows(SIDE_FILE_SEPARATOR.len()).position(|w| w == SIDE_FILE_SEPARATOR) {
+        Some(at) => (&data[..at], &data[at + SIDE_FILE_SEPARATOR.len()..]),
+        None => (data, folder_targets().iter().find(|t| t.format.name() == format.name()).map_or(&[][..], |t| &t.side_file[..])),
+    };
+    let inside = fuzz_folder().join("in");
+    let ext = format.extensions().first().copied().unwrap_or("in");
+    let path = inside.join(format!("model.{ext}"));
+    if std::fs::write(&path, main).is_err()
+        || std::fs::write(inside.join("sample.bin"), side).is_err()
+        || std::fs::write(inside.join("sub/sample.bin"), side).is_err()
+    {
+        return None;
+    }
+    Some(
+        format
+            .read(Input { path: Some(&path), bytes: main }, &ReadOptions::default(), &mut Diagnostics::default())
+            .map_err(|e| e.to_string()),
+    )
 }

@@ -1,0 +1,196 @@
+//! The decode budget: how much memory the readers of one conversion may take, in proportion to
+//! the bytes they were given.
+//!
+//! A file can describe far more data than it holds: a glTF accessor without a buffer view is
+//! `count` zeros, a hundred G4MF mesh instances copy one mesh a hundred times, a Zstd chunk of a
+//! few kilobytes can inflate to gigabytes. Readers charge a [`Budget`] *before* they allocate such
+//! data, so a file asking for memory out of proportion to its size is refused with a message
+//! instead of exhausting the machine.
+//!
+//! The budget is [`BUDGET_FACTOR`] × the input's bytes (the main file plus every distinct side
+//! file read for it), and at least [`BUDGET_FLOOR`]. One budget is shared by every reader of one
+//! conversion ([`crate::ReadOptions::budget`]); clones share the same account. What is charged is
+//! cumulative (memory given back is not credited), which keeps the accounting simple and errs on
+//! the safe side: the real corpus uses at most a few times its input (docs/limits.md).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The budget is this many times the input's bytes…
+pub const BUDGET_FACTOR: u64 = 64;
+/// …and at least this many bytes (64 MiB), so small files are never refused for overhead.
+pub const BUDGET_FLOOR: u64 = 64 << 20;
+/// Largest input, in bytes: the main file, or the main file and the side files read for it
+/// together (1 GiB).
+pub const MAX_INPUT_BYTES: u64 = 1 << 30;
+
+/// A shared account of the memory the readers of one conversion take. Cheap to clone; clones
+/// share the account.
+#[derive(Debug, Clone)]
+pub struct Budget(Arc<Inner>);
+
+#[derive(Debug)]
+struct Inner {
+    /// Bytes of input the budget is proportional to.
+    input: AtomicU64,
+    /// Bytes charged so far.
+    used: AtomicU64,
+    /// A fixed limit instead of the proportional one.
+    fixed: Option<u64>,
+    /// Side files already counted into `input` (a file named twice counts once).
+    seen: Mutex<HashSet<PathBuf>>,
+}
+
+/// Which kind of inflation ran out of budget; the message names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BudgetKind {
+    /// Decoded data (accessors, meshes, copies of them).
+    Decode,
+    /// Decompressed data (Zstd chunks).
+    Decompression,
+}
+
+/// A charge the budget could not take: which file, which element, how much.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{file}: {element}: {} budget exceeded: it needs {needed} more bytes, and {used} of the {limit} bytes allowed are already taken (the budget is {BUDGET_FACTOR} × the input's {input} bytes, at least {} MiB); the file asks for far more memory than its size justifies: it is damaged or made to exhaust memory",
+    match .kind { BudgetKind::Decode => "decode", BudgetKind::Decompression => "decompression" },
+    BUDGET_FLOOR >> 20
+)]
+pub struct BudgetError {
+    /// The file being read.
+    pub file: String,
+    /// The element that asked for the memory (a JSON pointer, a chunk).
+    pub element: String,
+    /// What ran out.
+    pub kind: BudgetKind,
+    /// Bytes asked for.
+    pub needed: u64,
+    /// Bytes already charged.
+    pub used: u64,
+    /// The limit.
+    pub limit: u64,
+    /// The input bytes the limit came from.
+    pub input: u64,
+}
+
+impl Budget {
+    /// The budget for a conversion whose input is `bytes` long: `max(64 × bytes, 64 MiB)`.
+    pub fn for_input(bytes: u64) -> Budget {
+        Budget::make(bytes, None)
+    }
+
+    /// A budget with a fixed limit, whatever the input's size (tests; trusted callers that know
+    /// better).
+    pub fn with_limit(limit: u64) -> Budget {
+        Budget::make(0, Some(limit))
+    }
+
+    /// No limit at all.
+    pub fn unlimited() -> Budget {
+        Budget::with_limit(u64::MAX)
+    }
+
+    fn make(input: u64, fixed: Option<u64>) -> Budget {
+        Budget(Arc::new(Inner { input: AtomicU64::new(input), used: AtomicU64::new(0), fixed, seen: Mutex::new(HashSet::new()) }))
+    }
+
+    /// The limit now (it grows as side files are read).
+    pub fn limit(&self) -> u64 {
+        self.0.fixed.unwrap_or_else(|| self.input().saturating_mul(BUDGET_FACTOR).max(BUDGET_FLOOR))
+    }
+
+    /// Bytes charged so far.
+    pub fn used(&self) -> u64 {
+        self.0.used.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of input the budget is proportional to.
+    pub fn input(&self) -> u64 {
+        self.0.input.load(Ordering::Relaxed)
+    }
+
+    /// Count a side file of `bytes` into the input (once per `key`, its canonical path). Returns
+    /// whether it was new.
+    pub fn add_input(&self, key: &Path, bytes: u64) -> bool {
+        let new = self.0.seen.lock().map(|mut s| s.insert(key.to_path_buf())).unwrap_or(true);
+        if new {
+            self.0.input.fetch_add(bytes, Ordering::Relaxed);
+        }
+        new
+    }
+
+    /// Take `bytes` of decoded data for `element` of `file`, or refuse before anything is
+    /// allocated.
+    pub fn charge(&self, bytes: u64, file: &str, element: &str) -> Result<(), BudgetError> {
+        self.take(bytes, file, element, BudgetKind::Decode)
+    }
+
+    /// [`Budget::charge`] for `count` values of `T`.
+    pub fn charge_items<T>(&self, count: usize, file: &str, element: &str) -> Result<(), BudgetError> {
+        self.charge((count as u64).saturating_mul(std::mem::size_of::<T>() as u64), file, element)
+    }
+
+    /// Take `bytes` of decompressed data, or refuse ("decompression budget exceeded").
+    pub fn charge_decompressed(&self, bytes: u64, file: &str, element: &str) -> Result<(), BudgetError> {
+        self.take(bytes, file, element, BudgetKind::Decompression)
+    }
+
+    fn take(&self, bytes: u64, file: &str, element: &str, kind: BudgetKind) -> Result<(), BudgetError> {
+        let limit = self.limit();
+        let mut used = self.0.used.load(Ordering::Relaxed);
+        loop {
+            let next = used.saturating_add(bytes);
+            if next > limit {
+                return Err(BudgetError {
+                    file: file.to_owned(),
+                    element: element.to_owned(),
+                    kind,
+                    needed: bytes,
+                    used,
+                    limit,
+                    input: self.input(),
+                });
+            }
+            match self.0.used.compare_exchange_weak(used, next, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Ok(()),
+                Err(now) => used = now,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proportional_with_a_floor_and_shared_by_clones() {
+        assert_eq!(Budget::for_input(10).limit(), BUDGET_FLOOR);
+        assert_eq!(Budget::for_input(10 << 20).limit(), 640 << 20);
+        let b = Budget::for_input(0);
+        let c = b.clone();
+        b.charge(BUDGET_FLOOR - 10, "f", "a").unwrap();
+        let e = c.charge(11, "f", "/accessors/3").unwrap_err();
+        assert_eq!((e.needed, e.used, e.limit), (11, BUDGET_FLOOR - 10, BUDGET_FLOOR));
+        let m = e.to_string();
+        assert!(m.starts_with("f: /accessors/3: decode budget exceeded: it needs 11 more bytes"), "{m}");
+        // A refused charge takes nothing.
+        c.charge(10, "f", "a").unwrap();
+        assert_eq!(b.used(), BUDGET_FLOOR);
+    }
+
+    #[test]
+    fn side_files_grow_the_budget_once_each() {
+        let b = Budget::for_input(1 << 20);
+        assert!(b.add_input(Path::new("/x/a.bin"), 2 << 20));
+        assert!(!b.add_input(Path::new("/x/a.bin"), 2 << 20));
+        assert_eq!(b.limit(), (3 * 64) << 20);
+        let e = b.charge_decompressed(u64::MAX, "f.g4b", "chunk 2").unwrap_err();
+        assert!(e.to_string().contains("decompression budget exceeded"), "{e}");
+        assert_eq!(Budget::with_limit(5).limit(), 5);
+        assert!(Budget::unlimited().charge(u64::MAX, "f", "a").is_ok());
+    }
+}
