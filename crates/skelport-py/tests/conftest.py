@@ -51,7 +51,11 @@ class Cli:
         return p
 
     def json(self, *args: "str | os.PathLike[str]") -> dict:
-        return json.loads(self.run(*args, "--json").stdout)
+        """The `--json` report (diff and validate exit 1 for a difference or a problem)."""
+        p = self.run(*args, "--json", check=False)
+        if p.returncode not in (0, 1) or not p.stdout:
+            raise AssertionError(f"skelport {' '.join(map(str, args))} exited {p.returncode}:\n{p.stderr}")
+        return json.loads(p.stdout)
 
 
 @pytest.fixture(scope="session")

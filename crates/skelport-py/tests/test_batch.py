@@ -3,6 +3,7 @@
 the GIL released; failures are reported per file and the rest goes on; a second run with
 skip_existing converts nothing."""
 
+import _thread
 import threading
 import time
 from pathlib import Path
@@ -101,3 +102,37 @@ def test_one_input_into_a_folder_is_a_batch(tmp_path):
     # A list is always a batch: a failure is in the report, not raised.
     report = skelport.convert([tmp_path / "nope.glb"], tmp_path / "new", to="glb")
     assert not report.ok and report.errors[0].code == "input"
+
+
+def test_ctrl_c_stops_a_batch_between_files(tmp_path):
+    """KeyboardInterrupt while a batch runs: the files in flight finish their all-or-nothing
+    save, no new one starts, the interrupt reaches Python; skip_existing resumes it."""
+    good, _, _ = make_inputs(tmp_path / "in")
+    inputs = good
+    out = tmp_path / "out"
+
+    def interrupt_when_started():
+        while not (out.is_dir() and len(list(out.iterdir())) >= 20):
+            time.sleep(0.001)
+        _thread.interrupt_main()
+
+    t = threading.Thread(target=interrupt_when_started)
+    t.start()
+    try:
+        skelport.convert(inputs, out, to="glb")
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("the batch finished before the interrupt: nothing was tested")
+    finally:
+        t.join()
+    written = sorted(out.iterdir())
+    print(f"interrupted after {len(written)} of {len(inputs)} files")
+    assert 20 <= len(written) < len(inputs)
+    # Every file there is whole (temporaries are renamed into place or removed).
+    assert all(p.suffix == ".glb" and not p.name.startswith(".") for p in written)
+    for p in written:
+        assert len(skelport.load(p).skeletons[0]) == 23
+    resumed = skelport.convert(inputs, out, to="glb", skip_existing=True)
+    assert resumed.ok and sum(f.skipped for f in resumed.files) == len(written)
+    assert len(list(out.iterdir())) == len(inputs)
