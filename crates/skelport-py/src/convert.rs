@@ -109,7 +109,17 @@ fn is_dir_target(p: &Path) -> bool {
     p.is_dir() || p.as_os_str().to_string_lossy().ends_with(['/', std::path::MAIN_SEPARATOR])
 }
 
-/// Convert files, as `skelport convert` does.
+/// Convert files, as `skelport convert` does, and return a `Report`.
+///
+/// One path (str or os.PathLike) into a file: the format from `to` or the output's extension;
+/// raises `skelport.Error` on failure (with `strict=True`, on any loss). A list of paths, or an
+/// existing folder (or a path ending in '/') as `output`: a batch into that folder as
+/// `<stem>.<extension>`, `to` required, run on every core without the GIL; a failure is in
+/// `Report.errors` and the rest goes on; Ctrl-C stops it between files (KeyboardInterrupt);
+/// `skip_existing=True` resumes. `from_` names the reader; `mesh` and `weights` (paths or bytes)
+/// go with every input; `map` is a built-in retarget map's name or a map file. Writer options:
+/// embed, compress, joint_positions, fix, limit, keep_helpers, keep_origin, names, sl_skeleton,
+/// skip_existing (the command line's flags).
 #[pyfunction]
 #[pyo3(signature = (inputs, output, *, to=None, from_=None, mesh=None, weights=None, map=None, max_influences=None, strict=false, **writer_options))]
 pub fn convert(
@@ -126,9 +136,9 @@ pub fn convert(
     writer_options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Report> {
     let output = options::path(output, "output")?;
-    let listed = inputs.is_instance_of::<PyList>()
-        || inputs.is_instance_of::<PyTuple>()
-        || !inputs.hasattr("__fspath__")? && inputs.hasattr("__iter__")? && !inputs.is_instance_of::<pyo3::types::PyString>();
+    // A list, a tuple or any other iterable of paths is a batch; a str or a path is one input.
+    let one = inputs.is_instance_of::<pyo3::types::PyString>() || inputs.hasattr("__fspath__")?;
+    let listed = !one && (inputs.is_instance_of::<PyList>() || inputs.is_instance_of::<PyTuple>() || inputs.hasattr("__iter__")?);
     let inputs: Vec<PathBuf> = if listed {
         inputs.try_iter()?.map(|i| options::path(&i?, "each input")).collect::<PyResult<_>>()?
     } else {

@@ -98,8 +98,8 @@ fn doc_arg(
     }
     let e = options::Extra { sl_skeleton: sl_skeleton.clone(), ..Default::default() };
     let d = load(py, options::source(obj, what)?, None, mesh.clone(), weights.clone(), None, &e)?;
-    let inner = std::sync::Arc::try_unwrap(d.inner).map_err(|_| PyValueError::new_err("document shared"))?;
-    Ok(inner.loaded.doc)
+    // Only this function holds the new document: take it instead of copying it.
+    Ok(std::sync::Arc::try_unwrap(d.inner).map_or_else(|shared| shared.loaded.doc.clone(), |inner| inner.loaded.doc))
 }
 
 /// Compare two documents bone by bone (`skelport diff --json`), as a dict: same, added,

@@ -33,6 +33,13 @@ pub(crate) fn json_value<'py>(py: Python<'py>, value: &impl serde::Serialize) ->
 }
 
 /// Read a file, or bytes, into a `Document`.
+///
+/// `source` is a path (str or os.PathLike) or the file's bytes; `mesh` and `weights` (an MPFB
+/// rig's base mesh and weights file) may be either too. `format` names the reader (see
+/// `formats()`); by default it is told from the name and the content. `name` is what bytes are
+/// called in messages; its extension helps tell the format. `read_options`: keep_origin,
+/// keep_helpers, names, sl_skeleton (the command line's flags). Every array of the document is
+/// in the report frame: +Y up, +Z forward, right-handed, metres. Raises `skelport.Error`.
 #[pyfunction]
 #[pyo3(signature = (source, *, format=None, mesh=None, weights=None, name=None, **read_options))]
 fn load(

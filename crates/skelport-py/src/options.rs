@@ -22,7 +22,7 @@ fn bytes_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u8>>> {
         return Ok(Some(b.to_vec()));
     }
     if obj.is_instance_of::<PyMemoryView>() {
-        return Ok(Some(PyBytes::new(obj.py(), &[]).call_method1("join", ((obj,),))?.cast::<PyBytes>()?.as_bytes().to_vec()));
+        return Ok(Some(obj.call_method0("tobytes")?.cast::<PyBytes>()?.as_bytes().to_vec()));
     }
     Ok(None)
 }
@@ -32,7 +32,10 @@ pub fn source(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Source> {
     if let Some(b) = bytes_of(obj)? {
         return Ok(Source::Bytes(b));
     }
-    path(obj, what).map(Source::Path)
+    path(obj, what).map(Source::Path).map_err(|_| {
+        let ty = obj.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+        PyTypeError::new_err(format!("{what} must be a path (str or os.PathLike) or bytes, not {ty}"))
+    })
 }
 
 /// A path: `str` or `os.PathLike` (not bytes, which this package reads as file contents).
