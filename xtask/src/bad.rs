@@ -475,13 +475,36 @@ fn glb_from(json: &[u8], bin: Option<&[u8]>) -> Vec<u8> {
 }
 
 fn glb(f: &'static dyn Format, out: &mut Vec<Case>) {
+    glb_cases(&main_seed(f), "glb", out);
+}
+
+/// VRM is a GLB: the GLB cases, plus what breaks the `VRMC_vrm` extension.
+fn vrm(f: &'static dyn Format, out: &mut Vec<Case>) {
     let seed = main_seed(f);
+    glb_cases(&seed, "vrm", out);
+    let jlen = u32::from_le_bytes(seed[12..16].try_into().unwrap()) as usize;
+    let json = seed[20..20 + jlen].to_vec();
+    let bin = seed[20 + jlen + 8..].to_vec();
+    let e = |name: &str, f: &dyn Fn(&mut Value)| {
+        let c = jedit(&json, name, "vrm", f);
+        (c.0, glb_from(&c.1, Some(&bin)))
+    };
+    let h = "/extensions/VRMC_vrm/humanoid/humanBones";
+    // What the reader refuses. A humanoid entry it cannot use (a bad node, an unknown role) and
+    // odd meta are read with a warning, as glTF data it need not model: not malformed files.
+    out.push(e("vrm-humanbones-wrong-type", &|v| set(v, h, json!([1, 2, 3]))));
+    out.push(e("vrm-humanoid-missing", &|v| set(v, "/extensions/VRMC_vrm/humanoid", json!(null))));
+    out.push(e("vrm-extension-wrong-type", &|v| set(v, "/extensions/VRMC_vrm", json!(true))));
+}
+
+fn glb_cases(seed: &[u8], ext: &str, out: &mut Vec<Case>) {
+    let seed = seed.to_vec();
     let jlen = u32::from_le_bytes(seed[12..16].try_into().unwrap()) as usize;
     let json = seed[20..20 + jlen].to_vec();
     let bin = seed[20 + jlen + 8..].to_vec();
     let n = seed.len();
-    binary_generic(&seed, "glb", 12, 0x61b, out);
-    let patch = |name: &str, at: usize, bytes: &[u8]| patched(&seed, "glb", name, at, bytes);
+    binary_generic(&seed, ext, 12, 0x61b, out);
+    let patch = |name: &str, at: usize, bytes: &[u8]| patched(&seed, ext, name, at, bytes);
     out.push(patch("bad-magic", 0, b"glTf"));
     out.push(patch("version-1", 4, &1u32.to_le_bytes()));
     out.push(patch("version-99", 4, &99u32.to_le_bytes()));
@@ -496,14 +519,14 @@ fn glb(f: &'static dyn Format, out: &mut Vec<Case>) {
     out.push(patch("bin-chunk-length-past-end", 20 + jlen, &(bin.len() as u32 * 4).to_le_bytes()));
     out.push(patch("bin-chunk-length-max", 20 + jlen, &u32::MAX.to_le_bytes()));
     out.push(patch("bin-chunk-type-unknown", 24 + jlen, b"XYZW"));
-    out.push(("bin-chunk-missing.glb".into(), glb_from(&json, None)));
-    out.push(("json-chunk-not-utf8.glb".into(), glb_from(&[b'{', 0xFF, 0xFE, b'}'], Some(&bin))));
-    out.push(("json-chunk-not-json.glb".into(), glb_from(b"this is not json", Some(&bin))));
-    out.push(("json-chunk-truncated.glb".into(), glb_from(&json[..json.len() / 2], Some(&bin))));
-    out.push(("json-chunk-deep-nesting.glb".into(), glb_from("[".repeat(1_000).as_bytes(), Some(&bin))));
-    out.push(("bin-chunk-short.glb".into(), glb_from(&json, Some(&bin[..bin.len() / 2]))));
+    out.push((format!("bin-chunk-missing.{ext}"), glb_from(&json, None)));
+    out.push((format!("json-chunk-not-utf8.{ext}"), glb_from(&[b'{', 0xFF, 0xFE, b'}'], Some(&bin))));
+    out.push((format!("json-chunk-not-json.{ext}"), glb_from(b"this is not json", Some(&bin))));
+    out.push((format!("json-chunk-truncated.{ext}"), glb_from(&json[..json.len() / 2], Some(&bin))));
+    out.push((format!("json-chunk-deep-nesting.{ext}"), glb_from("[".repeat(1_000).as_bytes(), Some(&bin))));
+    out.push((format!("bin-chunk-short.{ext}"), glb_from(&json, Some(&bin[..bin.len() / 2]))));
     let wrap = |c: Case| (c.0, glb_from(&c.1, Some(&bin)));
-    gltf_json_edits(&json, "glb", out, &wrap);
+    gltf_json_edits(&json, ext, out, &wrap);
 }
 
 fn g4mf_json_edits(seed: &[u8], ext: &str, out: &mut Vec<Case>, wrap: &dyn Fn(Case) -> Case) {
@@ -741,6 +764,7 @@ fn generator(suite: &str) -> Option<fn(&'static dyn Format, &mut Vec<Case>)> {
         "g4b" => g4b,
         "gltf" => gltf,
         "glb" => glb,
+        "vrm" => vrm,
         "dae" => dae,
         "sl-skeleton" => sl_skeleton,
         "ir-json" => ir_json,

@@ -7,6 +7,11 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+/// A file read as the CLI reads it.
+fn load(path: &std::path::Path, reader: &ReadOptions) -> skelport::Result<skelport::Loaded> {
+    skelport::open(path, &skelport::ReadOptions { from: None, reader: reader.clone() })
+}
+
 fn skelport(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_skelport")).args(args).output().expect("run skelport")
 }
@@ -72,6 +77,82 @@ fn makehuman_game_engine_becomes_an_sl_avatar_that_validates() {
         }
     }
     assert_eq!(back.skins.iter().map(|s| s.vertex_count()).sum::<usize>(), 13380);
+}
+
+/// Joint positions are kept by default (issue 23): every joint of the MakeHuman rig, mapped to SL
+/// names and taken to the SL frame, is where the written .dae puts it (1e-6 m), although the
+/// A-posed body is up to 0.72 m from the SL defaults; `--joint-positions` (now the default, kept
+/// for old scripts) writes the same bytes, and `--default-joints` puts them at the defaults.
+#[test]
+fn makehuman_to_sl_keeps_the_source_joint_positions() {
+    let Some(r) = rig("game_engine") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let dae = dir.path().join("avatar.dae");
+    let c = convert(&r, "mpfb-game_engine-to-sl", &dae);
+    assert!(c.status.success(), "{}", text(&c));
+    let t = text(&c);
+    assert!(t.contains("note:") && t.contains("joints kept at the source's positions, up to 718.7 mm"), "{t}");
+    let o = ReadOptions { mesh: Some(r.mesh.clone()), weights: Some(r.weights.clone()), ..Default::default() };
+    let mut src = load(&r.rig, &o).unwrap().doc;
+    skelport::retarget(&mut src, &skelport::maps::load("mpfb-game_engine-to-sl").unwrap(), &mut Default::default()).unwrap();
+    src.convert_frame(skelport_ir::Frame::SECOND_LIFE);
+    let back = load(&dae, &ReadOptions::default()).unwrap().doc;
+    assert_eq!(back.frame, skelport_ir::Frame::SECOND_LIFE);
+    let world = |d: &skelport_ir::Document| -> std::collections::HashMap<String, skelport_ir::DVec3> {
+        let w = d.skeletons[0].world_matrices();
+        d.skeletons[0].bones.iter().zip(w).map(|(b, m)| (b.name.clone(), m.w_axis.truncate())).collect()
+    };
+    let (ws, wb) = (world(&src), world(&back));
+    let mut worst = (0.0f64, String::new());
+    for (n, p) in &ws {
+        let q = wb.get(n).unwrap_or_else(|| panic!("{n} is not in the output"));
+        if (*p - *q).length() > worst.0 {
+            worst = ((*p - *q).length(), n.clone());
+        }
+    }
+    assert!(ws.len() >= 50, "{} joints", ws.len());
+    assert!(worst.0 < 1e-6, "joint {} moved {} m", worst.1, worst.0);
+    // The old switch is accepted and changes nothing; --default-joints gives the old file.
+    let same = dir.path().join("same.dae");
+    let c = skelport(&[
+        "convert",
+        r.rig.to_str().unwrap(),
+        "--weights",
+        r.weights.to_str().unwrap(),
+        "--mesh",
+        r.mesh.to_str().unwrap(),
+        "--map",
+        "mpfb-game_engine-to-sl",
+        "--joint-positions",
+        "-o",
+        same.to_str().unwrap(),
+    ]);
+    assert!(c.status.success(), "{}", text(&c));
+    assert!(std::fs::read(&same).unwrap() == std::fs::read(&dae).unwrap(), "--joint-positions changed the output");
+    for flag in ["--default-joints", "--sl-default-joints"] {
+        let def = dir.path().join("default.dae");
+        let c = skelport(&[
+            "convert",
+            r.rig.to_str().unwrap(),
+            "--weights",
+            r.weights.to_str().unwrap(),
+            "--mesh",
+            r.mesh.to_str().unwrap(),
+            "--map",
+            "mpfb-game_engine-to-sl",
+            flag,
+            "-o",
+            def.to_str().unwrap(),
+        ]);
+        assert!(c.status.success(), "{}", text(&c));
+        assert!(text(&c).contains("loss:") && text(&c).contains("joints written at the SL default positions (--default-joints)"));
+        let d = load(&def, &ReadOptions::default()).unwrap().doc;
+        let sl = skelport_sl::SlSkeleton::builtin();
+        for b in &d.skeletons[0].bones {
+            let j = sl.joint(&b.name).unwrap();
+            assert!((b.rest.translation - sl.default_pos(j)).length() < 1e-9, "{flag}: {}", b.name);
+        }
+    }
 }
 
 #[test]

@@ -159,6 +159,26 @@ impl Format for GlbFormat {
     }
 }
 
+pub use read::NodeBones;
+pub use write::{Edit, NodeLayout};
+
+/// Write `doc` as a GLB, with `edit` applied to the glTF JSON (as a `serde_json` object) after
+/// everything else is in place and before it is encoded: for formats built on glTF (a root
+/// extension and its `extensionsUsed`, references to the nodes [`NodeLayout`] gives each bone).
+pub fn write_glb_edited(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics, edit: Edit<'_>) -> Result<Output, GltfError> {
+    write::write_edited(doc, opts, write::Container::Binary, diag, skelport_ir::PARALLEL_FROM, Some(edit))
+}
+
+/// [`read_bytes`], also giving the bone each node became: `nodes[i] = Some((skeleton, bone))`
+/// for node `i`, `None` for nodes that are no bone (meshes, nodes outside every skin).
+pub fn read_bytes_with_nodes(
+    bytes: &[u8],
+    path: Option<&std::path::Path>,
+    diag: &mut Diagnostics,
+) -> Result<(Document, NodeBones), GltfError> {
+    read::read_with_nodes(Input { path, bytes }, "gltf", diag)
+}
+
 /// Read glTF or GLB bytes (the flavour is detected from the bytes). `path` resolves external
 /// buffers. Convenience for callers that do not go through the [`Format`] registry.
 pub fn read_bytes(bytes: &[u8], path: Option<&std::path::Path>, diag: &mut Diagnostics) -> Result<Document, GltfError> {
@@ -179,5 +199,34 @@ mod tests {
         assert_eq!(GltfFormat.sniff(br#"{"bones":{"root":{}}}"#), 0);
         assert_eq!(GltfFormat.sniff(br#"{"asset" : { "version" : "2.0" }, "nodes": [ {"#), 90);
         assert_eq!(GlbFormat.sniff(b"{"), 0);
+    }
+
+    /// The edit hook sees every bone's node and its change is written; reading back gives each
+    /// node the bone it was written for.
+    #[test]
+    fn edit_hook_and_node_map_agree() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/demo/sample.glb");
+        let doc = read_bytes(&std::fs::read(&path).unwrap(), Some(&path), &mut Diagnostics::default()).unwrap();
+        let mut seen = NodeLayout::default();
+        let mut edit = |root: &mut serde_json::Map<String, serde_json::Value>, layout: &NodeLayout| {
+            root.insert("extensionsUsed".into(), serde_json::json!(["EXT_test"]));
+            seen = layout.clone();
+            Ok(())
+        };
+        let out = write_glb_edited(&doc, &WriteOptions::default(), &mut Diagnostics::default(), &mut edit).unwrap();
+        assert_eq!(seen.bones.len(), doc.skeletons.len());
+        let (back, nodes) = read_bytes_with_nodes(&out.main, None, &mut Diagnostics::default()).unwrap();
+        let text = String::from_utf8_lossy(&out.main);
+        assert!(text.contains("\"extensionsUsed\":[\"EXT_test\"]"));
+        for (si, sk) in doc.skeletons.iter().enumerate() {
+            assert_eq!(seen.bones[si].len(), sk.bones.len());
+            for (bi, &node) in seen.bones[si].iter().enumerate() {
+                let (s2, b2) = nodes[node].expect("a bone node");
+                assert_eq!(back.skeletons[s2].bones[b2.index()].name, sk.bones[bi].name);
+            }
+        }
+        // An edit that fails fails the write.
+        let mut bad = |_: &mut serde_json::Map<String, serde_json::Value>, _: &NodeLayout| Err("no".to_string());
+        assert!(write_glb_edited(&doc, &WriteOptions::default(), &mut Diagnostics::default(), &mut bad).is_err());
     }
 }

@@ -25,6 +25,11 @@ use std::collections::{HashMap, HashSet};
 const WEIGHT_SUM_TOLERANCE: f64 = 2e-3;
 
 pub(crate) fn read(input: Input<'_>, format: &str, diag: &mut Diagnostics) -> Result<Document, GltfError> {
+    read_with_nodes(input, format, diag).map(|(doc, _)| doc)
+}
+
+/// [`read`], also giving the (skeleton, bone) each node became.
+pub(crate) fn read_with_nodes(input: Input<'_>, format: &str, diag: &mut Diagnostics) -> Result<(Document, NodeBones), GltfError> {
     let file = input.display_name();
     let file = file.as_str();
     let glb = if input.bytes.starts_with(b"glTF") {
@@ -156,6 +161,9 @@ fn check_required_extensions(list: &[String], file: &str) -> Result<(), GltfErro
     Ok(())
 }
 
+/// The (skeleton, bone) each node became, by node index (`None`: the node is no bone).
+pub type NodeBones = Vec<Option<(usize, BoneId)>>;
+
 struct Reader<'a> {
     root: &'a Root,
     buffers: &'a [Vec<u8>],
@@ -194,7 +202,7 @@ impl Reader<'_> {
         own_extras(&self.root.nodes[node].extras)
     }
 
-    fn run(mut self, format: &str) -> Result<Document, GltfError> {
+    fn run(mut self, format: &str) -> Result<(Document, NodeBones), GltfError> {
         let g = self.graph()?;
         let mut doc = Document::new(Frame::GLTF);
         doc.source_format = Some(format.to_owned());
@@ -271,7 +279,13 @@ impl Reader<'_> {
         if self.root.skins.is_empty() {
             self.diag.warn("gltf.no-skins", "the file has no skins: no skeleton was read");
         }
-        Ok(doc)
+        let mut nodes: NodeBones = vec![None; self.root.nodes.len()];
+        for b in &built {
+            for (&node, &bone) in &b.bone_of {
+                nodes[node] = Some((b.index, bone));
+            }
+        }
+        Ok((doc, nodes))
     }
 
     /// Check the node hierarchy (references, single parents, no cycles) and compute names and transforms.

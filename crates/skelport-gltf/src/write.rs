@@ -151,6 +151,17 @@ pub(crate) fn write(doc: &Document, opts: &WriteOptions, container: Container, d
     write_with(doc, opts, container, diag, skelport_ir::PARALLEL_FROM)
 }
 
+/// Where [`write`] put each bone: `bones[skeleton][bone]` is its node index (an empty list for a
+/// skeleton that was not written).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeLayout {
+    pub bones: Vec<Vec<usize>>,
+}
+
+/// A change to the glTF JSON made after everything else is in place and before it is encoded
+/// (a root extension, `extensionsUsed`, node renames), given where each bone went.
+pub type Edit<'a> = &'a mut dyn FnMut(&mut Map<String, Value>, &NodeLayout) -> Result<(), String>;
+
 /// [`write`], encoding meshes on every core when they hold `parallel_from` vertices plus corners.
 fn write_with(
     doc: &Document,
@@ -159,7 +170,20 @@ fn write_with(
     diag: &mut Diagnostics,
     parallel_from: usize,
 ) -> Result<Output, GltfError> {
+    write_edited(doc, opts, container, diag, parallel_from, None)
+}
+
+/// [`write_with`], with `edit` applied to the JSON before it is encoded.
+pub(crate) fn write_edited(
+    doc: &Document,
+    opts: &WriteOptions,
+    container: Container,
+    diag: &mut Diagnostics,
+    parallel_from: usize,
+    edit: Option<Edit<'_>>,
+) -> Result<Output, GltfError> {
     let doc = doc.in_frame(Frame::GLTF);
+    let mut layout = NodeLayout { bones: vec![Vec::new(); doc.skeletons.len()] };
     let mut b = Builder::default();
     let mut nodes: Vec<Value> = Vec::new();
     let mut scene_roots: Vec<usize> = Vec::new();
@@ -272,6 +296,7 @@ fn write_with(
         } else {
             scene_roots.extend(roots.iter().map(|r| base + r));
         }
+        layout.bones[si] = (base..base + sk.bones.len()).collect();
         let skeleton_node = if synthetic { top } else { base + roots[0] };
         let world = sk.world_matrices();
         for (k, (doc_skin, skin)) in skins.iter().enumerate() {
@@ -375,6 +400,9 @@ fn write_with(
     }
     if let Some(e) = extras_value(&DocExtras { ext: doc.ext.clone() }) {
         root.insert("extras".into(), e);
+    }
+    if let Some(edit) = edit {
+        edit(&mut root, &layout).map_err(GltfError::Write)?;
     }
     let has_bin = b.len > 0;
     let stem = if opts.file_stem.is_empty() { "skelport" } else { opts.file_stem.as_str() };

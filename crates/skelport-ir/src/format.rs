@@ -185,8 +185,10 @@ pub struct WriteOptions {
     pub compress: bool,
     /// Keep at most this many influences per vertex (`--max-influences`).
     pub max_influences: Option<usize>,
-    /// Write the source's joint positions rather than a format's defaults (`--joint-positions`).
-    pub joint_positions: bool,
+    /// Write a format's default joint positions instead of the source's (`--default-joints`):
+    /// the Second Life writer then puts every joint at the SL skeleton's default `pos`. False
+    /// (the default) keeps the source's joints.
+    pub default_joints: bool,
     /// Repair what can be repaired instead of refusing (`--fix`).
     pub fix: bool,
     /// A bone-count limit to enforce (`--limit`).
@@ -203,6 +205,14 @@ pub struct WriteOptions {
     /// The skeleton stands on the mesh's own origin rather than with the feet on the ground
     /// (`--keep-origin`); used with `mesh`.
     pub keep_origin: bool,
+    /// The rest pose to write (`--rest-pose`); `None` is the target format's own choice (VRM:
+    /// the T-pose; every other format: the rest pose as read).
+    pub rest_pose: Option<crate::rest::RestPose>,
+    /// A VRM meta file: the model's name, authors and licence terms (`--vrm-meta`).
+    pub vrm_meta: Option<PathBuf>,
+    /// A humanoid map file naming the bone of each humanoid role (`--map FILE` whose JSON has a
+    /// `humanoid` object), for writers that need roles (VRM, `--rest-pose t-pose`).
+    pub humanoid_map: Option<PathBuf>,
 }
 
 /// What a writer produces.
@@ -248,6 +258,9 @@ pub struct Holds {
     pub bind_pose: bool,
     /// The most bones one file can hold; `None` when only the IR's own limits apply.
     pub max_bones: Option<usize>,
+    /// Only humanoid skeletons: the writer refuses a skeleton in which it finds no humanoid
+    /// (VRM); what it writes keeps the hierarchy as `any_skeleton` says.
+    pub humanoid_only: bool,
 }
 
 impl Holds {
@@ -263,6 +276,7 @@ impl Holds {
         orientations: false,
         bind_pose: false,
         max_bones: None,
+        humanoid_only: false,
     };
 }
 
@@ -351,6 +365,11 @@ pub trait Format: Sync + Send {
     fn conventional_name(&self, stem: &str) -> Option<String> {
         let _ = stem;
         None
+    }
+    /// Whether [`Format::write`] applies [`WriteOptions::rest_pose`] itself (VRM makes its own
+    /// T-pose); for the other formats the pipeline re-rests the document before writing.
+    fn applies_rest_pose(&self) -> bool {
+        false
     }
     /// The reader options that join `output`'s side files back when its main file is read again
     /// (MPFB: the weights file); the default is none, for formats whose main file names its side

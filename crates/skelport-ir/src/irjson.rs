@@ -122,6 +122,7 @@ impl Format for IrJsonFormat {
             orientations: true,
             bind_pose: true,
             max_bones: None,
+            humanoid_only: false,
         }
     }
     fn inputs(&self) -> &'static [crate::InputKind] {

@@ -48,6 +48,7 @@ pub mod jsonskip;
 pub mod num;
 pub mod pose;
 pub mod proc;
+pub mod rest;
 pub mod retarget;
 pub mod skin;
 pub mod testing;

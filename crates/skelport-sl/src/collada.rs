@@ -11,7 +11,7 @@
 
 use crate::error::SlError;
 use crate::xml;
-use skelport_ir::{DMat4, DVec3};
+use skelport_ir::{DMat4, DVec2, DVec3};
 use std::collections::HashMap;
 
 /// A place in the file (1-based line and column; 0 when unknown).
@@ -35,9 +35,42 @@ pub enum UpAxis {
     Z,
 }
 
+/// Which element a primitive was.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PrimitiveKind {
+    #[default]
+    Polylist,
+    Triangles,
+    Polygons,
+}
+
+/// A TEXCOORD input of a primitive: the set it names and each corner's index into a
+/// [`Geometry::texcoords`] source.
+#[derive(Debug, Clone, Default)]
+pub struct UvInput {
+    /// The input's `set` attribute.
+    pub set: Option<u32>,
+    /// The input is on `<vertices>` (indexed like the positions), not on the primitive.
+    pub on_vertices: bool,
+    /// Index into [`Geometry::texcoords`].
+    pub source: usize,
+    /// Index of every corner's texture coordinate in that source.
+    pub index: Vec<u32>,
+}
+
+/// A TEXCOORD `<source>`: its (s, t) pairs and the accessor's stride as the file gives it (the
+/// SL importer reads pairs whatever the stride).
+#[derive(Debug, Clone, Default)]
+pub struct TexCoords {
+    pub id: String,
+    pub values: Vec<DVec2>,
+    pub stride: usize,
+}
+
 /// One polygon primitive (`<polylist>`, `<triangles>`, `<polygons>`) with its corners resolved.
 #[derive(Debug, Clone, Default)]
 pub struct Primitive {
+    pub kind: PrimitiveKind,
     pub material: Option<String>,
     /// Corners per polygon.
     pub counts: Vec<u32>,
@@ -45,6 +78,9 @@ pub struct Primitive {
     pub vertex: Vec<u32>,
     /// Normal index of every corner (empty when the primitive has no NORMAL input).
     pub normal: Vec<u32>,
+    /// The TEXCOORD inputs, in input order (a TEXCOORD on `<vertices>` first, indexed like the
+    /// positions).
+    pub uvs: Vec<UvInput>,
     /// The `count` attribute when it disagrees with the polygons found (Avastar writes such files).
     pub count_mismatch: Option<(usize, usize)>,
     pub pos: Pos,
@@ -57,6 +93,8 @@ pub struct Geometry {
     pub name: String,
     pub positions: Vec<DVec3>,
     pub normals: Vec<DVec3>,
+    /// Every TEXCOORD source the primitives (or `<vertices>`) use, each once.
+    pub texcoords: Vec<TexCoords>,
     pub primitives: Vec<Primitive>,
     pub pos: Pos,
 }
@@ -86,6 +124,10 @@ pub struct Controller {
     pub influence_offsets: Vec<u32>,
     /// `len(<v>)` and what vcount and the inputs require, when they differ.
     pub v_mismatch: Option<(usize, usize)>,
+    /// The offsets of the JOINT and WEIGHT inputs of `<vertex_weights>`.
+    pub weight_inputs: [Option<usize>; 2],
+    /// How many inputs `<vertex_weights>` has.
+    pub weight_input_count: usize,
     /// Location of `<vertex_weights>`.
     pub weights_pos: Pos,
     pub joints_pos: Pos,
@@ -98,6 +140,17 @@ pub struct ControllerInstance {
     pub url: String,
     /// `<skeleton>` targets without `#`.
     pub skeletons: Vec<String>,
+}
+
+/// A transform element of a node (`matrix`, `translate`, `rotate`, `scale`, `lookat`, `skew`), as
+/// the SL importer's sid lookups see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeTransform {
+    /// The element's name.
+    pub kind: &'static str,
+    pub sid: Option<String>,
+    /// The translation it carries: a `translate`'s vector, a `matrix`'s last column.
+    pub translation: Option<DVec3>,
 }
 
 /// One scene node.
@@ -114,6 +167,8 @@ pub struct Node {
     /// The translation the SL importer takes (child sid `translate`, sid `location`, a
     /// `<translate>`, else the matrix's).
     pub importer_translation: Option<DVec3>,
+    /// The transform elements, in document order.
+    pub transforms: Vec<NodeTransform>,
     pub controllers: Vec<ControllerInstance>,
     pub geometries: Vec<String>,
     pub pos: Pos,
@@ -535,16 +590,39 @@ fn geometry(sources: &Sources<'_, '_, '_>, g: xml::Node<'_, '_>) -> Result<Optio
         vertex_normals = true;
     }
     let mut normal_source: Option<String> = vertex_normals.then(|| String::from("<vertices>"));
+    // TEXCOORD sources by id, each read once however many primitives use it.
+    let mut uv_sources: HashMap<String, usize> = HashMap::new();
+    let mut uv_source = |geo: &mut Geometry, i: xml::Node<'_, '_>| -> Result<usize, SlError> {
+        let src = url(i.attribute("source").unwrap_or(""));
+        if let Some(&k) = uv_sources.get(src) {
+            return Ok(k);
+        }
+        let (values, stride) = vec2s(cx, i, sources.at(src, i)?)?;
+        geo.texcoords.push(TexCoords { id: src.to_string(), values, stride });
+        uv_sources.insert(src.to_string(), geo.texcoords.len() - 1);
+        Ok(geo.texcoords.len() - 1)
+    };
+    let set_of = |i: xml::Node<'_, '_>| i.attribute("set").and_then(|s| s.trim().parse::<u32>().ok());
+    // (offset, set, source): a TEXCOORD on <vertices> has no offset (it is indexed like POSITION).
+    let mut vertex_uvs: Vec<(Option<usize>, Option<u32>, usize)> = Vec::new();
+    for i in children(vertices, "input").filter(|i| i.attribute("semantic") == Some("TEXCOORD")) {
+        vertex_uvs.push((None, set_of(i), uv_source(&mut geo, i)?));
+    }
     for p in mesh.children() {
         let kind = p.name();
-        if !matches!(kind, "polylist" | "triangles" | "polygons") {
-            continue;
-        }
-        let mut prim = Primitive { material: p.attribute("material").map(str::to_string), pos: cx.pos(p), ..Default::default() };
+        let prim_kind = match kind {
+            "polylist" => PrimitiveKind::Polylist,
+            "triangles" => PrimitiveKind::Triangles,
+            "polygons" => PrimitiveKind::Polygons,
+            _ => continue,
+        };
+        let mut prim =
+            Primitive { kind: prim_kind, material: p.attribute("material").map(str::to_string), pos: cx.pos(p), ..Default::default() };
         let inputs: Vec<xml::Node<'_, '_>> = children(p, "input").collect();
         let mut stride = 0usize;
         let mut v_off = None;
         let mut n_off = None;
+        let mut uv = vertex_uvs.clone();
         for i in &inputs {
             let off: usize =
                 i.attribute("offset").and_then(|o| o.trim().parse().ok()).ok_or_else(|| cx.err(*i, "an <input> without a valid offset"))?;
@@ -577,13 +655,14 @@ fn geometry(sources: &Sources<'_, '_, '_>, g: xml::Node<'_, '_>) -> Result<Optio
                     }
                     n_off = Some((off, 0));
                 }
+                Some("TEXCOORD") => uv.push((Some(off), set_of(*i), uv_source(&mut geo, *i)?)),
                 _ => {}
             }
         }
         let v_off = v_off.ok_or_else(|| cx.err(p, format!("<{kind}> has no VERTEX input")))?;
         // Indices read as u32 (what every exporter writes); a list with a negative or huge one
         // is read again as i64, so that the message can name it.
-        let shape = Shape { kind, stride, v_off, n_off, vertex_normals };
+        let shape = Shape { kind, stride, v_off, n_off, vertex_normals, uv: &uv };
         if !corners::<u32>(cx, p, &shape, &geo, &mut prim)? {
             corners::<i64>(cx, p, &shape, &geo, &mut prim)?;
         }
@@ -593,23 +672,26 @@ fn geometry(sources: &Sources<'_, '_, '_>, g: xml::Node<'_, '_>) -> Result<Optio
 }
 
 /// How a primitive's index lists are laid out: its element name, inputs per corner, the VERTEX
-/// input's offset, the NORMAL input's (with the shift of its appended source), and whether the
-/// normals are the vertices' own (a NORMAL input on `<vertices>`).
+/// input's offset, the NORMAL input's (with the shift of its appended source), whether the
+/// normals are the vertices' own (a NORMAL input on `<vertices>`), and the TEXCOORD inputs
+/// (offset, or `None` for one on `<vertices>`; set; source in [`Geometry::texcoords`]).
 struct Shape<'k> {
     kind: &'k str,
     stride: usize,
     v_off: usize,
     n_off: Option<(usize, i64)>,
     vertex_normals: bool,
+    uv: &'k [(Option<usize>, Option<u32>, usize)],
 }
 
 /// Read primitive `p`'s polygons and corners into `prim` with index lists of type `T`: `false`
 /// (and `prim` left to be filled again) when a list holds an integer `T` cannot.
 fn corners<T: Int>(cx: &Ctx<'_>, p: xml::Node<'_, '_>, shape: &Shape<'_>, geo: &Geometry, prim: &mut Primitive) -> Result<bool, SlError> {
-    let Shape { kind, stride, v_off, n_off, vertex_normals } = *shape;
+    let Shape { kind, stride, v_off, n_off, vertex_normals, uv } = *shape;
     prim.counts.clear();
     prim.vertex.clear();
     prim.normal.clear();
+    prim.uvs.clear();
     prim.count_mismatch = None;
     let declared: Option<usize> = p.attribute("count").and_then(|c| c.trim().parse().ok());
     // Index lists (with the node to blame) and polygons as ranges into them: one
@@ -684,9 +766,13 @@ fn corners<T: Int>(cx: &Ctx<'_>, p: xml::Node<'_, '_>, shape: &Shape<'_>, geo: &
     if vertex_normals || n_off.is_some() {
         prim.normal.reserve(corners_total);
     }
-    for (list, range) in polys {
-        let (all, at) = (&lists[list].0, lists[list].1);
-        let idx = &all[range];
+    prim.uvs = uv
+        .iter()
+        .map(|&(off, set, source)| UvInput { set, source, on_vertices: off.is_none(), index: Vec::with_capacity(corners_total) })
+        .collect();
+    for (list, range) in &polys {
+        let (all, at) = (&lists[*list].0, lists[*list].1);
+        let idx = &all[range.clone()];
         let corners = idx.len() / stride;
         prim.counts.push(corners as u32);
         for c in 0..corners {
@@ -705,6 +791,33 @@ fn corners<T: Int>(cx: &Ctx<'_>, p: xml::Node<'_, '_>, shape: &Shape<'_>, geo: &
                     return Err(cx.err(at, format!("normal index {n} is outside the {} normals", geo.normals.len())));
                 }
                 prim.normal.push(n as u32);
+            }
+        }
+    }
+    // Texture coordinates in passes of their own: the loop above stays as tight without them.
+    for (k, &(off, _, source)) in uv.iter().enumerate() {
+        let n_uv = geo.texcoords[source].values.len();
+        let out = &mut prim.uvs[k].index;
+        match off {
+            // On <vertices>: indexed like the positions, which are checked.
+            None => out.extend_from_slice(&prim.vertex),
+            Some(o) => {
+                for (list, range) in &polys {
+                    let (all, at) = (&lists[*list].0, lists[*list].1);
+                    for corner in all[range.clone()].chunks_exact(stride) {
+                        let t: i64 = corner[o].into();
+                        if t < 0 || t as usize >= n_uv {
+                            return Err(cx.err(
+                                at,
+                                format!(
+                                    "texture coordinate index {t} is outside the {n_uv} texture coordinates of source \"{}\"",
+                                    geo.texcoords[source].id
+                                ),
+                            ));
+                        }
+                        out.push(t as u32);
+                    }
+                }
             }
         }
     }
@@ -792,6 +905,8 @@ fn controller(sources: &Sources<'_, '_, '_>, c: xml::Node<'_, '_>) -> Result<Opt
     }
     let j_off = j_off.ok_or_else(|| cx.err(vw, "<vertex_weights> has no JOINT input"))?;
     let (w_off, weights) = w.ok_or_else(|| cx.err(vw, "<vertex_weights> has no WEIGHT input"))?;
+    ctl.weight_inputs = [Some(j_off), Some(w_off)];
+    ctl.weight_input_count = children(vw, "input").count();
     let vcount = child(vw, "vcount").map(|n| cx.ints(n)).transpose()?.unwrap_or_default();
     let v = child(vw, "v").map(|n| cx.ints(n)).transpose()?.unwrap_or_default();
     ctl.vcount_len = vcount.len();
@@ -933,6 +1048,18 @@ fn parse_with(text: &str, file: &str, parallel_from: usize) -> Result<Dae, SlErr
     Ok(dae)
 }
 
+/// A TEXCOORD source's (s, t) pairs: the first two numbers of each accessor group (a stride-3
+/// STP source drops P), and the stride as declared.
+fn vec2s(cx: &Ctx<'_>, at: xml::Node<'_, '_>, s: SourceData) -> Result<(Vec<DVec2>, usize), SlError> {
+    match s {
+        SourceData::Floats(v, stride) => {
+            let step = stride.max(2);
+            Ok((v.chunks_exact(step).map(|c| DVec2::new(c[0], c[1])).collect(), stride))
+        }
+        SourceData::Names(_) => Err(cx.err(at, "expected a float source for texture coordinates, found names")),
+    }
+}
+
 fn vec3s(cx: &Ctx<'_>, at: xml::Node<'_, '_>, s: SourceData) -> Result<Vec<DVec3>, SlError> {
     match s {
         SourceData::Floats(mut v, stride) => {
@@ -970,12 +1097,13 @@ fn node(cx: &Ctx<'_>, n: xml::Node<'_, '_>, parent: Option<usize>) -> Result<Nod
     let mut matrix_t = None;
     for t in n.children() {
         let kind = t.name();
-        let need = match kind {
-            "matrix" => 16,
-            "translate" | "scale" => 3,
-            "rotate" => 4,
-            "lookat" => 9,
-            "skew" => 7,
+        let (kind, need): (&'static str, usize) = match kind {
+            "matrix" => ("matrix", 16),
+            "translate" => ("translate", 3),
+            "scale" => ("scale", 3),
+            "rotate" => ("rotate", 4),
+            "lookat" => ("lookat", 9),
+            "skew" => ("skew", 7),
             "instance_controller" => {
                 out.controllers.push(ControllerInstance {
                     url: url(t.attribute("url").unwrap_or("")).to_string(),
@@ -993,6 +1121,12 @@ fn node(cx: &Ctx<'_>, n: xml::Node<'_, '_>, parent: Option<usize>) -> Result<Nod
         if v.len() != need {
             return Err(cx.err(t, format!("<{kind}> has {} numbers, not {need}", v.len())));
         }
+        let translation = match kind {
+            "matrix" => Some(DVec3::new(v[3], v[7], v[11])),
+            "translate" => Some(DVec3::new(v[0], v[1], v[2])),
+            _ => None,
+        };
+        out.transforms.push(NodeTransform { kind, sid: t.attribute("sid").map(str::to_string), translation });
         let m = match kind {
             "matrix" => {
                 let m = matrix_from_row_major(&v);

@@ -1,12 +1,14 @@
 //! # skelport-sl — Second Life bento Collada and the SL avatar skeleton
 //!
-//! * [`DaeFormat`] (`dae`): a lenient Collada 1.4.1 reader for rigged SL meshes and a writer that
+//! * [`DaeFormat`] (`dae`): a lenient Collada 1.4.1 reader (plain, or zipped as `.zae`: [`zae`]) for rigged SL meshes and a writer that
 //!   produces what the viewer's importer accepts (Z-up, metres, canonical joint names, the SL
 //!   joint hierarchy, ≤ 110 joints per skin, ≤ 4 influences per vertex, every vertex weighted).
 //! * [`SlSkeletonFormat`] (`sl-skeleton`): reads the viewer's `avatar_skeleton.xml`.
 //! * [`SlSkeleton`]: the skeleton's facts (compiled in as [`sl_table`], or read from another
 //!   `avatar_skeleton.xml`), and [`generate_table`] which produces that table.
-//! * [`validate_sl`]: checks a `.dae` against every importer rule, naming vertex and joint.
+//! * [`validate_sl`]: checks a `.dae` against every importer rule, naming vertex and joint;
+//!   [`validate_target`] is `validate --target sl` for any document.
+//! * [`importer`]: how the viewer's importer cuts a geometry into faces and keys weights.
 
 #![forbid(unsafe_code)]
 
@@ -21,12 +23,14 @@ pub use skeleton::{generate_table, SlAttachmentPoint, SlBone, SlCollisionVolume,
 pub use skelfmt::{skeleton_document, SlSkeletonFormat};
 pub mod collada;
 mod dae_check;
+pub mod importer;
 pub mod read;
 pub mod validate;
 pub mod write;
 mod xml;
+pub mod zae;
 
-pub use validate::{validate_bytes as validate_sl, Level, Violation};
+pub use validate::{validate_bytes as validate_sl, validate_target, Level, TargetReport, Violation};
 
 use skelport_ir::{Diagnostics, Document, Format, FormatError, Holds, Input, InputKind, InputRole, Output, ReadOptions, WriteOptions};
 
@@ -51,6 +55,11 @@ impl Format for DaeFormat {
         &["dae"]
     }
     fn sniff(&self, head: &[u8]) -> u8 {
+        if zae::looks_like(head) {
+            // Zipped Collada (.zae): found by content; `.zae` is not claimed as an extension
+            // because the writer writes plain .dae.
+            return 90;
+        }
         let s = String::from_utf8_lossy(&head[..head.len().min(4096)]);
         if s.contains("<COLLADA") {
             100
@@ -73,6 +82,7 @@ impl Format for DaeFormat {
             skins: true,
             meshes: true,
             scale: true,
+            uvs: true,
             normals: true,
             any_skeleton: true,
             orientations: true,

@@ -21,7 +21,7 @@ use crate::skeleton::{SlJoint, SlSkeleton};
 use skelport_ir::frame::FrameMap;
 use skelport_ir::{
     Axis, Bone, BoneId, DMat4, DVec3, Diagnostics, Document, Faces, Frame, Handedness, Influences, Mesh, Normals, ReadOptions, Skeleton,
-    Skin, Transform,
+    Skin, Transform, UvSet, Uvs,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -78,8 +78,9 @@ pub fn file_frame(up: Option<UpAxis>, meter: Option<f64>) -> Frame {
 pub fn to_document(mut dae: Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostics) -> Result<Document, SlError> {
     let skin_names: Vec<&str> = dae.controllers.iter().flat_map(|c| c.joints.iter().map(String::as_str)).collect();
     let sl_rig = if dae.controllers.is_empty() {
+        // No skin: the viewer's own mRoot and mScreen count (a skeleton-only file may hold them).
         let joints: Vec<&collada::Node> = dae.nodes.iter().filter(|n| n.joint).collect();
-        !joints.is_empty() && joints.iter().all(|n| n.label().is_some_and(|l| sl.resolve(l).is_some()))
+        !joints.is_empty() && joints.iter().all(|n| n.label().is_some_and(|l| sl.joint(l).is_some()))
     } else {
         !skin_names.is_empty() && skin_names.iter().all(|n| sl.resolve(n).is_some())
     };
@@ -221,11 +222,52 @@ fn mesh_of(g: &mut collada::Geometry, diag: &mut Diagnostics) -> Mesh {
             normals.extend(p.normal.iter().map(|&n| g.normals.get(n as usize).copied().unwrap_or(DVec3::ZERO)));
         }
     }
-    let mut m = Mesh { name: g.name.clone(), positions: std::mem::take(&mut g.positions), normals: None, faces, ..Default::default() };
+    let uvs = uv_sets(g, diag);
+    let mut m = Mesh { name: g.name.clone(), positions: std::mem::take(&mut g.positions), normals: None, uvs, faces, ..Default::default() };
     if with_normals {
         m.normals = Some(Normals::PerCorner(normals));
     }
     m
+}
+
+/// A geometry's texture coordinate sets, per corner in corner order. The sets are those of the
+/// first primitive in `set` order, matched in the others by `set` (else by position among the
+/// TEXCOORD inputs); a set some primitive lacks is dropped with a warning, as partial normals are.
+/// Named by the `set` number where the file gives one.
+fn uv_sets(g: &mut collada::Geometry, diag: &mut Diagnostics) -> Vec<UvSet> {
+    let Some(first) = g.primitives.first() else { return Vec::new() };
+    let mut keys: Vec<(usize, Option<u32>)> = first.uvs.iter().enumerate().map(|(k, u)| (k, u.set)).collect();
+    // Set 0 first: it is the one formats with a single set (and the SL importer) take.
+    keys.sort_by_key(|&(k, set)| (set.is_none(), set, k));
+    let find = |p: &collada::Primitive, (k, set): (usize, Option<u32>)| match set {
+        Some(s) => p.uvs.iter().position(|u| u.set == Some(s)),
+        None => (k < p.uvs.len() && p.uvs[k].set.is_none()).then_some(k),
+    };
+    let mut out = Vec::with_capacity(keys.len());
+    for key in keys {
+        let picks: Option<Vec<usize>> = g.primitives.iter().map(|p| find(p, key)).collect();
+        let Some(picks) = picks else {
+            diag.warn(
+                "dae-partial-uvs",
+                format!(
+                    "geometry \"{}\": texture coordinate set {} is missing from some primitives; that set is dropped",
+                    g.name,
+                    key.1.map(|s| s.to_string()).unwrap_or_else(|| format!("#{}", key.0))
+                ),
+            );
+            continue;
+        };
+        let corners: usize = g.primitives.iter().zip(&picks).map(|(p, &k)| p.uvs[k].index.len()).sum();
+        let mut values = Vec::with_capacity(corners);
+        for (p, &k) in g.primitives.iter().zip(&picks) {
+            let u = &p.uvs[k];
+            let src = &g.texcoords[u.source].values;
+            // Indices were checked against the source when the file was parsed.
+            values.extend(u.index.iter().map(|&i| src[i as usize]));
+        }
+        out.push(UvSet { name: key.1.map(|s| s.to_string()).unwrap_or_default(), uvs: Uvs::PerCorner(values) });
+    }
+    out
 }
 
 fn influences(
@@ -320,7 +362,7 @@ fn sl_document(dae: &mut Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostic
         if !n.controllers.is_empty() || !n.geometries.is_empty() {
             continue;
         }
-        if let Some(j) = n.label().and_then(|l| sl.resolve(l)) {
+        if let Some(j) = n.label().and_then(|l| sl.joint(l)) {
             scene.entry(j).or_insert(i);
         }
     }
@@ -339,7 +381,7 @@ fn sl_document(dae: &mut Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostic
     }
     for (i, n) in dae.nodes.iter().enumerate() {
         if let Some(l) = n.label() {
-            if let Some(j) = sl.resolve(l) {
+            if let Some(j) = sl.joint(l) {
                 if scene.get(&j) == Some(&i) && sl.name(j) != l {
                     renamed.insert((l.to_string(), sl.name(j)));
                 }
@@ -374,7 +416,7 @@ fn sl_document(dae: &mut Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostic
         let t = match scene.get(&j).and_then(|&i| dae.nodes[i].importer_translation.map(|t| (i, t))) {
             // A joint whose parent node is no joint is placed in the file's frame: turn it.
             Some((i, t)) => match (&turn, dae.nodes[i].parent) {
-                (Some(m), p) if p.is_none_or(|p| dae.nodes[p].label().is_none_or(|l| sl.resolve(l).is_none())) => m.direction(t),
+                (Some(m), p) if p.is_none_or(|p| dae.nodes[p].label().is_none_or(|l| sl.joint(l).is_none())) => m.direction(t),
                 _ => t,
             },
             None => {
@@ -590,6 +632,14 @@ fn unique_name(base: &str, taken: &mut HashSet<String>) -> String {
 
 /// Read `.dae` bytes into the IR (the `dae` format's reader).
 pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, SlError> {
+    let unpacked = crate::zae::unpack_if_zipped(bytes, file)?;
+    let (bytes, file) = match &unpacked {
+        Some((name, dae)) => {
+            diag.info("dae-zae", format!("{file}: zipped Collada; read {name}"));
+            (dae.as_slice(), name.as_str())
+        }
+        None => (bytes, file),
+    };
     let text = decode(bytes, file)?;
     skelport_ir::trace::phase("dae: text decoded");
     let dae = collada::parse(&text, file)?;

@@ -151,7 +151,8 @@ pub struct SlSkeleton {
     pub bones: Vec<SlBone>,
     pub collision_volumes: Vec<SlCollisionVolume>,
     pub attachment_points: Vec<SlAttachmentPoint>,
-    /// Every legal name → the joint it means.
+    /// Every legal name → the joint it means (not `mRoot` and `mScreen`, which the viewer
+    /// creates in code and the importer does not accept as skin joints).
     names: HashMap<String, SlJoint>,
     /// All joints, parents before children (depth first, collision volumes before child bones,
     /// as avatar_skeleton.xml lists them).
@@ -257,8 +258,19 @@ impl SlSkeleton {
                 _ => Ok(()),
             }
         }
-        add(&mut names, "mRoot", SlJoint::Root)?;
-        add(&mut names, "mScreen", SlJoint::Screen)?;
+        // The viewer's own joints: no file may define them (it would shadow them), yet they are
+        // not legal skin joints (the importer's joint map, LLModelPreview::getJointAliases, is
+        // built from the bones, collision volumes and attachment points only).
+        let taken = |n: &str| matches!(n, "mRoot" | "mScreen");
+        if let Some(n) = bones
+            .iter()
+            .flat_map(|b| std::iter::once(&b.name).chain(&b.aliases))
+            .chain(collision_volumes.iter().map(|c| &c.name))
+            .chain(attachment_points.iter().map(|a| &a.name))
+            .find(|n| taken(n))
+        {
+            return Err(format!("the joint name \"{n}\" is the viewer's own joint; rename it"));
+        }
         for (i, b) in bones.iter().enumerate() {
             if b.parent.is_some_and(|p| p >= i) {
                 return Err(format!("bone {} is listed before its parent", b.name));
@@ -286,7 +298,7 @@ impl SlSkeleton {
         }
         let mut sk = SlSkeleton { bones, collision_volumes, attachment_points, names, order: Vec::new(), rank: HashMap::new() };
         for a in &sk.attachment_points {
-            if !matches!(sk.names.get(a.joint.as_str()), Some(SlJoint::Bone(_) | SlJoint::Root | SlJoint::Screen)) {
+            if !matches!(sk.joint(&a.joint), Some(SlJoint::Bone(_) | SlJoint::Root | SlJoint::Screen)) {
                 return Err(format!("attachment point \"{}\" hangs from unknown joint {}", a.name, a.joint));
             }
         }
@@ -319,9 +331,22 @@ impl SlSkeleton {
         Ok(sk)
     }
 
-    /// The joint a legal name means (exact, case-sensitive, like the importer).
+    /// The joint a legal skin-joint name means (exact, case-sensitive, like the importer):
+    /// bones and their aliases, collision volumes, attachment points as spelled and with `_`
+    /// for spaces. Not `mRoot` or `mScreen` (see [`SlSkeleton::joint`]).
     pub fn resolve(&self, name: &str) -> Option<SlJoint> {
         self.names.get(name).copied()
+    }
+
+    /// Any joint of the viewer's avatar by name: the legal names and `mRoot`, `mScreen` (which
+    /// the viewer creates in code: attachment points hang from them, but a skin weighted to
+    /// them loses its weights in the importer).
+    pub fn joint(&self, name: &str) -> Option<SlJoint> {
+        match name {
+            "mRoot" => Some(SlJoint::Root),
+            "mScreen" => Some(SlJoint::Screen),
+            _ => self.resolve(name),
+        }
     }
 
     /// The canonical name of a joint: bone and collision-volume names, attachment names with `_`
@@ -347,7 +372,7 @@ impl SlSkeleton {
             SlJoint::Root | SlJoint::Screen => None,
             SlJoint::Bone(i) => self.bones[i].parent.map(SlJoint::Bone),
             SlJoint::CollisionVolume(i) => Some(SlJoint::Bone(self.collision_volumes[i].parent)),
-            SlJoint::Attachment(i) => self.resolve(&self.attachment_points[i].joint),
+            SlJoint::Attachment(i) => self.joint(&self.attachment_points[i].joint),
         }
     }
 
@@ -403,7 +428,7 @@ impl SlSkeleton {
         self.rank.get(&j).copied().unwrap_or(usize::MAX)
     }
 
-    /// Every legal joint name, sorted.
+    /// Every legal skin-joint name ([`SlSkeleton::resolve`]), sorted.
     pub fn legal_names(&self) -> Vec<&str> {
         let mut v: Vec<&str> = self.names.keys().map(String::as_str).collect();
         v.sort_unstable();
@@ -695,8 +720,8 @@ pub fn generate_table(skeleton_xml: &str, lad_xml: &str) -> Result<String, SlErr
     let _ = writeln!(o, "];");
     let _ = writeln!(o);
     let legal = sk.legal_names();
-    let _ = writeln!(o, "/// Every joint name the importer accepts (bones, aliases, collision volumes, attachment points");
-    let _ = writeln!(o, "/// as spelled and with `_` for spaces, mRoot, mScreen), sorted.");
+    let _ = writeln!(o, "/// Every joint name the importer accepts in a skin (bones, aliases, collision volumes, attachment");
+    let _ = writeln!(o, "/// points as spelled and with `_` for spaces; not mRoot or mScreen), sorted.");
     let _ = writeln!(o, "pub static LEGAL_NAMES: [&str; {}] = [", legal.len());
     for chunk in legal.chunks(8) {
         let items: Vec<String> = chunk.iter().map(|s| string_lit(s)).collect();

@@ -241,9 +241,9 @@ pub static ATTACHMENT_POINTS: [AttachmentRow; NUM_ATTACHMENT_POINTS] = [
     AttachmentRow { id: 55, name: "Right Hind Foot", joint: "mHindLimb4Right", position: [0.0, 0.0, 0.0], rotation: [0.0, 0.0, 0.0], location: "ATTACH_HIND_RFOOT", group: 8, pie_slice: Some(14), visible_in_first_person: true, hud: false, max_attachment_offset: None },
 ];
 
-/// Every joint name the importer accepts (bones, aliases, collision volumes, attachment points
-/// as spelled and with `_` for spaces, mRoot, mScreen), sorted.
-pub static LEGAL_NAMES: [&str; 409] = [
+/// Every joint name the importer accepts in a skin (bones, aliases, collision volumes, attachment
+/// points as spelled and with `_` for spaces; not mRoot or mScreen), sorted.
+pub static LEGAL_NAMES: [&str; 407] = [
     "Alt Left Ear", "Alt Left Eye", "Alt Right Ear", "Alt Right Eye", "Alt_Left_Ear", "Alt_Left_Eye", "Alt_Right_Ear", "Alt_Right_Eye",
     "Avatar Center", "Avatar_Center", "BELLY", "BUTT", "Bottom", "Bottom Left", "Bottom Right", "Bottom_Left",
     "Bottom_Right", "CHEST", "Center", "Center 2", "Center_2", "Chest", "Chin", "Groin",
@@ -290,10 +290,9 @@ pub static LEGAL_NAMES: [&str; 409] = [
     "mHandRing2Left", "mHandRing2Right", "mHandRing3Left", "mHandRing3Right", "mHandThumb1Left", "mHandThumb1Right", "mHandThumb2Left", "mHandThumb2Right",
     "mHandThumb3Left", "mHandThumb3Right", "mHead", "mHindLimb1Left", "mHindLimb1Right", "mHindLimb2Left", "mHindLimb2Right", "mHindLimb3Left",
     "mHindLimb3Right", "mHindLimb4Left", "mHindLimb4Right", "mHindLimbsRoot", "mHipLeft", "mHipRight", "mKneeLeft", "mKneeRight",
-    "mNeck", "mPelvis", "mRoot", "mScreen", "mShoulderLeft", "mShoulderRight", "mSkull", "mSpine1",
-    "mSpine2", "mSpine3", "mSpine4", "mTail1", "mTail2", "mTail3", "mTail4", "mTail5",
-    "mTail6", "mToeLeft", "mToeRight", "mTorso", "mWing1Left", "mWing1Right", "mWing2Left", "mWing2Right",
-    "mWing3Left", "mWing3Right", "mWing4FanLeft", "mWing4FanRight", "mWing4Left", "mWing4Right", "mWingsRoot", "mWristLeft",
-    "mWristRight", "neck", "rCollar", "rFoot", "rForeArm", "rHand", "rShin", "rShldr",
-    "rThigh",
+    "mNeck", "mPelvis", "mShoulderLeft", "mShoulderRight", "mSkull", "mSpine1", "mSpine2", "mSpine3",
+    "mSpine4", "mTail1", "mTail2", "mTail3", "mTail4", "mTail5", "mTail6", "mToeLeft",
+    "mToeRight", "mTorso", "mWing1Left", "mWing1Right", "mWing2Left", "mWing2Right", "mWing3Left", "mWing3Right",
+    "mWing4FanLeft", "mWing4FanRight", "mWing4Left", "mWing4Right", "mWingsRoot", "mWristLeft", "mWristRight", "neck",
+    "rCollar", "rFoot", "rForeArm", "rHand", "rShin", "rShldr", "rThigh",
 ];

@@ -5,16 +5,17 @@
 //! `<matrix sid="transform">`, the SL skeleton's hierarchy whatever the source's was (missing
 //! ancestors added at their default positions), `<skeleton>#mPelvis</skeleton>`, and skins within
 //! the importer's rules (≤ 110 joints, ≤ 4 influences of at least 0.001, every vertex weighted).
-//! Joints sit at the SL default `pos` unless `--joint-positions` asks for the source's locations;
-//! the inverse bind matrices carry the source's bind pose with the source bone rotations folded in
+//! Joints sit at the source's positions (`--default-joints`: at the SL default `pos`); the
+//! inverse bind matrices carry the source's bind pose with the source bone rotations folded in
 //! (SL joints are axis-aligned at rest), so the mesh binds exactly where the source had it.
 //!
 //! Anything else is written as **generic Collada** (the IR's hierarchy and rest transforms) with a
 //! loss saying the SL importer will refuse its joint names.
 
 use crate::error::SlError;
+use crate::importer::{FACES_PER_MODEL, FACE_SPLIT};
 use crate::skeleton::{SlJoint, SlSkeleton, MAX_INFLUENCES, MAX_JOINTS_PER_SKIN, MIN_WEIGHT};
-use skelport_ir::{BoneId, DMat4, DVec3, Diagnostics, Document, Frame, Influences, Mesh, Normals, Skin, WriteOptions};
+use skelport_ir::{BoneId, DMat4, DVec2, DVec3, Diagnostics, Document, Frame, Influences, Mesh, Skin, WriteOptions};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
@@ -34,6 +35,10 @@ struct Rig {
     /// SL rigs: each joint's default rotation and scale (identity for bones).
     rs: Vec<DMat4>,
     sl: bool,
+    /// SL rigs: per IR bone, how far the avatar's default joint is from the source's joint
+    /// (avatar space): what a vertex bound to it moves by when the upload leaves the joints
+    /// at the defaults. Zero for bones that are not SL joints.
+    offset: Vec<DVec3>,
 }
 
 fn esc(s: &str) -> String {
@@ -127,7 +132,8 @@ fn sl_rig(doc: &Document, sl: &SlSkeleton, opts: &WriteOptions, diag: &mut Diagn
     let mut bone_of: HashMap<SlJoint, BoneId> = HashMap::new();
     let mut dropped = Vec::new();
     for (i, b) in sk.bones.iter().enumerate() {
-        match sl.resolve(&b.name) {
+        // mRoot and mScreen are the viewer's joints too (attachment points hang from them).
+        match sl.joint(&b.name) {
             Some(j) => {
                 if let Some(prev) = bone_of.insert(j, BoneId(i as u32)) {
                     return Err(SlError::write(format!(
@@ -169,22 +175,19 @@ fn sl_rig(doc: &Document, sl: &SlSkeleton, opts: &WriteOptions, diag: &mut Diagn
     let mut index: HashMap<SlJoint, usize> = HashMap::new();
     let mut file_world: Vec<DVec3> = Vec::with_capacity(order.len());
     let mut joints = Vec::with_capacity(order.len());
-    let mut worst = (0.0f64, String::new());
     let mut world_rs = Vec::with_capacity(order.len());
+    let mut offset = vec![DVec3::ZERO; sk.bones.len()];
     for &j in &order {
         let parent = sl.parent(j).and_then(|p| index.get(&p).copied());
         let parent_world = parent.map(|p| file_world[p]).unwrap_or(DVec3::ZERO);
         let default = sl.default_pos(j);
         let src = bone_of.get(&j).map(|b| world[b.index()].w_axis.truncate());
         let local = match src {
-            Some(w) if opts.joint_positions => w - parent_world,
+            Some(w) if !opts.default_joints => w - parent_world,
             _ => default,
         };
-        if let Some(w) = src {
-            let d = (w - (parent_world + default)).length();
-            if !opts.joint_positions && d > worst.0 {
-                worst = (d, sl.name(j));
-            }
+        if let Some(b) = bone_of.get(&j) {
+            offset[b.index()] = sl.default_world_pos(j) - world[b.index()].w_axis.truncate();
         }
         index.insert(j, joints.len());
         file_world.push(parent_world + local);
@@ -194,17 +197,8 @@ fn sl_rig(doc: &Document, sl: &SlSkeleton, opts: &WriteOptions, diag: &mut Diagn
         world_rs.push(rs);
         joints.push(SceneJoint { id: name.clone(), name, parent, local: DMat4::from_translation(local) * rs });
     }
-    if worst.0 > crate::skeleton::JOINT_OFFSET_THRESHOLD {
-        diag.loss(
-            "dae-joint-positions",
-            format!(
-                "joints written at the SL default positions; the source's differ by up to {:.4} m ({}): pass --joint-positions to keep them",
-                worst.0, worst.1
-            ),
-        );
-    }
     let of_bone = joint_of.iter().map(|j| j.and_then(|j| index.get(&j).copied())).collect();
-    Ok(Rig { joints, of_bone, rs: world_rs, sl: true })
+    Ok(Rig { joints, of_bone, rs: world_rs, sl: true, offset })
 }
 
 fn generic_rig(doc: &Document, taken: &mut HashSet<String>) -> Rig {
@@ -219,7 +213,56 @@ fn generic_rig(doc: &Document, taken: &mut HashSet<String>) -> Rig {
             local: b.rest.matrix(),
         })
         .collect();
-    Rig { joints, of_bone: (0..sk.bones.len()).map(Some).collect(), rs: Vec::new(), sl: false }
+    Rig { joints, of_bone: (0..sk.bones.len()).map(Some).collect(), rs: Vec::new(), sl: false, offset: Vec::new() }
+}
+
+/// The farthest a skinned vertex gets from where the source binds it when the avatar's joints
+/// sit at the SL defaults: each vertex moves by the weighted sum of its joints' offsets
+/// (bind = W_sl⁻¹·J·IB, so the default joint D gives D·W_sl⁻¹ = a pure translation by the
+/// offset: SL joints have the same rest rotation at both places). `(distance, vertex)`.
+fn worst_vertex(inf: &Influences, slots: &[DVec3]) -> (f64, usize) {
+    let mut worst = (0.0f64, 0usize);
+    for v in 0..inf.vertex_count() {
+        let d: DVec3 = inf.vertex(v).map(|(s, w)| slots.get(s as usize).copied().unwrap_or(DVec3::ZERO) * w).sum();
+        if d.length() > worst.0 {
+            worst = (d.length(), v);
+        }
+    }
+    worst
+}
+
+/// What the user sees in the SL upload of a rig whose joints are `joints_far` (metres, joint)
+/// from the SL defaults and whose vertices move by up to `vertex_far` (metres, vertex, mesh)
+/// when the upload leaves the joints at the defaults: a note when the file keeps the source's
+/// joints, a loss when `--default-joints` put them at the defaults.
+fn joint_positions_note(opts: &WriteOptions, joints_far: (f64, String), vertex_far: Option<(f64, usize, String)>, diag: &mut Diagnostics) {
+    if joints_far.0 <= crate::skeleton::JOINT_OFFSET_THRESHOLD {
+        return;
+    }
+    let mm = |m: f64| format!("{:.1} mm", m * 1000.0);
+    let moved = match &vertex_far {
+        Some((d, v, mesh)) => format!("vertices move up to {} (vertex {v} of mesh \"{mesh}\")", mm(*d)),
+        None => "the joints sit at the defaults".into(),
+    };
+    if opts.default_joints {
+        diag.loss(
+            "dae-joint-positions",
+            format!(
+                "joints written at the SL default positions (--default-joints); the source's are up to {} away ({}): uploaded with or without \"Include joint positions\", the mesh is bound to the avatar's default joints and {moved}; convert without --default-joints to keep the source's joints",
+                mm(joints_far.0),
+                joints_far.1
+            ),
+        );
+    } else {
+        diag.info(
+            "dae-joint-positions",
+            format!(
+                "joints kept at the source's positions, up to {} from the SL defaults ({}): uploaded with \"Include joint positions\" ticked, the avatar takes these joints and the mesh rests as in the source; unticked, the mesh is bound to the avatar's default joints and {moved}",
+                mm(joints_far.0),
+                joints_far.1
+            ),
+        );
+    }
 }
 
 /// Give unweighted vertices the influences of the nearest weighted vertex.
@@ -281,12 +324,17 @@ fn sl_influences(skin: &Skin, mesh: &Mesh, opts: &WriteOptions, diag: &mut Diagn
         );
     }
     inf.normalize();
-    let small = inf.prune(MIN_WEIGHT);
+    // Kept as they are: the viewer raises a weight below 0.001 to 0.001 when it decodes the
+    // upload (llvolume.cpp LLVolume::unpackVolumeFacesInternal clamps to [0.001, 0.999]); dropping them
+    // here would change the file for nothing.
+    let small = inf.weights.iter().filter(|&&w| w < MIN_WEIGHT).count();
     if small > 0 {
-        inf.normalize();
         diag.info(
             "dae-small-weights",
-            format!("skin \"{}\": {small} weight(s) below {MIN_WEIGHT} (the importer's floor) dropped", skin.name),
+            format!(
+                "skin \"{}\": {small} weight(s) below {MIN_WEIGHT} written as they are; the viewer raises them to {MIN_WEIGHT} when it decodes the upload",
+                skin.name
+            ),
         );
     }
     let mut lists = inf.to_lists();
@@ -326,6 +374,8 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
     let sl_names = match doc.skeletons.first() {
         None => false,
         Some(sk) => {
+            // Skin joints must be legal skin-joint names (mRoot and mScreen are not); a skeleton
+            // alone may hold the viewer's own joints.
             let names: Vec<&str> = if skinned.is_empty() {
                 sk.bones.iter().map(|b| b.name.as_str()).collect()
             } else {
@@ -334,7 +384,8 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
                     .flat_map(|&i| doc.skins[i].joints.iter().filter_map(|b| sk.bones.get(b.index())).map(|b| b.name.as_str()))
                     .collect()
             };
-            not_sl = names.iter().copied().filter(|n| sl.resolve(n).is_none()).collect();
+            let legal = |n: &str| if skinned.is_empty() { sl.joint(n).is_some() } else { sl.resolve(n).is_some() };
+            not_sl = names.iter().copied().filter(|n| !legal(n)).collect();
             not_sl.dedup();
             !names.is_empty() && not_sl.is_empty()
         }
@@ -353,7 +404,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
         }
     }
     let rig = if doc.skeletons.is_empty() {
-        Rig { joints: Vec::new(), of_bone: Vec::new(), rs: Vec::new(), sl: false }
+        Rig { joints: Vec::new(), of_bone: Vec::new(), rs: Vec::new(), sl: false, offset: Vec::new() }
     } else if sl_names {
         let r = sl_rig(&doc, sl, opts, diag)?;
         for j in &r.joints {
@@ -393,13 +444,31 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
         o.push_str("  <library_geometries>\n");
         for m in &doc.meshes {
             let g = fresh_id(&format!("{}-mesh", m.name), &mut taken);
-            write_geometry(&mut o, &g, m, material);
+            // The SL importer reads one texture coordinate set (the last TEXCOORD input of a
+            // primitive: lldaeloader.cpp get_dom_sources), so an SL rig gets the first.
+            let sets = if rig.sl { 1 } else { usize::MAX };
+            if m.uvs.len() > sets {
+                diag.loss(
+                    "dae-uv-sets",
+                    format!(
+                        "mesh \"{}\": {} texture coordinate sets; the SL importer reads one, so only the first (\"{}\") is written",
+                        m.name,
+                        m.uvs.len(),
+                        m.uvs[0].name
+                    ),
+                );
+            }
+            if rig.sl {
+                sl_faces(m, diag)?;
+            }
+            write_geometry(&mut o, &g, m, material, sets, rig.sl);
             geo_ids.push(g);
         }
         o.push_str("  </library_geometries>\n");
     }
     // Controllers.
     let mut ctl_ids: Vec<(usize, String)> = Vec::new();
+    let mut vertex_far: Option<(f64, usize, String)> = None;
     if !skinned.is_empty() {
         o.push_str("  <library_controllers>\n");
         let world = doc.skeletons[0].world_matrices();
@@ -417,6 +486,30 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
                 )));
             }
             let mut inf = if rig.sl { sl_influences(skin, mesh, opts, diag)? } else { generic_influences(skin, opts, diag) };
+            if rig.sl {
+                // LLModel::getJointInfluences keys weights by position: report what it merges.
+                let lists: Vec<Vec<(i64, f64)>> =
+                    (0..inf.vertex_count()).map(|v| inf.vertex(v).map(|(j, w)| (i64::from(j), w)).collect()).collect();
+                let lost = crate::importer::shared_position_losses(&mesh.positions, &lists);
+                if !lost.is_empty() {
+                    let shown: Vec<String> = lost.iter().take(8).map(|v| v.to_string()).collect();
+                    diag.loss(
+                        "dae-shared-position-weights",
+                        format!(
+                            "skin \"{}\": {} vertex(es) share a position with a vertex weighted otherwise (vertex {}{}); the SL importer keys weights by position and gives them that vertex's weights",
+                            skin.name,
+                            lost.len(),
+                            shown.join(", "),
+                            if lost.len() > shown.len() { ", …" } else { "" }
+                        ),
+                    );
+                }
+                let slots: Vec<DVec3> = skin.joints.iter().map(|b| rig.offset.get(b.index()).copied().unwrap_or(DVec3::ZERO)).collect();
+                let (d, v) = worst_vertex(&inf, &slots);
+                if vertex_far.as_ref().is_none_or(|w| d > w.0) {
+                    vertex_far = Some((d, v, mesh.name.clone()));
+                }
+            }
             // Joint list: names and inverse binds.
             let mut joints: Vec<(String, DMat4)> = Vec::with_capacity(skin.joints.len());
             for (k, b) in skin.joints.iter().enumerate() {
@@ -458,6 +551,15 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
             ctl_ids.push((si, c));
         }
         o.push_str("  </library_controllers>\n");
+    }
+    if rig.sl {
+        let bones = &doc.skeletons[0].bones;
+        let far =
+            rig.offset
+                .iter()
+                .zip(bones)
+                .fold((0.0f64, String::new()), |w, (o, b)| if o.length() > w.0 { (o.length(), b.name.clone()) } else { w });
+        joint_positions_note(opts, far, vertex_far, diag);
     }
     // The scene.
     o.push_str("  <library_visual_scenes>\n    <visual_scene id=\"Scene\" name=\"Scene\">\n");
@@ -523,35 +625,156 @@ fn write_vec3_source(o: &mut String, id: &str, v: &[DVec3]) {
     );
 }
 
-fn write_geometry(o: &mut String, g: &str, m: &Mesh, material: &str) {
+/// A `<source>` of (s, t) pairs.
+fn write_vec2_source(o: &mut String, id: &str, v: &[DVec2]) {
+    let _ = write!(o, "        <source id=\"{id}\">\n          <float_array id=\"{id}-array\" count=\"{}\">", v.len() * 2);
+    nums(o, v.iter().flat_map(|p| [p.x, p.y]));
+    let _ = write!(
+        o,
+        "</float_array>\n          <technique_common>\n            <accessor source=\"#{id}-array\" count=\"{}\" stride=\"2\">\n              <param name=\"S\" type=\"float\"/>\n              <param name=\"T\" type=\"float\"/>\n            </accessor>\n          </technique_common>\n        </source>\n",
+        v.len()
+    );
+}
+
+/// Polygons in runs the SL importer takes as one face each: its `<polylist>` reader closes a
+/// face after the corner that brings it to 65,532 indices (three per triangle of each fan), even
+/// inside a polygon, and then builds the rest of that polygon from the closed face's indices
+/// (lldaeloader.cpp load_face_from_dom_polylist). A run holds at most 65,532 indices and 65,532
+/// corners (its vertices, at most one per corner, stay below the 65,535 the importer refuses),
+/// so each `<polylist>` is exactly one face and no polygon is cut. Polygons of fewer than three
+/// corners (no triangle) are not counted: the writer leaves them out.
+fn sl_runs(counts: &[u32]) -> Vec<std::ops::Range<usize>> {
+    let mut runs = Vec::new();
+    let (mut start, mut indices, mut corners) = (0usize, 0usize, 0usize);
+    for (f, &n) in counts.iter().enumerate() {
+        let n = n as usize;
+        if n < 3 {
+            continue;
+        }
+        let (i, c) = (3 * (n - 2), n);
+        if indices + i > FACE_SPLIT || corners + c > FACE_SPLIT {
+            runs.push(start..f);
+            start = f;
+            indices = 0;
+            corners = 0;
+        }
+        indices += i;
+        corners += c;
+    }
+    runs.push(start..counts.len());
+    runs
+}
+
+/// What the SL importer makes of mesh `m`'s polygons as [`write_geometry`] writes them: an
+/// error for a polygon no face can hold, a loss for polygons without a triangle (left out), a
+/// warning when the faces are more than one model holds (the importer makes several models).
+fn sl_faces(m: &Mesh, diag: &mut Diagnostics) -> Result<(), SlError> {
+    if let Some((f, &n)) = m.faces.counts.iter().enumerate().find(|(_, &n)| 3 * (n as usize).saturating_sub(2) > FACE_SPLIT) {
+        return Err(SlError::write(format!(
+            "mesh \"{}\": polygon {f} has {n} corners, more than the SL importer's 65,532 indices per face can hold ({} triangles); triangulate it",
+            m.name,
+            n - 2
+        )));
+    }
+    let degenerate = m.faces.counts.iter().filter(|&&n| n < 3).count();
+    if degenerate > 0 {
+        diag.loss(
+            "dae-degenerate-faces",
+            format!(
+                "mesh \"{}\": {degenerate} face(s) with fewer than 3 corners left out: the SL importer makes no triangle of them",
+                m.name
+            ),
+        );
+    }
+    let faces = sl_runs(&m.faces.counts).iter().filter(|r| !r.is_empty()).count();
+    if faces > FACES_PER_MODEL {
+        diag.warn(
+            "dae-model-split",
+            format!(
+                "mesh \"{}\": {faces} faces of at most 21,844 triangles each; the SL importer puts 8 faces in a model and makes {} models of this mesh",
+                m.name,
+                faces.div_ceil(FACES_PER_MODEL)
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// Write mesh `m` as geometry `g`: positions, normals where the IR has them, and the first
+/// `uv_sets` texture coordinate sets, each per-vertex or per-corner input indexed by the
+/// vertex or by the corner. For an SL rig (`sl`) the polygons go in runs the importer reads as
+/// one face each ([`sl_runs`]) and polygons without a triangle are left out.
+fn write_geometry(o: &mut String, g: &str, m: &Mesh, material: &str, uv_sets: usize, sl: bool) {
     let _ = writeln!(o, "    <geometry id=\"{g}\" name=\"{}\">\n      <mesh>", esc(&m.name));
     write_vec3_source(o, &format!("{g}-positions"), &m.positions);
-    let normals = match &m.normals {
-        Some(Normals::PerCorner(n)) if n.len() == m.faces.indices.len() => Some((n, false)),
-        Some(Normals::PerVertex(n)) if n.len() == m.positions.len() => Some((n, true)),
-        _ => None,
-    };
-    if let Some((n, _)) = normals {
-        write_vec3_source(o, &format!("{g}-normals"), n);
+    let (nv, nc) = (m.positions.len(), m.faces.indices.len());
+    // (semantic, source id, set, per vertex) of each input after VERTEX, in offset order.
+    let mut inputs: Vec<(&str, String, Option<u32>, bool)> = Vec::new();
+    let fits = |per_corner: bool, len: usize| if per_corner { len == nc } else { len == nv };
+    // A mesh without normals is written without (the viewer then draws it faceted): the smooth
+    // normals skelport_ir::proc is to compute for such sources belong here, for SL rigs.
+    if let Some(n) = &m.normals {
+        if fits(n.is_per_corner(), n.values().len()) {
+            let id = format!("{g}-normals");
+            write_vec3_source(o, &id, n.values());
+            inputs.push(("NORMAL", id, None, !n.is_per_corner()));
+        }
+    }
+    for (k, set) in m.uvs.iter().take(uv_sets).enumerate() {
+        if fits(set.uvs.is_per_corner(), set.uvs.values().len()) {
+            let id = format!("{g}-map-{k}");
+            write_vec2_source(o, &id, set.uvs.values());
+            let n = set.name.parse::<u32>().unwrap_or(k as u32);
+            inputs.push(("TEXCOORD", id, Some(n), !set.uvs.is_per_corner()));
+        }
     }
     let _ = writeln!(
         o,
         "        <vertices id=\"{g}-vertices\">\n          <input semantic=\"POSITION\" source=\"#{g}-positions\"/>\n        </vertices>"
     );
-    if !m.faces.counts.is_empty() {
-        let _ = writeln!(o, "        <polylist count=\"{}\" material=\"{material}\">", m.faces.counts.len());
+    // Faces in runs, one <polylist> each; per-corner inputs keep the mesh's corner numbers.
+    let starts: Vec<usize> = m
+        .faces
+        .counts
+        .iter()
+        .scan(0usize, |at, &n| {
+            let s = *at;
+            *at += n as usize;
+            Some(s)
+        })
+        .collect();
+    let runs: Vec<std::ops::Range<usize>> = if sl { sl_runs(&m.faces.counts) } else { std::iter::once(0..m.faces.counts.len()).collect() };
+    let keep = |f: usize| !sl || m.faces.counts[f] >= 3;
+    let per_vertex: Vec<bool> = inputs.iter().map(|i| i.3).collect();
+    for run in runs.into_iter().filter(|r| !r.is_empty()) {
+        let count = run.clone().filter(|&f| keep(f)).count();
+        if count == 0 {
+            continue;
+        }
+        let _ = writeln!(o, "        <polylist count=\"{count}\" material=\"{material}\">");
         let _ = writeln!(o, "          <input semantic=\"VERTEX\" source=\"#{g}-vertices\" offset=\"0\"/>");
-        if normals.is_some() {
-            let _ = writeln!(o, "          <input semantic=\"NORMAL\" source=\"#{g}-normals\" offset=\"1\"/>");
+        for (k, (semantic, id, set, _)) in inputs.iter().enumerate() {
+            let set = set.map(|s| format!(" set=\"{s}\"")).unwrap_or_default();
+            let _ = writeln!(o, "          <input semantic=\"{semantic}\" source=\"#{id}\" offset=\"{}\"{set}/>", k + 1);
         }
         o.push_str("          <vcount>");
-        ints(o, m.faces.counts.iter().copied());
+        ints(o, run.clone().filter(|&f| keep(f)).map(|f| m.faces.counts[f]));
         o.push_str("</vcount>\n          <p>");
-        match normals {
-            Some((_, per_vertex)) => {
-                ints(o, m.faces.indices.iter().enumerate().flat_map(|(c, &v)| [v, if per_vertex { v } else { c as u32 }]))
+        let corners = run.filter(|&f| keep(f)).flat_map(|f| starts[f]..starts[f] + m.faces.counts[f] as usize);
+        if per_vertex.is_empty() {
+            ints(o, corners.map(|c| m.faces.indices[c]));
+        } else {
+            for (k, c) in corners.enumerate() {
+                if k > 0 {
+                    o.push(' ');
+                }
+                let v = m.faces.indices[c];
+                push_u32(o, v);
+                for &pv in &per_vertex {
+                    o.push(' ');
+                    push_u32(o, if pv { v } else { c as u32 });
+                }
             }
-            None => ints(o, m.faces.indices.iter().copied()),
         }
         o.push_str("</p>\n        </polylist>\n");
     }

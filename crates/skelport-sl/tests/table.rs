@@ -29,13 +29,20 @@ fn builtin_table_counts_and_facts() {
     assert_eq!(sl.attachment_points.len(), 55);
     assert_eq!(sl.bones.iter().filter(|b| b.support == skelport_sl::Support::Base).count(), 26);
     assert_eq!(sl.bones.iter().filter(|b| b.connected).count(), 62);
-    // 133 bones + 153 aliases + 26 volumes + 55 attachment names + 40 with `_` + mRoot + mScreen.
-    assert_eq!(sl.legal_names().len(), 409);
-    assert_eq!(skelport_sl::sl_table::LEGAL_NAMES.len(), 409);
+    // 133 bones + 153 aliases + 26 volumes + 55 attachment names + 40 with `_`: the importer's
+    // joint map (LLModelPreview::getJointAliases). The viewer's own mRoot and mScreen are not in it.
+    assert_eq!(sl.legal_names().len(), 407);
+    assert_eq!(skelport_sl::sl_table::LEGAL_NAMES.len(), 407);
     assert_eq!(sl.legal_names(), skelport_sl::sl_table::LEGAL_NAMES.to_vec());
-    for n in ["mRoot", "mScreen", "Left_Shoulder", "Left Shoulder", "Avatar_Center", "avatar_mPelvis", "hip", "L_UPPER_ARM", "mFaceRoot"] {
+    for n in ["Left_Shoulder", "Left Shoulder", "Avatar_Center", "avatar_mPelvis", "hip", "L_UPPER_ARM", "mFaceRoot"] {
         assert!(sl.resolve(n).is_some(), "{n} must be legal");
     }
+    for n in ["mRoot", "mScreen"] {
+        assert!(sl.resolve(n).is_none(), "{n} is not a legal skin joint");
+        assert!(sl.joint(n).is_some(), "{n} is still a joint of the avatar");
+    }
+    let center = sl.resolve("Avatar_Center").unwrap();
+    assert_eq!(sl.parent(center).map(|p| sl.name(p)).as_deref(), Some("mRoot"));
     assert_eq!(sl.canonical("hip").as_deref(), Some("mPelvis"));
     assert_eq!(sl.canonical("avatar_mHandThumb3Left").as_deref(), Some("mHandThumb3Left"));
     assert_eq!(sl.canonical("Left Shoulder").as_deref(), Some("Left_Shoulder"));

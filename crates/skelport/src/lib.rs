@@ -142,10 +142,8 @@ impl Loaded {
         let Loaded { mut doc, format, diagnostics, name } = self;
         ir::trace::phase("read");
         let mut diags = diagnostics;
-        if let Some(m) = &opts.map {
-            if let Err(e) = maps::load(m).and_then(|map| retarget(&mut doc, &map, &mut diags)) {
-                return Err(Error::from_chain(ErrorCode::Map, Some(&name), &e.context(name.clone())).with_diagnostics(diags));
-            }
+        if let Err(e) = prepare(&mut doc, &name, target, opts, &mut diags) {
+            return Err(e.with_diagnostics(diags));
         }
         if let Err(e) = check(&doc, &name) {
             return Err(e.with_diagnostics(diags));
@@ -264,22 +262,50 @@ impl Converted {
 pub fn convert(loaded: &Loaded, target: &'static dyn Format, opts: &ConvertOptions) -> Result<Converted> {
     let name = &loaded.name;
     let mut diags = loaded.diagnostics.clone();
-    let retargeted;
-    let doc = match &opts.map {
-        Some(m) => {
-            let mut doc = loaded.doc.clone();
-            if let Err(e) = maps::load(m).and_then(|map| retarget(&mut doc, &map, &mut diags)) {
-                return Err(Error::from_chain(ErrorCode::Map, Some(name), &e.context(name.clone())).with_diagnostics(diags));
-            }
-            retargeted = doc;
-            &retargeted
+    let changed;
+    let doc = if changes_document(target, opts) {
+        let mut doc = loaded.doc.clone();
+        if let Err(e) = prepare(&mut doc, name, target, opts, &mut diags) {
+            return Err(e.with_diagnostics(diags));
         }
-        None => &loaded.doc,
+        changed = doc;
+        &changed
+    } else {
+        &loaded.doc
     };
     if let Err(e) = check(doc, name) {
         return Err(e.with_diagnostics(diags));
     }
     finish(doc, loaded.format, name, target, opts, diags)
+}
+
+/// A `--map FILE` that holds a humanoid map (VRM role → bone, a JSON object with `humanoid`)
+/// rather than a retarget map: it is handed to the writer, not applied as a rename.
+fn humanoid_map(opts: &ConvertOptions) -> Option<PathBuf> {
+    let p = Path::new(opts.map.as_deref()?);
+    let bytes = if p.is_file() { std::fs::read(p).ok()? } else { return None };
+    skelport_vrm::HumanoidMap::is_humanoid_map(&bytes).then(|| p.to_path_buf())
+}
+
+/// Whether [`prepare`] changes the document (so [`convert`] must work on a copy).
+fn changes_document(target: &dyn Format, opts: &ConvertOptions) -> bool {
+    opts.map.is_some() || (opts.write.rest_pose == Some(ir::rest::RestPose::TPose) && !target.applies_rest_pose())
+}
+
+/// What happens to a document between reading and checking: the retarget map, then the rest
+/// pose the writer does not make itself (`--rest-pose t-pose`, from the humanoid's roles).
+fn prepare(doc: &mut Document, name: &str, target: &dyn Format, opts: &ConvertOptions, diags: &mut Diagnostics) -> Result<()> {
+    let humanoid = humanoid_map(opts);
+    if let Some(m) = opts.map.as_ref().filter(|_| humanoid.is_none()) {
+        maps::load(m)
+            .and_then(|map| retarget(doc, &map, diags))
+            .map_err(|e| Error::from_chain(ErrorCode::Map, Some(name), &e.context(name.to_owned())))?;
+    }
+    if opts.write.rest_pose == Some(ir::rest::RestPose::TPose) && !target.applies_rest_pose() {
+        skelport_vrm::t_pose(doc, humanoid.as_deref(), diags)
+            .map_err(|e| Error::new(ErrorCode::Write, Some(name), format!("{name}: --rest-pose t-pose: {e}")))?;
+    }
+    Ok(())
 }
 
 /// Write, judge the losses, apply `strict`.
@@ -292,6 +318,9 @@ fn finish(
     mut diags: Diagnostics,
 ) -> Result<Converted> {
     let mut write = opts.write.clone();
+    if write.humanoid_map.is_none() {
+        write.humanoid_map = humanoid_map(opts);
+    }
     if write.file_stem.is_empty() {
         write.file_stem = stem_of(opts.output.as_deref().unwrap_or(Path::new(name)));
     }

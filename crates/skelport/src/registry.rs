@@ -15,6 +15,8 @@ pub fn formats() -> &'static [&'static dyn Format] {
         &skelport_sl::DaeFormat,
         &skelport_ir::irjson::IrJsonFormat,
         &skelport_sl::SlSkeletonFormat,
+        // After glb: a GLB whose head names VRMC_vrm sniffs 100 for both, and the last wins.
+        &skelport_vrm::VrmFormat,
     ];
     FORMATS
 }

@@ -40,51 +40,15 @@ pub fn validate(path: &Path, loaded: &Loaded, target: Option<&str>, sl_skeleton:
         loaded.diagnostics.items.iter().filter(|d| d.severity != Severity::Info).map(|d| d.message.clone()).collect();
     if let Some(t) = target {
         if t.eq_ignore_ascii_case(SL_TARGET) {
-            let (p, w) = sl_problems(path, loaded, sl_skeleton).map_err(|e| Error::from_chain(ErrorCode::Input, Some(&loaded.name), &e))?;
-            problems.extend(p);
-            warnings.extend(w);
+            let r = skelport_sl::validate_target(&loaded.doc, path, sl_skeleton)
+                .map_err(|e| Error::new(ErrorCode::Input, Some(&loaded.name), e.to_string()))?;
+            problems.extend(r.problems);
+            warnings.extend(r.warnings);
         } else {
             problems.extend(target_problems(path, loaded, t)?);
         }
     }
     Ok(Validation { format: loaded.format, problems, warnings })
-}
-
-/// The SL importer's rules: a `.dae` is checked as it is; anything else is first written as the
-/// `.dae` skelport would upload (writer errors are problems, its losses warnings).
-fn sl_problems(file: &Path, l: &Loaded, sl_skeleton: Option<&Path>) -> anyhow::Result<(Vec<Problem>, Vec<String>)> {
-    let sl = match sl_skeleton {
-        Some(p) => std::borrow::Cow::Owned(skelport_sl::SlSkeleton::from_file(p)?),
-        None => std::borrow::Cow::Borrowed(skelport_sl::SlSkeleton::builtin()),
-    };
-    let name = file.display().to_string();
-    let mut problems = Vec::new();
-    let mut warnings = Vec::new();
-    let dae = &skelport_sl::DaeFormat;
-    let bytes = if l.format.name() == dae.name() {
-        crate::io::read_input(file)?
-    } else {
-        let opts = WriteOptions { file_stem: stem_of(file), sl_skeleton: sl_skeleton.map(Path::to_path_buf), ..Default::default() };
-        match render(&l.doc, dae, &opts) {
-            Err(e) => {
-                problems.push(Problem { location: format!("target {SL_TARGET}"), message: format!("{e:#}") });
-                return Ok((problems, warnings));
-            }
-            Ok((out, d)) => {
-                warnings.extend(d.of(Severity::Loss).map(|d| format!("as .dae: {}", d.message)));
-                crate::io::InputBytes::Read(out.main)
-            }
-        }
-    };
-    for v in skelport_sl::validate_sl(&bytes, &name, &sl) {
-        match v.level {
-            skelport_sl::Level::Error => {
-                problems.push(Problem { location: v.location.clone(), message: format!("[{}] {}", v.rule, v.message) })
-            }
-            skelport_sl::Level::Warning => warnings.push(format!("{} [{}] {}", v.location, v.rule, v.message)),
-        }
-    }
-    Ok((problems, warnings))
 }
 
 /// The target format's rules: whatever the target's writer refuses or cannot hold.

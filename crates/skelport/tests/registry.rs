@@ -103,6 +103,7 @@ fn observed(back: &skelport::Document, limit: Option<usize>) -> Holds {
         orientations: report.rotated.is_empty(),
         bind_pose: false,
         max_bones: limit,
+        humanoid_only: false,
     }
 }
 
@@ -121,7 +122,7 @@ fn what_each_format_says_it_holds_is_what_a_round_trip_keeps() {
         let claimed = f.holds();
         let seen = observed(&back.doc, claimed.max_bones);
         // A bind pose other than rest is the pose test's concern (crate::matrix); checked there.
-        let claimed = Holds { bind_pose: false, ..claimed };
+        let claimed = Holds { bind_pose: false, humanoid_only: false, ..claimed };
         if claimed != seen {
             wrong.push(format!("{}:\n  claims {claimed:?}\n  keeps  {seen:?}", f.name()));
         }

@@ -36,13 +36,15 @@ fn options(a: &ConvertArgs, out: &Path) -> ConvertOptions {
             embed: a.embed,
             compress: a.compress,
             max_influences: a.max_influences,
-            joint_positions: a.joint_positions,
+            default_joints: a.default_joints,
             fix: a.fix,
             bone_limit: a.limit,
             keep_helpers: a.read.keep_helpers,
             sl_skeleton: a.read.sl_skeleton.clone(),
             mesh: a.read.mesh.clone(),
             keep_origin: a.read.keep_origin,
+            rest_pose: a.rest_pose,
+            vrm_meta: a.vrm_meta.clone(),
             ..Default::default()
         },
     }

@@ -112,9 +112,14 @@ pub struct ConvertArgs {
     /// Keep at most N influences per vertex (largest kept, renormalized)
     #[arg(long, value_name = "N")]
     pub max_influences: Option<usize>,
-    /// Write the source's joint positions instead of the target skeleton's defaults (SL)
+    /// Accepted for old scripts; does nothing: the source's joint positions are kept by default
+    /// (see --default-joints)
     #[arg(long)]
     pub joint_positions: bool,
+    /// Put the joints at the target skeleton's default positions instead of the source's (SL:
+    /// the SL default `pos`; the mesh stays bound where the source had it)
+    #[arg(long, alias = "sl-default-joints")]
+    pub default_joints: bool,
     /// Repair what can be repaired instead of refusing (e.g. bind unweighted vertices)
     #[arg(long)]
     pub fix: bool,
@@ -122,9 +127,17 @@ pub struct ConvertArgs {
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
     /// Rename bones with a retarget map (a built-in name or a JSON file); unmapped bones are
-    /// dropped and their weights merged into the nearest mapped ancestor
+    /// dropped and their weights merged into the nearest mapped ancestor. A JSON file with a
+    /// `humanoid` object is a humanoid map instead (VRM role → bone) for --to vrm and --rest-pose
     #[arg(long, value_name = "NAME|FILE")]
     pub map: Option<String>,
+    /// The rest pose to write: `t-pose` (arms out, legs down, made from the humanoid's roles and
+    /// baked into the mesh) or `as-is`; default: t-pose for VRM, as-is for the others
+    #[arg(long, value_name = "POSE")]
+    pub rest_pose: Option<skelport::ir::rest::RestPose>,
+    /// VRM meta (name, authors, licence terms) as a JSON file (schemas/vrm-meta.schema.json)
+    #[arg(long, value_name = "FILE")]
+    pub vrm_meta: Option<PathBuf>,
     /// Treat any loss (something the target cannot hold) as a failure
     #[arg(long)]
     pub strict: bool,
