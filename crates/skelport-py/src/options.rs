@@ -66,7 +66,7 @@ pub fn companion(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Compani
 pub struct Extra {
     pub embed: bool,
     pub compress: bool,
-    pub joint_positions: bool,
+    pub default_joints: bool,
     pub fix: bool,
     pub limit: Option<usize>,
     pub keep_helpers: bool,
@@ -74,15 +74,30 @@ pub struct Extra {
     pub names: Option<PathBuf>,
     pub sl_skeleton: Option<PathBuf>,
     pub skip_existing: bool,
+    pub rest_pose: Option<skelport::ir::rest::RestPose>,
+    pub vrm_meta: Option<PathBuf>,
 }
 
 /// What reading takes (`load`, and the reading half of `convert`).
 pub const READ_OPTIONS: &[&str] = &["keep_helpers", "keep_origin", "names", "sl_skeleton"];
 /// What writing takes (`Document.save`, `Document.dumps`).
-pub const WRITE_OPTIONS: &[&str] = &["embed", "compress", "joint_positions", "fix", "limit", "keep_helpers", "keep_origin", "sl_skeleton"];
+pub const WRITE_OPTIONS: &[&str] =
+    &["embed", "compress", "default_joints", "fix", "limit", "keep_helpers", "keep_origin", "sl_skeleton", "rest_pose", "vrm_meta"];
 /// What `convert` takes: both, and `skip_existing` for a batch.
-pub const CONVERT_OPTIONS: &[&str] =
-    &["embed", "compress", "joint_positions", "fix", "limit", "keep_helpers", "keep_origin", "names", "sl_skeleton", "skip_existing"];
+pub const CONVERT_OPTIONS: &[&str] = &[
+    "embed",
+    "compress",
+    "default_joints",
+    "fix",
+    "limit",
+    "keep_helpers",
+    "keep_origin",
+    "names",
+    "sl_skeleton",
+    "rest_pose",
+    "vrm_meta",
+    "skip_existing",
+];
 
 /// Parse `kwargs`, refusing any name not in `allowed` as Python refuses an unknown keyword.
 pub fn extra(kwargs: Option<&Bound<'_, PyDict>>, allowed: &[&str], function: &str) -> PyResult<Extra> {
@@ -107,7 +122,7 @@ pub fn extra(kwargs: Option<&Bound<'_, PyDict>>, allowed: &[&str], function: &st
         match key.as_str() {
             "embed" => e.embed = flag()?,
             "compress" => e.compress = flag()?,
-            "joint_positions" => e.joint_positions = flag()?,
+            "default_joints" => e.default_joints = flag()?,
             "fix" => e.fix = flag()?,
             "keep_helpers" => e.keep_helpers = flag()?,
             "keep_origin" => e.keep_origin = flag()?,
@@ -115,6 +130,15 @@ pub fn extra(kwargs: Option<&Bound<'_, PyDict>>, allowed: &[&str], function: &st
             "limit" => e.limit = count(&v, "limit")?,
             "names" => e.names = opt_path()?,
             "sl_skeleton" => e.sl_skeleton = opt_path()?,
+            "vrm_meta" => e.vrm_meta = opt_path()?,
+            "rest_pose" => {
+                e.rest_pose = if v.is_none() {
+                    None
+                } else {
+                    let name: String = v.extract().map_err(|_| PyTypeError::new_err("rest_pose must be 't-pose', 'as-is' or None"))?;
+                    Some(name.parse().map_err(|m: String| PyValueError::new_err(format!("rest_pose: {m}")))?)
+                }
+            }
             _ => unreachable!("every allowed option is parsed"),
         }
     }
@@ -170,7 +194,7 @@ pub fn convert_options(
             embed: e.embed,
             compress: e.compress,
             max_influences,
-            joint_positions: e.joint_positions,
+            default_joints: e.default_joints,
             fix: e.fix,
             bone_limit: e.limit,
             keep_helpers: e.keep_helpers,
@@ -178,6 +202,10 @@ pub fn convert_options(
             mesh: mesh.path.clone(),
             mesh_data: mesh.data.clone(),
             keep_origin: e.keep_origin,
+            rest_pose: e.rest_pose,
+            vrm_meta: e.vrm_meta.clone(),
+            // From `map` when it names a humanoid map file: the facade looks.
+            humanoid_map: None,
         },
     }
 }

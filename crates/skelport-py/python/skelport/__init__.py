@@ -1,6 +1,6 @@
 """skelport: convert character skeletons (rigs) and skin weights between formats.
 
-MPFB (MakeHuman) rig and weights JSON, AnvilToolkit skeleton XML, G4MF, glTF 2.0, Second Life
+MPFB (MakeHuman) rig and weights JSON, AnvilToolkit skeleton XML, G4MF, glTF 2.0, VRM 1.0, Second Life
 Collada and skelport's own ir-json: read any of them, write any of them, and see what a target
 could not hold as data (``Report.losses``) instead of finding out later.
 

@@ -4,7 +4,7 @@ Every array is a numpy array in the report frame: +Y up, +Z forward, right-hande
 (glTF's frame, the frame of ``skelport inspect --json``).
 """
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, final
+from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -242,12 +242,14 @@ class Document:
         strict: bool = False,
         embed: bool = False,
         compress: bool = False,
-        joint_positions: bool = False,
+        default_joints: bool = False,
         fix: bool = False,
         limit: Optional[int] = None,
         keep_helpers: bool = False,
         keep_origin: bool = False,
         sl_skeleton: Optional[StrPath] = None,
+        rest_pose: Optional[Literal["t-pose", "as-is"]] = None,
+        vrm_meta: Optional[StrPath] = None,
     ) -> Report:
         """Write to ``path`` (side files beside it), all or nothing, as ``to`` or as the
         extension says. Raises Error."""
@@ -260,12 +262,14 @@ class Document:
         strict: bool = False,
         embed: bool = True,
         compress: bool = False,
-        joint_positions: bool = False,
+        default_joints: bool = False,
         fix: bool = False,
         limit: Optional[int] = None,
         keep_helpers: bool = False,
         keep_origin: bool = False,
         sl_skeleton: Optional[StrPath] = None,
+        rest_pose: Optional[Literal["t-pose", "as-is"]] = None,
+        vrm_meta: Optional[StrPath] = None,
     ) -> bytes:
         """The document as ``to``, in memory (glTF with its buffers embedded). Raises Error when
         the target writes side files too (use ``dumps_all``)."""
@@ -279,12 +283,14 @@ class Document:
         strict: bool = False,
         embed: bool = False,
         compress: bool = False,
-        joint_positions: bool = False,
+        default_joints: bool = False,
         fix: bool = False,
         limit: Optional[int] = None,
         keep_helpers: bool = False,
         keep_origin: bool = False,
         sl_skeleton: Optional[StrPath] = None,
+        rest_pose: Optional[Literal["t-pose", "as-is"]] = None,
+        vrm_meta: Optional[StrPath] = None,
     ) -> Dict[str, bytes]:
         """Every file of the document as ``to`` by file name, the main file first."""
     def inspect(self) -> InspectReport:
@@ -321,13 +327,15 @@ def convert(
     strict: bool = False,
     embed: bool = False,
     compress: bool = False,
-    joint_positions: bool = False,
+    default_joints: bool = False,
     fix: bool = False,
     limit: Optional[int] = None,
     keep_helpers: bool = False,
     keep_origin: bool = False,
     names: Optional[StrPath] = None,
     sl_skeleton: Optional[StrPath] = None,
+    rest_pose: Optional[Literal["t-pose", "as-is"]] = None,
+    vrm_meta: Optional[StrPath] = None,
     skip_existing: bool = False,
 ) -> Report:
     """Convert as ``skelport convert`` does.
