@@ -43,6 +43,44 @@ pub struct Diagnostic {
     pub message: String,
 }
 
+impl Diagnostic {
+    /// The element of the file the message is about, when the message begins with it as
+    /// messages about one element do ([`place_of`]): `bone "calf_l"`, `skin 0`,
+    /// `/meshes/0/primitives/1`, `nodes[3]`. `None` for messages about the file as a whole.
+    pub fn place(&self) -> Option<&str> {
+        place_of(&self.message)
+    }
+}
+
+/// The words that begin a message's place: the element's kind, then its name (quoted) or number.
+const PLACE_WORDS: &[&str] =
+    &["bone", "joint", "skeleton", "skin", "mesh", "node", "primitive", "vertex", "face", "group", "controller", "accessor"];
+
+/// The place a message begins with, by the convention diagnostics and errors follow: an
+/// element's kind and its quoted name or its number (`bone 'x' has no scale`, `bone "x": …`,
+/// `skin 0: …`), or a path into the file without blanks, then `": "` (`/accessors/1: …`,
+/// `nodes[3].skin: …`, `$.bones.calf_l: …`). A message beginning otherwise (`3 bone(s) renamed: …`,
+/// `the file has no skins: …`) is about no one element.
+pub fn place_of(message: &str) -> Option<&str> {
+    if let Some((word, rest)) = message.split_once(' ') {
+        if PLACE_WORDS.contains(&word) {
+            let len = match rest.as_bytes().first() {
+                // A quoted name may hold ": " itself: the place ends at the closing quote.
+                Some(&q @ (b'\'' | b'"')) => rest[1..].find(q as char).map(|e| e + 2),
+                Some(b) if b.is_ascii_digit() => Some(rest.bytes().take_while(u8::is_ascii_digit).count()),
+                _ => None,
+            };
+            let end = word.len() + 1 + len?;
+            let rest = &message[end..];
+            return (rest.is_empty() || rest.starts_with(": ") || rest.starts_with(' ')).then(|| &message[..end]);
+        }
+    }
+    let end = message.find(": ")?;
+    let p = &message[..end];
+    let path = !p.contains(char::is_whitespace) && (p.starts_with('/') || p.starts_with('$') || p.contains('['));
+    path.then_some(p)
+}
+
 /// A sink for diagnostics.
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(transparent)]
@@ -386,5 +424,38 @@ pub fn with_hint(message: &str, hint: &str) -> String {
         message.to_string()
     } else {
         format!("{message}; {hint}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn places_are_read_from_the_message_convention() {
+        let cases = [
+            ("bone 'calf_l': AnvilToolkit bones have no scale; dropped", Some("bone 'calf_l'")),
+            ("bone \"a: b\": parent is missing", Some("bone \"a: b\"")),
+            ("skin 0: 12 vertices have no influence", Some("skin 0")),
+            ("node 12 has no name; called it 'node_12'", Some("node 12")),
+            ("bone \"Root\" has no counterpart in map m; its weights are dropped", Some("bone \"Root\"")),
+            ("skin 'x' has no joints; written without a skin", Some("skin 'x'")),
+            ("skin 0", Some("skin 0")),
+            ("skin 0x: not a number", None),
+            ("bones 'x': not the word", None),
+            ("mesh 'body': 3 zero-length normals replaced by +Y", Some("mesh 'body'")),
+            ("/meshes/0/primitives/1: primitive has no POSITION; skipped", Some("/meshes/0/primitives/1")),
+            ("nodes[3]: bone name \"x\" is used twice", Some("nodes[3]")),
+            ("$.bones.calf_l: needs three numbers", Some("$.bones.calf_l")),
+            ("3 bone(s) renamed: their BoneID hashes were recomputed", None),
+            ("no --mesh given: every bone is placed at its default_position", None),
+            ("the file has no skins: no skeleton was read", None),
+            ("bone 'unterminated: text", None),
+            ("", None),
+        ];
+        for (message, want) in cases {
+            let d = Diagnostic { severity: Severity::Warning, code: "x".into(), message: message.into() };
+            assert_eq!(d.place(), want, "{message}");
+        }
     }
 }

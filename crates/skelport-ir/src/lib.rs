@@ -70,7 +70,7 @@ pub use format::{
     Severity, WriteOptions,
 };
 pub use frame::{Axis, Frame, Handedness};
-pub use skin::{Influences, Skin};
+pub use skin::{Influences, Padded, Skin};
 
 /// Re-exported math types (glam, f64) so format crates use the same versions.
 pub use glam::{DMat3, DMat4, DQuat, DVec2, DVec3, DVec4};

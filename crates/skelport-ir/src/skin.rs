@@ -180,6 +180,41 @@ impl Influences {
         changed
     }
 
+    /// The influences as dense rows of the same width, as GPU skinning and array libraries take
+    /// them: each vertex's entries largest first (ties: smaller slot first), padded with slot 0
+    /// and weight 0. With `max`, the width is `max` and a vertex with more entries keeps its
+    /// `max` largest, renormalized to sum to 1 as [`Influences::limit`] does ([`Padded::limited`]
+    /// counts them);
+    /// without it, the width is the largest number of entries any vertex has and no weight
+    /// changes. Zero-weight entries are kept (they are data); nothing is renormalized that was
+    /// not cut.
+    pub fn padded(&self, max: Option<usize>) -> Padded {
+        let width = max.unwrap_or_else(|| self.max_influences());
+        let n = self.vertex_count();
+        let mut out = Padded { width, joints: vec![0; n * width], weights: vec![0.0; n * width], limited: 0 };
+        let mut row: Vec<(u32, f64)> = Vec::new();
+        for v in 0..n {
+            row.clear();
+            row.extend(self.vertex(v));
+            row.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            if row.len() > width {
+                row.truncate(width);
+                let s: f64 = row.iter().map(|e| e.1).sum();
+                if s > 0.0 && s.is_finite() {
+                    for e in &mut row {
+                        e.1 /= s;
+                    }
+                }
+                out.limited += 1;
+            }
+            for (k, &(j, w)) in row.iter().enumerate() {
+                out.joints[v * width + k] = j;
+                out.weights[v * width + k] = w;
+            }
+        }
+        out
+    }
+
     /// Drop entries whose weight is below `epsilon` (and zero-weight entries). Returns how many.
     pub fn prune(&mut self, epsilon: f64) -> usize {
         let mut dropped = 0;
@@ -225,6 +260,20 @@ impl Influences {
             *l = out;
         });
     }
+}
+
+/// Influences as dense rows ([`Influences::padded`]): vertex `v`'s entries are
+/// `joints[v * width..(v + 1) * width]` and the same range of `weights`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Padded {
+    /// Entries per vertex.
+    pub width: usize,
+    /// Joint slots (positions in [`Skin::joints`]), row by row; padding is slot 0.
+    pub joints: Vec<u32>,
+    /// Weights, row by row; padding is 0.
+    pub weights: Vec<f64>,
+    /// Vertices that had more than `width` entries and were cut and renormalized.
+    pub limited: usize,
 }
 
 /// A skin: a mesh's vertices bound to a skeleton's joints.
@@ -306,6 +355,38 @@ mod tests {
         assert_eq!(v0.len(), 2);
         assert_eq!(v0[0].0, 0);
         assert!((v0[0].1 - 0.625).abs() < 1e-12 && (v0[1].1 - 0.375).abs() < 1e-12);
+    }
+
+    #[test]
+    fn padded_rows_largest_first_and_padded() {
+        let i = Influences::from_lists(vec![vec![(1, 0.3), (0, 0.5), (4, 0.05), (3, 0.05), (2, 0.1)], vec![(2, 2.0)], vec![]]);
+        // Unlimited: as wide as the widest vertex, weights untouched, zero padding.
+        let p = i.padded(None);
+        assert_eq!((p.width, p.limited), (5, 0));
+        assert_eq!(p.joints, [0, 1, 2, 3, 4, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(p.weights, [0.5, 0.3, 0.1, 0.05, 0.05, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        // Limited: the cut vertex keeps its largest, renormalized; the others keep their weights
+        // (vertex 1's 2.0 is not renormalized) and are padded to the width asked for.
+        let p = i.padded(Some(2));
+        assert_eq!((p.width, p.limited), (2, 1));
+        assert_eq!(p.joints, [0, 1, 2, 0, 0, 0]);
+        assert!((p.weights[0] - 0.625).abs() < 1e-12 && (p.weights[1] - 0.375).abs() < 1e-12);
+        assert_eq!(&p.weights[2..], [2.0, 0.0, 0.0, 0.0]);
+        // Wider than needed: padded.
+        let p = i.padded(Some(8));
+        assert_eq!((p.width, p.limited, p.joints.len()), (8, 0, 24));
+        // Limited rows equal `limit` (the same rule), row by row.
+        let mut l = i.clone();
+        l.limit(3);
+        let p = i.padded(Some(3));
+        for v in 0..3 {
+            let mut row: Vec<(u32, f64)> = l.vertex(v).collect();
+            row.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            for (k, (j, w)) in row.into_iter().enumerate() {
+                assert_eq!((p.joints[v * 3 + k], p.weights[v * 3 + k]), (j, w));
+            }
+        }
+        assert_eq!(Influences::default().padded(None), Padded { width: 0, joints: vec![], weights: vec![], limited: 0 });
     }
 
     #[test]

@@ -192,9 +192,21 @@ fn read(path: Option<&Path>, name: &str, bytes: &[u8], opts: &ReadOptions) -> Re
         })?,
     };
     let mut diagnostics = Diagnostics::default();
-    let doc = format
-        .read(Input { path, bytes }, &opts.reader, &mut diagnostics)
-        .map_err(|e| Error::new(ErrorCode::Read, Some(name), format!("{name}: cannot read as {}: {e}", format.name())))?;
+    let doc = format.read(Input { path, bytes }, &opts.reader, &mut diagnostics).map_err(|e| {
+        let inner = e.to_string();
+        let error = Error::new(ErrorCode::Read, Some(name), format!("{name}: cannot read as {}: {inner}", format.name()));
+        // The file at fault (the input, or its mesh or weights) and the place the reader names.
+        let r = &opts.reader;
+        let shown = |p: &Option<PathBuf>, m: &Option<InMemoryFile>| {
+            m.as_ref().map(|m| m.name.clone()).or_else(|| p.as_ref().map(|p| p.display().to_string()))
+        };
+        let (mesh, weights) = (shown(&r.mesh, &r.mesh_data), shown(&r.weights, &r.weights_data));
+        let files: Vec<&str> = [Some(name), mesh.as_deref(), weights.as_deref()].into_iter().flatten().collect();
+        match error::locate(&inner, &files) {
+            Some((file, place)) => error.at(Some(file), place.as_deref()),
+            None => error,
+        }
+    })?;
     Ok(Loaded { doc, format, diagnostics, name: name.to_owned() })
 }
 
@@ -346,7 +358,7 @@ pub fn check(doc: &Document, name: &str) -> Result<()> {
         problems.len(),
         list.join("\n")
     );
-    Err(Error::new(ErrorCode::Invalid, Some(name), msg))
+    Err(Error::new(ErrorCode::Invalid, Some(name), msg).at(None, Some(&problems[0].location)))
 }
 
 /// Apply a retarget map to a document, reporting every dropped bone as a loss.
@@ -369,6 +381,34 @@ pub fn render(doc: &Document, format: &dyn Format, opts: &WriteOptions) -> anyho
     let out = format.write(doc, opts, &mut diagnostics).map_err(|e| anyhow::anyhow!("cannot write as {}: {e}", format.name()))?;
     losses::check(doc, format, &mut diagnostics);
     Ok((out, diagnostics))
+}
+
+/// Where a batch writes each input in folder `dir` as `target`: `dir/<input stem>.<target's
+/// first extension>`, or, for inputs whose output another input would also write (`a/rig.json`
+/// and `b/rig.glb`), the reason that input is refused, naming the others: one would silently
+/// replace the other. The CLI's `convert IN… -o DIR/` and the Python package's batch both plan
+/// this way.
+pub fn batch_outputs(inputs: &[PathBuf], dir: &Path, target: &dyn Format) -> Vec<std::result::Result<PathBuf, String>> {
+    let ext = target.extensions().first().copied().unwrap_or("out");
+    let outputs: Vec<PathBuf> = inputs.iter().map(|i| dir.join(format!("{}.{ext}", stem_of(i)))).collect();
+    let mut claimed: std::collections::HashMap<&Path, Vec<usize>> = std::collections::HashMap::new();
+    for (k, o) in outputs.iter().enumerate() {
+        claimed.entry(o.as_path()).or_default().push(k);
+    }
+    (0..inputs.len())
+        .map(|k| {
+            let users = &claimed[outputs[k].as_path()];
+            if users.len() == 1 {
+                return Ok(outputs[k].clone());
+            }
+            let others: Vec<String> = users.iter().filter(|&&u| u != k).map(|&u| format!("'{}'", inputs[u].display())).collect();
+            Err(format!(
+                "its output {} would also be written by {}; convert inputs with the same file stem in separate batches (or to separate directories)",
+                outputs[k].display(),
+                others.join(", ")
+            ))
+        })
+        .collect()
 }
 
 /// The file stem used to name side files: `model` for `out/model.gltf` (and for

@@ -95,3 +95,42 @@ fn errors_carry_a_code_the_file_and_what_was_reported_before() {
     assert_eq!(e.code(), ErrorCode::Map);
     assert!(e.message().contains("no built-in map has that name"), "{e}");
 }
+
+#[test]
+fn a_read_error_names_the_file_at_fault_and_the_place() {
+    let demo = skelport::ir::testing::workspace_root().join("testdata/demo");
+    let rig = std::fs::read(demo.join("rig.sample.json")).unwrap();
+    // The input itself: the line and column the JSON parser gives.
+    let e = skelport::from_bytes("rig.json", b"{\n  \"bones\": [\n", &ReadOptions::default()).unwrap_err();
+    assert_eq!((e.file(), e.place()), (Some("rig.json"), Some("line 3, column 0")), "{e}");
+    // Its weights, given in memory: the weights file is at fault, not the rig.
+    let reader = skelport::ir::ReadOptions {
+        weights_data: Some(InMemoryFile::new("w.json", &b"{\"weights\": {\"pelvis\": 7}}"[..])),
+        ..Default::default()
+    };
+    let e = skelport::from_bytes("rig.json", &rig, &ReadOptions { from: None, reader }).unwrap_err();
+    assert_eq!((e.code(), e.file()), (ErrorCode::Read, Some("w.json")), "{e}");
+    assert!(e.place().is_some_and(|p| p.starts_with("line 1, column ")), "{e}");
+    assert!(e.message().starts_with("rig.json: cannot read as mpfb: w.json:1:"), "{e}");
+    // A JSON path.
+    let e = skelport::from_bytes("r.json", b"{\"bones\": {\"a\": 3}}", &ReadOptions { from: Some("mpfb".into()), ..Default::default() })
+        .unwrap_err();
+    assert_eq!(e.place(), Some("$.bones.a"), "{e}");
+    // A document that breaks the IR's rules: the first broken rule's place.
+    let mut doc = skelport::open(demo.join("sample.ir.json"), &ReadOptions::default()).unwrap();
+    doc.doc.skeletons[0].bones[1].name.clear();
+    let e = skelport::convert(&doc, skelport::format("glb").unwrap(), &ConvertOptions::default()).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Invalid);
+    assert!(e.place().is_some_and(|p| p.starts_with("skeletons[0].bones[1]")), "{:?}", e.place());
+}
+
+#[test]
+fn a_batch_refuses_inputs_whose_outputs_would_collide() {
+    let inputs: Vec<std::path::PathBuf> = ["a/rig.json", "b/rig.glb", "c/other.xml"].iter().map(Into::into).collect();
+    let plan = skelport::batch_outputs(&inputs, Path::new("out"), skelport::format("glb").unwrap());
+    assert_eq!(plan[2], Ok(Path::new("out/other.glb").to_path_buf()));
+    for (k, other) in [(0, "b/rig.glb"), (1, "a/rig.json")] {
+        let why = plan[k].as_ref().unwrap_err();
+        assert!(why.contains("out/rig.glb") && why.contains(other), "{why}");
+    }
+}

@@ -1,0 +1,138 @@
+"""A 1,000-file batch generated in a temporary folder: the demo sample in four formats under
+1,000 names (and a few bad files), converted into one folder in one call on every core with
+the GIL released; failures are reported per file and the rest goes on; a second run with
+skip_existing converts nothing."""
+
+import _thread
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+import skelport
+from conftest import DEMO
+
+FORMATS = [("glb", "glb"), ("g4b", "g4b"), ("anvil", "xml"), ("ir-json", "ir.json")]
+
+
+def make_inputs(folder: Path) -> "tuple[list[Path], list[Path], list[Path]]":
+    """996 good files (the sample in 4 formats), 2 broken ones and 2 whose stems collide."""
+    folder.mkdir()
+    src = skelport.load(DEMO / "sample.ir.json")
+    data = {to: src.dumps(to) for to, _ in FORMATS}
+    good = []
+    for k in range(996):
+        to, ext = FORMATS[k % len(FORMATS)]
+        p = folder / f"rig{k:04d}.{ext}"
+        p.write_bytes(data[to])
+        good.append(p)
+    broken = [folder / "broken1.glb", folder / "broken2.ir.json"]
+    broken[0].write_bytes(data["glb"][:200])
+    broken[1].write_bytes(b'{"skelport_ir": 1, "skeletons": [')
+    (folder / "a").mkdir()
+    (folder / "b").mkdir()
+    twins = [folder / "a" / "twin.glb", folder / "b" / "twin.g4b"]
+    twins[0].write_bytes(data["glb"])
+    twins[1].write_bytes(data["g4b"])
+    return good, broken, twins
+
+
+def test_thousand_file_batch(tmp_path):
+    good, broken, twins = make_inputs(tmp_path / "in")
+    inputs = good[:500] + broken + twins + good[500:]
+    out = tmp_path / "out"
+
+    # A Python thread notes the time while the batch runs. It can only run while the call has
+    # let go of the GIL; holding it, the thread would run only once the call had returned.
+    stamps, stop = [], threading.Event()
+
+    def note_time():
+        while not stop.is_set():
+            stamps.append(time.perf_counter())
+            time.sleep(0.001)
+
+    t = threading.Thread(target=note_time)
+    t.start()
+    start = time.perf_counter()
+    report = skelport.convert(inputs, out, to="glb", max_influences=4)
+    end = time.perf_counter()
+    stop.set()
+    t.join()
+    first_half = [s for s in stamps if start < s < (start + end) / 2]
+    assert len(first_half) > 10, f"{len(first_half)} notes in the first half of the batch: the GIL was held"
+
+    assert len(report.files) == 1000 and not report.ok
+    assert [f.input for f in report.files] == [str(p) for p in inputs]
+    failed = [f for f in report.files if not f.ok]
+    assert [f.input for f in failed] == [str(p) for p in broken + twins]
+    assert [e.code for e in report.errors] == ["read", "read", "output", "output"]
+    assert all(isinstance(e, skelport.Error) for e in report.errors)
+    assert report.errors[0].path == str(broken[0]) and report.errors[1].place is not None
+    assert str(twins[1]) in str(report.errors[2]) and str(twins[0]) in str(report.errors[3])
+    assert failed[2].output is None and not (out / "twin.glb").exists()
+    # Every good file written once, as <stem>.glb, and only those.
+    assert sorted(p.name for p in out.iterdir()) == sorted(f"{p.name.split('.')[0]}.glb" for p in good)
+    assert report.outputs == [f.output for f in report.files if f.ok]
+    # The AnvilToolkit inputs had no skin to carry: each reported its loss, on its own file.
+    anvil = [f for f in report.files if f.from_format == "anvil"]
+    assert len(anvil) == 249 and all(f.to_format == "glb" for f in anvil)
+    assert all(d.path == f.input for f in report.files for d in f.diagnostics)
+    # A batch output is the bytes a single conversion of the same file writes.
+    single = tmp_path / "single.glb"
+    skelport.convert(good[1], single, max_influences=4)
+    assert (out / "rig0001.glb").read_bytes() == single.read_bytes()
+    for k in range(4):  # one of each format, bone by bone (AnvilToolkit orders bones its own way)
+        a, b = skelport.load(good[k]).skeletons[0], skelport.load(out / f"rig{k:04d}.glb").skeletons[0]
+        assert sorted(a.bone_names) == sorted(b.bone_names)
+        order = [b.index(n) for n in a.bone_names]
+        np.testing.assert_allclose(b.heads[order], a.heads, atol=1e-6)
+
+    # Resumed: everything written is skipped, the failures fail again.
+    again = skelport.convert(inputs, out, to="glb", skip_existing=True)
+    assert sum(f.skipped for f in again.files) == 996 and len(again.errors) == 4
+    assert again.outputs == []
+
+
+def test_one_input_into_a_folder_is_a_batch(tmp_path):
+    out = tmp_path / "folder"
+    out.mkdir()
+    report = skelport.convert(DEMO / "sample.glb", out, to="g4tf")
+    assert report.outputs == [str(out / "sample.g4tf")]
+    # A list is always a batch: a failure is in the report, not raised.
+    report = skelport.convert([tmp_path / "nope.glb"], tmp_path / "new", to="glb")
+    assert not report.ok and report.errors[0].code == "input"
+
+
+def test_ctrl_c_stops_a_batch_between_files(tmp_path):
+    """KeyboardInterrupt while a batch runs: the files in flight finish their all-or-nothing
+    save, no new one starts, the interrupt reaches Python; skip_existing resumes it."""
+    good, _, _ = make_inputs(tmp_path / "in")
+    inputs = good
+    out = tmp_path / "out"
+
+    def interrupt_when_started():
+        while not (out.is_dir() and len(list(out.iterdir())) >= 20):
+            time.sleep(0.001)
+        _thread.interrupt_main()
+
+    t = threading.Thread(target=interrupt_when_started)
+    t.start()
+    try:
+        skelport.convert(inputs, out, to="glb")
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("the batch finished before the interrupt: nothing was tested")
+    finally:
+        t.join()
+    written = sorted(out.iterdir())
+    print(f"interrupted after {len(written)} of {len(inputs)} files")
+    assert 20 <= len(written) < len(inputs)
+    # Every file there is whole (temporaries are renamed into place or removed).
+    assert all(p.suffix == ".glb" and not p.name.startswith(".") for p in written)
+    for p in written:
+        assert len(skelport.load(p).skeletons[0]) == 23
+    resumed = skelport.convert(inputs, out, to="glb", skip_existing=True)
+    assert resumed.ok and sum(f.skipped for f in resumed.files) == len(written)
+    assert len(list(out.iterdir())) == len(inputs)

@@ -1,0 +1,158 @@
+"""Errors: every file of the malformed-input suite (testdata/bad/) fails with exactly the
+command line's message (its `.expected` snapshot) as `skelport.Error`, with the file at fault
+and the place in it; wrong arguments are Python's TypeError/ValueError; random bytes never
+raise anything but `skelport.Error`."""
+
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+import skelport
+from conftest import DEMO, ROOT
+
+BAD = ROOT / "testdata" / "bad"
+ACCEPTED = {
+    line.strip() for line in (BAD / "KNOWN_ACCEPTED.txt").read_text().splitlines() if line.strip() and not line.startswith("#")
+}
+CASES = sorted(p for p in BAD.glob("*/*") if not p.name.endswith(".expected"))
+# Suites of files read with a main file (testdata/bad/<suite>/), as tests/bad_inputs.rs feeds them.
+COMPANIONS = {"mpfb-weights": "weights", "obj": "mesh"}
+
+
+def convert_args(rel: str) -> dict:
+    suite = rel.split("/")[2]
+    if suite in COMPANIONS:
+        return {"inputs": "testdata/demo/rig.sample.json", COMPANIONS[suite]: rel}
+    return {"inputs": rel, "from_": suite}
+
+
+def test_the_suite_is_there():
+    assert len(CASES) > 500
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_malformed_file_fails_with_the_command_lines_message(path, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    rel = path.relative_to(ROOT).as_posix()
+    args = convert_args(rel)
+    out = tmp_path / "out.ir.json"
+    if rel in ACCEPTED:
+        skelport.convert(output=out, **args)  # a known tolerance: read, and no crash
+        return
+    with pytest.raises(skelport.Error) as info:
+        skelport.convert(output=out, **args)
+    e = info.value
+    expected = Path(f"{path}.expected").read_text()
+    message = expected[expected.index("error: ") + len("error: "):].rstrip("\n")
+    assert str(e) == message
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+    assert e.code in {"read", "invalid", "input"}, e.code
+    # The file at fault is the one the reader names: this file, whether it was the input or
+    # the weights or mesh read with it.
+    if e.code == "read":
+        assert e.path == rel
+        # The place the message gives after the file's name.
+        after = message.split("cannot read as ", 1)[1].split(": ", 1)[1]
+        assert after.startswith(rel)
+        m = re.match(re.escape(rel) + r"(?: \(([^)]*)\))?:(\d+)(?::(\d+))?: ", after)
+        if m:
+            place = f"line {m[2]}, column {m[3]}" if m[3] else f"line {m[2]}"
+            assert e.place == (f"{m[1]}, {place}" if m[1] else place)
+        elif re.match(re.escape(rel) + r": (at |/|byte |invalid glTF JSON at line )", after):
+            assert e.place, message
+    elif e.code == "invalid":
+        assert e.path == args["inputs"] and e.place and e.place in message
+
+
+def test_errors_carry_code_path_place_and_diagnostics(tmp_path):
+    with pytest.raises(skelport.Error) as e:
+        skelport.load(tmp_path / "missing.glb")
+    assert e.value.code == "input" and e.value.path == str(tmp_path / "missing.glb") and e.value.place is None
+    assert "missing.glb" in str(e.value)
+
+    with pytest.raises(skelport.Error) as e:
+        skelport.load(b'{"bones": {"a": 3}}', name="rig.json", format="mpfb")
+    assert (e.value.code, e.value.path, e.value.place) == ("read", "rig.json", "$.bones.a")
+
+    with pytest.raises(skelport.Error) as e:
+        skelport.load(DEMO / "rig.sample.json", weights=b'{"weights": {"pelvis": [[0, "x"]]}}')
+    assert e.value.code == "read" and e.value.path == "<weights>" and e.value.place.startswith("line 1, column ")
+
+    with pytest.raises(skelport.Error) as e:
+        skelport.load(b"\x00\x01 nothing", name="mystery")
+    assert e.value.code == "format.undetected" and "mystery" in str(e.value)
+
+    with pytest.raises(skelport.Error) as e:
+        skelport.load(DEMO / "sample.glb", format="fbx")
+    assert e.value.code == "format.unknown" and "glb" in str(e.value)
+
+    with pytest.raises(skelport.Error) as e:
+        skelport.convert(DEMO / "sample.glb", tmp_path / "x.glb", map="no-such-map")
+    assert e.value.code == "map" and "mpfb-game_engine-to-sl" in str(e.value)
+
+    with pytest.raises(skelport.Error) as e:
+        skelport.convert(DEMO / "sample.glb", tmp_path / "out.unknown")
+    assert e.value.code == "format.undetected" and "to=" in str(e.value)
+
+    with pytest.raises(skelport.Error) as e:
+        skelport.convert(DEMO / "sample.glb", tmp_path / "x.xml", to="anvil", strict=True)
+    assert e.value.code == "strict" and [d.code for d in e.value.diagnostics if d.severity == "loss"] == ["anvil.geometry"]
+    assert not (tmp_path / "x.xml").exists()
+
+    with pytest.raises(skelport.Error) as e:
+        skelport.convert(DEMO / "sample.glb", tmp_path / "no-such-dir" / "deeper" / "x.glb")
+    assert e.value.code == "output"
+
+    # Python code can raise it too; the attributes are there, empty.
+    e = skelport.Error("mine")
+    assert (e.code, e.path, e.place, tuple(e.diagnostics)) == (None, None, None, ())
+
+
+def test_wrong_arguments_are_python_errors(tmp_path):
+    doc = skelport.load(DEMO / "sample.glb")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'embedd'.*embed"):
+        doc.save(tmp_path / "x.gltf", embedd=True)
+    with pytest.raises(TypeError, match="embed must be True or False"):
+        doc.save(tmp_path / "x.gltf", embed="yes")
+    with pytest.raises(TypeError, match="skip_existing"):
+        doc.save(tmp_path / "x.gltf", skip_existing=True)  # a batch option, not save's
+    with pytest.raises(ValueError, match="max must be at least 1"):
+        doc.skins[0].influences(max=0)
+    with pytest.raises(ValueError, match="max_influences must be at least 1"):
+        doc.dumps("glb", max_influences=-2)
+    with pytest.raises(TypeError, match="must be a path"):
+        skelport.load(42)
+    with pytest.raises(TypeError, match="must be a path"):
+        doc.save(b"x.glb")
+    with pytest.raises(IndexError):
+        doc.skeletons[0].index("no such bone")
+
+
+@pytest.mark.parametrize("fmt", [f.name for f in skelport.formats() if f.can_read])
+def test_random_bytes_never_escape_as_anything_but_skelport_error(fmt):
+    """Damaged demo files (bytes flipped, cut, spliced): reading and converting raise
+    skelport.Error or succeed; nothing else (no PanicException, no crash)."""
+    seeds = sorted(DEMO.glob("sample.*")) + [DEMO / "rig.sample.json"]
+    rng = random.Random(fmt)
+    for k in range(60):
+        data = bytearray(rng.choice(seeds).read_bytes())
+        for _ in range(rng.randint(1, 8)):
+            i = rng.randrange(len(data))
+            op = rng.randrange(3)
+            if op == 0:
+                data[i] = rng.randrange(256)
+            elif op == 1:
+                del data[i:i + rng.randint(1, 64)]
+            else:
+                data[i:i] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 16)))
+        try:
+            doc = skelport.load(bytes(data), format=fmt, name=f"damaged-{k}")
+            doc.dumps("ir-json")
+            for sk in doc.skeletons:
+                sk.heads, sk.bind_matrices
+            for skin in doc.skins:
+                skin.influences(max=4)
+        except skelport.Error:
+            pass
