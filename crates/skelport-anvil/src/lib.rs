@@ -220,6 +220,9 @@ impl Format for AnvilFormat {
     fn check_losses(&self, doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
         check_losses(doc, target, diag)
     }
+    fn humanoid_names(&self) -> Option<&'static str> {
+        Some("ac-biped")
+    }
 }
 
 impl Format for AnvilSchemaFormat {
@@ -252,6 +255,9 @@ impl Format for AnvilSchemaFormat {
     }
     fn check_losses(&self, doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
         check_losses(doc, target, diag)
+    }
+    fn humanoid_names(&self) -> Option<&'static str> {
+        Some("ac-biped")
     }
 }
 

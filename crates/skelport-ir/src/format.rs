@@ -392,6 +392,13 @@ pub trait Format: Sync + Send {
     fn applies_rest_pose(&self) -> bool {
         false
     }
+    /// The built-in humanoid map (`skelport_vrm`'s `HumanoidMap::built_in`) whose bone names
+    /// this format's rigs use, so `--map humanoid` can rename a humanoid (a VRM's bone roles, or
+    /// any rig a built-in humanoid map recognises) to them: `sl-bento` for Second Life, `ac-biped`
+    /// for AnvilToolkit. `None`, the default, for formats that hold any names.
+    fn humanoid_names(&self) -> Option<&'static str> {
+        None
+    }
     /// The reader options that join `output`'s side files back when its main file is read again
     /// (MPFB: the weights file); the default is none, for formats whose main file names its side
     /// files itself (glTF's `.bin`).

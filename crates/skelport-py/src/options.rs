@@ -170,6 +170,7 @@ pub fn read_options(from: Option<String>, mesh: &Companion, weights: &Companion,
             keep_helpers: e.keep_helpers,
             names: e.names.clone(),
             sl_skeleton: e.sl_skeleton.clone(),
+            ..Default::default()
         },
     }
 }

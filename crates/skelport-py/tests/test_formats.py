@@ -50,9 +50,13 @@ def test_every_format_saves_and_reads_back(fmt, tmp_path):
     # Bone by bone (a format may order them its own way): the same parents and heads.
     a, b = bones(src.skeletons[0]), bones(back.skeletons[0])
     assert a.keys() == b.keys()
+    # A target that moves the model (VRM stands it on Y = 0 and re-rests it in a T-pose) says
+    # so with a loss line; the heads are then not the source's.
+    moved = {d.code for d in report.losses} & {"vrm.grounded", "vrm.turned", "rest.t-pose"}
     for name, (parent, head) in a.items():
         assert b[name][0] == parent, name
-        np.testing.assert_allclose(b[name][1], head, atol=1e-6, err_msg=name)
+        if not moved:
+            np.testing.assert_allclose(b[name][1], head, atol=1e-6, err_msg=name)
     assert len(back.skins) == (len(src.skins) if fmt.holds["skins"] else 0)
     assert len(back.meshes) == (len(src.meshes) if fmt.holds["meshes"] else 0)
     if fmt.holds["skins"]:

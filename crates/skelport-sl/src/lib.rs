@@ -93,4 +93,7 @@ impl Format for DaeFormat {
     fn inputs(&self) -> &'static [InputKind] {
         &[InputKind { role: InputRole::Main, suite: "dae", fuzz_target: "dae" }]
     }
+    fn humanoid_names(&self) -> Option<&'static str> {
+        Some("sl-bento")
+    }
 }

@@ -154,4 +154,7 @@ impl Format for SlSkeletonFormat {
     fn write(&self, _doc: &Document, _opts: &WriteOptions, _diag: &mut Diagnostics) -> Result<Output, FormatError> {
         Err(Box::new(crate::SlError::write("sl-skeleton is read-only; write `dae` instead")))
     }
+    fn humanoid_names(&self) -> Option<&'static str> {
+        Some("sl-bento")
+    }
 }

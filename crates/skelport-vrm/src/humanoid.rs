@@ -265,8 +265,8 @@ pub fn check_hierarchy(sk: &Skeleton, h: &Humanoid) -> Result<(), VrmError> {
 
 /// A retarget map renaming the humanoid bones of `doc` (found as [`find`] does, without a map) to
 /// the bones `target` gives the same roles; bones with no role in both are left out (a retarget
-/// drops them, merging their weights up). What the CLI's `--map humanoid` applies: VRM → SL with
-/// the `sl-bento` map, VRM → AnvilToolkit with `ac-biped`.
+/// drops them, merging their weights up). What `--map humanoid` applies, with the target format's
+/// `Format::humanoid_names` map: VRM → SL with `sl-bento`, VRM → AnvilToolkit with `ac-biped`.
 pub fn retarget_map(doc: &Document, target: &HumanoidMap) -> Result<RetargetMap, VrmError> {
     let found = find(doc, None)?;
     let sk = &doc.skeletons[found.skeleton];
@@ -284,16 +284,6 @@ pub fn retarget_map(doc: &Document, target: &HumanoidMap) -> Result<RetargetMap,
         strip_prefixes: Vec::new(),
         bones,
     })
-}
-
-/// The built-in humanoid map whose names a format's writer expects, for `--map humanoid`:
-/// Second Life formats take `sl-bento`, AnvilToolkit ones `ac-biped`; `None` for the rest.
-pub fn map_for_format(format: &str) -> Option<&'static str> {
-    match format {
-        "dae" | "sl-skeleton" => Some("sl-bento"),
-        "anvil" | "anvil-schema" => Some("ac-biped"),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

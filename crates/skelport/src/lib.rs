@@ -297,8 +297,8 @@ fn changes_document(target: &dyn Format, opts: &ConvertOptions) -> bool {
 fn prepare(doc: &mut Document, name: &str, target: &dyn Format, opts: &ConvertOptions, diags: &mut Diagnostics) -> Result<()> {
     let humanoid = humanoid_map(opts);
     if let Some(m) = opts.map.as_ref().filter(|_| humanoid.is_none()) {
-        maps::load(m)
-            .and_then(|map| retarget(doc, &map, diags))
+        let map = if m == maps::HUMANOID { maps::humanoid_for(doc, target) } else { maps::load(m) };
+        map.and_then(|map| retarget(doc, &map, diags))
             .map_err(|e| Error::from_chain(ErrorCode::Map, Some(name), &e.context(name.to_owned())))?;
     }
     if opts.write.rest_pose == Some(ir::rest::RestPose::TPose) && !target.applies_rest_pose() {

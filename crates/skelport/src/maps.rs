@@ -15,6 +15,26 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("mpfb-mixamo-to-mixamo", include_str!("../maps/mpfb-mixamo-to-mixamo.json")),
 ];
 
+/// The `--map` value that renames a humanoid's bones to the names the target format's rigs use
+/// (`Format::humanoid_names`), from the bone roles a VRM gave them or a built-in humanoid map
+/// that recognises the rig: VRM → Second Life, MakeHuman → AnvilToolkit without a map file.
+pub const HUMANOID: &str = "humanoid";
+
+/// The retarget map `--map humanoid` applies to `doc` for `target`.
+pub fn humanoid_for(doc: &skelport_ir::Document, target: &dyn skelport_ir::Format) -> Result<RetargetMap> {
+    let Some(names) = target.humanoid_names() else {
+        let with: Vec<&str> =
+            crate::registry::formats().iter().filter(|f| f.can_write() && f.humanoid_names().is_some()).map(|f| f.name()).collect();
+        return Err(anyhow!(
+            "--map {HUMANOID}: {} holds any bone names, so there is nothing to rename to; it renames a humanoid for {}",
+            target.name(),
+            with.join(", ")
+        ));
+    };
+    let map = skelport_vrm::HumanoidMap::built_in(names).with_context(|| format!("built-in humanoid map {names} is missing"))?;
+    skelport_vrm::humanoid::retarget_map(doc, &map).map_err(|e| anyhow!("--map {HUMANOID}: {e}"))
+}
+
 /// Load a built-in map by name, or a map file by path.
 pub fn load(name_or_file: &str) -> Result<RetargetMap> {
     if let Some((_, json)) = BUILT_IN.iter().find(|(n, _)| *n == name_or_file) {

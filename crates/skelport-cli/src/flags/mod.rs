@@ -128,8 +128,10 @@ pub struct ConvertArgs {
     pub limit: Option<usize>,
     /// Rename bones with a retarget map (a built-in name or a JSON file); unmapped bones are
     /// dropped and their weights merged into the nearest mapped ancestor. A JSON file with a
-    /// `humanoid` object is a humanoid map instead (VRM role → bone) for --to vrm and --rest-pose
-    #[arg(long, value_name = "NAME|FILE")]
+    /// `humanoid` object is a humanoid map instead (VRM role → bone) for --to vrm and --rest-pose.
+    /// `--map humanoid` renames a humanoid (a VRM's bone roles, or a rig a built-in humanoid map
+    /// knows) to the bone names of the target (Second Life, AnvilToolkit)
+    #[arg(long, value_name = "NAME|FILE|humanoid")]
     pub map: Option<String>,
     /// The rest pose to write: `t-pose` (arms out, legs down, made from the humanoid's roles and
     /// baked into the mesh) or `as-is`; default: t-pose for VRM, as-is for the others
