@@ -1,7 +1,7 @@
 //! A lenient, raw model of a rigged Collada 1.4.1 document: what the SL importer (and skelport's
 //! reader and validator) look at, with the line and column of every element that can be wrong.
 //!
-//! Parsed into [`crate::xml`]'s element tree, built from quick-xml events (roxmltree judges
+//! Parsed into `crate::xml`'s element tree, built from quick-xml events (roxmltree judges
 //! well-formedness whenever the fast path cannot, so DTDs, entity bombs and external entities are
 //! refused). The Collada layer is hand-written because the one Rust Collada crate (dae-parser)
 //! rejects real Linden Lab files, stores f32 where the IR is f64 and drops `sid`s

@@ -419,10 +419,14 @@ pub fn markdown(cells: &[Cell]) -> String {
          |---|---|---|---|---|---|---|---|---|\n",
     );
     for c in cells {
+        let error = c.error.as_deref().unwrap_or("");
         let result = if c.ok {
             "ok".to_string()
+        } else if error.contains("is not a humanoid") {
+            // VRM holds only humanoids (Holds::humanoid_only): refusing another rig is right.
+            "refused: not a humanoid (VRM holds humanoids only)".to_string()
         } else {
-            format!("**failed**: {}", c.error.as_deref().unwrap_or("").replace('\n', " ").replace('|', "\\|"))
+            format!("**failed**: {}", error.replace('\n', " ").replace('|', "\\|"))
         };
         let losses = if c.losses.is_empty() {
             "–".to_string()
