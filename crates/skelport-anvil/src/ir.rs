@@ -549,28 +549,14 @@ fn list(v: &[String]) -> String {
     }
 }
 
-/// Depth-first pre-order from the roots; `None` when some bones are on a cycle.
+/// The bones parents first: as they are when they already are, else a depth-first pre-order
+/// from the roots (`skelport_ir::proc::parents_first`); `None` when some bones are on a cycle.
 pub(crate) fn parents_first_order(parents: &[Option<usize>]) -> Option<Vec<usize>> {
-    let n = parents.len();
     // Fast path: already parents-first.
     if parents.iter().enumerate().all(|(i, p)| p.map(|p| p < i).unwrap_or(true)) {
-        return Some((0..n).collect());
+        return Some((0..parents.len()).collect());
     }
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut roots = Vec::new();
-    for (i, p) in parents.iter().enumerate() {
-        match p {
-            Some(p) => children[*p].push(i),
-            None => roots.push(i),
-        }
-    }
-    let mut order = Vec::with_capacity(n);
-    let mut stack: Vec<usize> = roots.into_iter().rev().collect();
-    while let Some(i) = stack.pop() {
-        order.push(i);
-        stack.extend(children[i].iter().rev().copied());
-    }
-    (order.len() == n).then_some(order)
+    skelport_ir::proc::parents_first(parents).ok()
 }
 
 fn cycle_member(parents: &[Option<usize>]) -> usize {

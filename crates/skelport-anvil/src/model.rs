@@ -908,20 +908,8 @@ impl AnvilSkeleton {
 /// Number of all descendants of every node of a parent array, in O(n). Nodes on a cycle get 0.
 pub fn descendant_counts(parents: &[Option<usize>]) -> Vec<usize> {
     let n = parents.len();
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut roots = Vec::new();
-    for (i, p) in parents.iter().enumerate() {
-        match p {
-            Some(p) if *p < n => children[*p].push(i),
-            _ => roots.push(i),
-        }
-    }
-    let mut order = Vec::with_capacity(n);
-    let mut stack = roots;
-    while let Some(i) = stack.pop() {
-        order.push(i);
-        stack.extend(children[i].iter().copied());
-    }
+    let roots = (0..n).filter(|&i| parents[i].is_none_or(|p| p >= n));
+    let order = skelport_ir::proc::preorder_from(&skelport_ir::proc::children_of(parents), roots);
     let mut counts = vec![0usize; n];
     for &i in order.iter().rev() {
         if let Some(p) = parents[i] {

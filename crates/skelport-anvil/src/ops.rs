@@ -328,18 +328,7 @@ pub fn merge(main: &AnvilSkeleton, addons: &[AnvilSkeleton], opts: &MergeOptions
             )));
         };
         // Pre-order from the addon root.
-        let mut children: Vec<Vec<usize>> = vec![Vec::new(); an];
-        for (i, p) in a_parents.iter().enumerate() {
-            if let Some(p) = p {
-                children[*p].push(i);
-            }
-        }
-        let mut order = Vec::with_capacity(an);
-        let mut stack = vec![root];
-        while let Some(i) = stack.pop() {
-            order.push(i);
-            stack.extend(children[i].iter().rev().copied());
-        }
+        let order = skelport_ir::proc::preorder_from(&skelport_ir::proc::children_of(&a_parents), [root]);
         if order.len() != an {
             let stray = (0..an).find(|i| !order.contains(i)).unwrap_or(0);
             return Err(AnvilError::Merge(format!(

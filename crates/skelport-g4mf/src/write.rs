@@ -336,15 +336,13 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
         nodes.push(Value::Null);
         let (sname, schanged) = names.take(&sk.name, "Skeleton", false);
         // Bones in depth-first pre-order so parents get lower indices and joints increase.
-        let children = sk.children();
+        let parents: Vec<Option<usize>> = sk.bones.iter().map(|b| b.parent.map(|p| p.index())).collect();
         let roots: Vec<usize> = (0..sk.bones.len()).filter(|&i| sk.bones[i].parent.is_none()).collect();
+        let children = proc::children_of(&parents);
+        let pre = proc::preorder_from(&children, roots.iter().copied());
         let mut node_of_bone = vec![0usize; sk.bones.len()];
-        let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
-        let mut pre = Vec::with_capacity(sk.bones.len());
-        while let Some(i) = stack.pop() {
-            node_of_bone[i] = skel_node + 1 + pre.len();
-            pre.push(i);
-            stack.extend(children[i].iter().rev().map(|c| c.index()));
+        for (k, &i) in pre.iter().enumerate() {
+            node_of_bone[i] = skel_node + 1 + k;
         }
         let joint_bones: HashSet<usize> = skins.iter().flat_map(|&k| d.skins[k].joints.iter().map(|j| j.index())).collect();
         for &i in &pre {
@@ -371,7 +369,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
                     rest_extra = serde_json::to_value(b.rest).ok();
                 }
             }
-            let kids: Vec<usize> = children[i].iter().map(|c| node_of_bone[c.index()]).collect();
+            let kids: Vec<usize> = children[i].iter().map(|&c| node_of_bone[c]).collect();
             if !kids.is_empty() {
                 node.insert("children".into(), json!(kids));
             }

@@ -252,28 +252,8 @@ impl Skeleton {
     /// parent links contain a cycle.
     pub fn sort_parents_first(&mut self) -> Result<Vec<usize>, String> {
         let n = self.bones.len();
-        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
-        let mut roots = Vec::new();
-        for (i, b) in self.bones.iter().enumerate() {
-            match b.parent {
-                Some(p) if p.index() < n => children[p.index()].push(i),
-                _ => roots.push(i),
-            }
-        }
-        let mut order = Vec::with_capacity(n);
-        let mut stack: Vec<usize> = roots.into_iter().rev().collect();
-        while let Some(i) = stack.pop() {
-            order.push(i);
-            stack.extend(children[i].iter().rev().copied());
-        }
-        if order.len() != n {
-            let mut seen = vec![false; n];
-            for &i in &order {
-                seen[i] = true;
-            }
-            let bad = (0..n).find(|&i| !seen[i]).unwrap_or(0);
-            return Err(self.bones[bad].name.clone());
-        }
+        let parents: Vec<Option<usize>> = self.bones.iter().map(|b| b.parent.map(|p| p.index())).collect();
+        let order = crate::proc::parents_first(&parents).map_err(|bad| self.bones[bad].name.clone())?;
         let mut new_of_old = vec![0u32; n];
         for (new, &old) in order.iter().enumerate() {
             new_of_old[old] = new as u32;

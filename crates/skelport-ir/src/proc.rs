@@ -1,12 +1,52 @@
-//! Algorithms several formats share: Blender's bone-orientation math, tail inference, mesh
-//! attribute helpers (smooth normals, splitting vertices at seams) and the canonical report view
-//! used by `inspect`, `diff` and `render`.
+//! Algorithms several formats share: the parents-first walk over a parent array, Blender's
+//! bone-orientation math, tail inference, mesh attribute helpers (smooth normals, splitting
+//! vertices at seams) and the canonical report view used by `inspect`, `diff` and `render`.
 
 use crate::document::{Attribute, Document, Faces, Skeleton, Transform};
 use crate::frame::Frame;
 use crate::skin::Skin;
 use glam::{DMat3, DMat4, DQuat, DVec3};
 use serde::Serialize;
+
+/// The children of every node of a parent array, in index order; a parent out of range counts
+/// as none.
+pub fn children_of(parents: &[Option<usize>]) -> Vec<Vec<usize>> {
+    let mut children = vec![Vec::new(); parents.len()];
+    for (i, p) in parents.iter().enumerate() {
+        if let Some(p) = p.filter(|&p| p < parents.len()) {
+            children[p].push(i);
+        }
+    }
+    children
+}
+
+/// Depth-first pre-order of the nodes under `roots` (in that order), children in index order:
+/// every parent before its children. Iterative, so a 65,535-deep chain is fine.
+pub fn preorder_from(children: &[Vec<usize>], roots: impl IntoIterator<Item = usize>) -> Vec<usize> {
+    let mut order = Vec::with_capacity(children.len());
+    let mut stack: Vec<usize> = roots.into_iter().collect();
+    stack.reverse();
+    while let Some(i) = stack.pop() {
+        order.push(i);
+        stack.extend(children[i].iter().rev().copied());
+    }
+    order
+}
+
+/// Every node of a parent array parents first: a depth-first pre-order from the roots (nodes
+/// without a parent, or with one out of range) in index order, children in index order.
+/// `Err(i)`: node `i` lies on a parent cycle (no root reaches it).
+pub fn parents_first(parents: &[Option<usize>]) -> Result<Vec<usize>, usize> {
+    let n = parents.len();
+    let roots = (0..n).filter(|&i| parents[i].is_none_or(|p| p >= n));
+    let order = preorder_from(&children_of(parents), roots);
+    if order.len() == n {
+        return Ok(order);
+    }
+    let mut seen = vec![false; n];
+    order.iter().for_each(|&i| seen[i] = true);
+    Err(seen.iter().position(|s| !s).unwrap_or(0))
+}
 
 /// Blender's `vec_roll_to_mat3_normalized` (Blender ≥ 2.93 thresholds), in f64: the rest
 /// orientation of a bone whose unit head→tail direction is `nor`, with `roll` radians about it.
@@ -376,6 +416,23 @@ fn clean<const N: usize>(mut a: [f64; N]) -> [f64; N] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parents_first_walks_depth_first_and_names_a_bone_on_a_cycle() {
+        // 0 ← 2 ← 1, 3 a root, 4 under 0: pre-order 0, 2, 1, 4, 3.
+        let parents = [None, Some(2), Some(0), None, Some(0)];
+        assert_eq!(parents_first(&parents), Ok(vec![0, 2, 1, 4, 3]));
+        // A parent out of range is a root.
+        assert_eq!(parents_first(&[Some(9), Some(0)]), Ok(vec![0, 1]));
+        // 1 and 2 point at each other: no root reaches them.
+        assert_eq!(parents_first(&[None, Some(2), Some(1)]), Err(1));
+        // A 65,535-deep chain given children first.
+        let n = 65_535;
+        let chain: Vec<Option<usize>> = (0..n).map(|i| (i + 1 < n).then_some(i + 1)).collect();
+        let order = parents_first(&chain).unwrap();
+        assert_eq!(order.first(), Some(&(n - 1)));
+        assert_eq!(order.last(), Some(&0));
+    }
 
     #[test]
     fn report_gives_the_bind_of_skinned_joints_in_the_report_frame() {

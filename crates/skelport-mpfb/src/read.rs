@@ -269,27 +269,9 @@ fn parents_first(bones: &[(String, Map<String, Value>)], file: &str) -> Result<V
         .iter()
         .map(|(_, b)| b.get("parent").and_then(Value::as_str).filter(|p| !p.is_empty()).and_then(|p| index.get(p).copied()))
         .collect();
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); bones.len()];
-    let mut order = Vec::with_capacity(bones.len());
-    let mut stack = Vec::new();
-    for (i, p) in parent.iter().enumerate() {
-        match p {
-            Some(p) => children[*p].push(i),
-            None => stack.push(i),
-        }
-    }
-    stack.reverse();
-    while let Some(i) = stack.pop() {
-        order.push(i);
-        stack.extend(children[i].iter().rev());
-    }
-    if order.len() != bones.len() {
-        let mut seen = vec![false; bones.len()];
-        order.iter().for_each(|&i| seen[i] = true);
-        let bad = (0..bones.len()).find(|&i| !seen[i]).unwrap_or(0);
-        return Err(jerr(file, format!("$.bones.{}.parent", bones[bad].0), "parent links form a cycle; point one bone at another parent"));
-    }
-    Ok(order)
+    skelport_ir::proc::parents_first(&parent).map_err(|bad| {
+        jerr(file, format!("$.bones.{}.parent", bones[bad].0), "parent links form a cycle; point one bone at another parent")
+    })
 }
 
 /// Read a rig (with `opts.mesh` and `opts.weights`) into the IR.
