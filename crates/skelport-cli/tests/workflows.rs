@@ -401,3 +401,22 @@ fn readme_format_table_matches_skelport_formats() {
         assert!(cli.contains(&format!("skelport {c}")), "docs/cli.md does not show `skelport {c}`");
     }
 }
+
+#[test]
+fn validate_calls_an_mpfb_parent_naming_no_bone_invalid() {
+    let dir = tempfile::tempdir().unwrap();
+    let rig = dir.path().join("rig.x.json");
+    std::fs::write(
+        &rig,
+        br#"{"root": {"head": {"strategy": "VERTEX", "vertex_index": 0, "default_position": [0, 0, 0]},
+                      "tail": {"strategy": "VERTEX", "vertex_index": 1, "default_position": [0, 0, 1]}},
+             "child": {"parent": "nowhere", "head": {"strategy": "VERTEX", "vertex_index": 0, "default_position": [0, 0, 1]},
+                      "tail": {"strategy": "VERTEX", "vertex_index": 1, "default_position": [0, 0, 2]}}}"#,
+    )
+    .unwrap();
+    let o = skelport(&["validate", s(&rig)]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    let all = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(all.contains("$.bones.child.parent") && all.contains("parent \"nowhere\" does not exist"), "{all}");
+    assert!(!all.contains("\"\"nowhere\"\""), "doubled quotes: {all}");
+}

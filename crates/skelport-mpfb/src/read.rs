@@ -413,7 +413,11 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
         let (q, len) = bone_from_head_tail(h, t, roll);
         let parent = b.get("parent").and_then(Value::as_str).filter(|p| !p.is_empty()).and_then(|p| index.get(p).copied());
         if parent.is_none() && b.get("parent").and_then(Value::as_str).is_some_and(|p| !p.is_empty()) {
-            diag.warn("mpfb.parent", format!("bone \"{name}\": parent \"{}\" does not exist; made a root", b["parent"]));
+            let p = b.get("parent").and_then(Value::as_str).unwrap_or_default();
+            diag.warn(
+                "mpfb.parent",
+                format!("{file}: at $.bones.{name}.parent: bone \"{name}\": parent \"{p}\" does not exist; made a root"),
+            );
         }
         let rest = match parent {
             Some(p) => {
