@@ -420,3 +420,18 @@ fn validate_calls_an_mpfb_parent_naming_no_bone_invalid() {
     assert!(all.contains("$.bones.child.parent") && all.contains("parent \"nowhere\" does not exist"), "{all}");
     assert!(!all.contains("\"\"nowhere\"\""), "doubled quotes: {all}");
 }
+
+#[test]
+fn readme_convert_and_diff_examples_say_same() {
+    let Some((dir, data)) = mpfb_layout() else { return };
+    let std_dir = data.join("rigs/standard");
+    let (rig, w, base) = (std_dir.join("rig.game_engine.json"), std_dir.join("weights.game_engine.json"), data.join("3dobjs/base.obj"));
+    let human = dir.path().join("human.glb");
+    // README: convert rig.game_engine.json --weights weights.game_engine.json --mesh base.obj -o human.glb
+    let o = skelport(&["convert", s(&rig), "--weights", s(&w), "--mesh", s(&base), "-o", s(&human)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // README: diff rig.game_engine.json human.glb --mesh base.obj --weights weights.game_engine.json
+    let o = skelport(&["diff", s(&rig), s(&human), "--mesh", s(&base), "--weights", s(&w)]);
+    assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "same");
+}
