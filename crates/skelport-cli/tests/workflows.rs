@@ -435,3 +435,15 @@ fn readme_convert_and_diff_examples_say_same() {
     assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "same");
 }
+
+#[test]
+fn demo_says_float32_noise_is_equal_and_names_the_losses() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = skelport(&["demo", s(dir.path())]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let anvil = text.lines().find(|l| l.contains("sample.anvil.xml")).unwrap();
+    assert!(anvil.contains("bone heads equal within 1e-7 m (f32)") && anvil.contains("loss: anvil.geometry"), "{anvil}");
+    let glb = text.lines().find(|l| l.contains("sample.glb")).unwrap();
+    assert!(glb.ends_with("identical") && !glb.contains("differs"), "{glb}");
+}
