@@ -447,3 +447,12 @@ fn demo_says_float32_noise_is_equal_and_names_the_losses() {
     let glb = text.lines().find(|l| l.contains("sample.glb")).unwrap();
     assert!(glb.ends_with("identical") && !glb.contains("differs"), "{glb}");
 }
+
+#[test]
+fn inspect_text_says_which_frame_the_numbers_are_in() {
+    let demo = skelport_ir::testing::workspace_root().join("testdata/demo/sample.glb");
+    let o = skelport(&["inspect", s(&demo)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let first = String::from_utf8_lossy(&o.stdout).lines().next().unwrap().to_owned();
+    assert!(first.contains("file frame") && first.contains("positions below in the report frame"), "{first}");
+}
