@@ -163,10 +163,12 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
 
     let to = a.to.as_deref().ok_or_else(|| anyhow!("several inputs need --to FMT to name the output format"))?;
     let target = skelport::format_for(to, false)?;
+    // MPFB folders: each rig joined to the weights beside it; weights files are not inputs.
+    let plan = skelport::mpfb_folder::plan_batch(&a.inputs, a.read.weights.as_deref())?;
     std::fs::create_dir_all(&a.output).with_context(|| format!("{}: cannot create the output directory", a.output.display()))?;
     let ext = target.extensions().first().copied().unwrap_or("out");
     let progress = std::io::stderr().is_terminal().then(|| {
-        let pb = indicatif::ProgressBar::new(a.inputs.len() as u64);
+        let pb = indicatif::ProgressBar::new(plan.jobs.len() as u64);
         pb.set_style(
             indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
@@ -181,8 +183,6 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
     // Outputs are named by input stem, so `a/rig.json` and `b/rig.glb` would write the same file
     // and one would silently replace the other. Such inputs fail, naming each other; the rest
     // of the batch goes on.
-    // MPFB folders: each rig joined to the weights beside it; weights files are not inputs.
-    let plan = skelport::mpfb_folder::plan_batch(&a.inputs, a.read.weights.as_deref())?;
     let inputs: Vec<PathBuf> = plan.jobs.iter().map(|j| j.input.clone()).collect();
     let outputs: Vec<PathBuf> = inputs.iter().map(|i| a.output.join(format!("{}.{ext}", stem_of(i)))).collect();
     let mut claimed: HashMap<&Path, Vec<usize>> = HashMap::new();
