@@ -146,7 +146,8 @@ pub fn write_document(doc: &Document, form: Form, opts: &WriteOptions, diag: &mu
     if others > 0 {
         diag.loss("anvil.skeletons", format!("an AnvilToolkit file holds one skeleton; {others} more not written"));
     }
-    if !doc.meshes.is_empty() || !doc.skins.is_empty() {
+    // Only what there is to lose: an empty skin (weights that matched no bone) loses nothing.
+    if doc.meshes.iter().any(|m| !m.positions.is_empty()) || doc.skins.iter().any(|s| s.influences.weighted_vertices() > 0) {
         diag.loss(
             "anvil.geometry",
             "a Skeleton file holds no meshes (positions, faces, UVs, normals) or skin weights; they are not written",

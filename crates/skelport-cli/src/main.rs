@@ -50,6 +50,7 @@ fn main() -> ExitCode {
 
 /// Run one subcommand; its exit code, or the error to print.
 fn run(cli: flags::Cli) -> anyhow::Result<ExitCode> {
+    cmd::set_verbosity(cli.quiet, cli.verbose);
     match cli.command {
         Command::Convert(a) => cmd::convert::run(a),
         Command::Inspect(a) => cmd::inspect::run(a),
@@ -57,9 +58,13 @@ fn run(cli: flags::Cli) -> anyhow::Result<ExitCode> {
         Command::Diff(a) => cmd::diff::run(a),
         Command::Demo(a) => cmd::demo::run(a),
         Command::Render(a) => cmd::render::run(a),
-        Command::Formats => cmd::formats::run(),
-        Command::Maps => cmd::maps::run(),
+        Command::Formats(a) => cmd::formats::run(a.json),
+        Command::Maps(a) => cmd::maps::run(a.json),
         Command::Merge(a) => cmd::merge::run(a),
         Command::Bone(a) => cmd::bone::run(a),
+        Command::Completions(a) => {
+            clap_complete::generate(a.shell, &mut flags::command(), "skelport", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }

@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 pub mod fit;
+pub mod layout;
 pub mod read;
 pub mod write;
 

@@ -395,7 +395,11 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
         let (q, len) = bone_from_head_tail(h, t, roll);
         let parent = b.get("parent").and_then(Value::as_str).filter(|p| !p.is_empty()).and_then(|p| index.get(p).copied());
         if parent.is_none() && b.get("parent").and_then(Value::as_str).is_some_and(|p| !p.is_empty()) {
-            diag.warn("mpfb.parent", format!("bone \"{name}\": parent \"{}\" does not exist; made a root", b["parent"]));
+            let p = b.get("parent").and_then(Value::as_str).unwrap_or_default();
+            diag.warn(
+                "mpfb.parent",
+                format!("{file}: at $.bones.{name}.parent: bone \"{name}\": parent \"{p}\" does not exist; made a root"),
+            );
         }
         let rest = match parent {
             Some(p) => {
@@ -607,6 +611,8 @@ fn read_weights_into(
     let mut triples = Vec::new();
     let mut max_v = 0usize;
     let mut unmatched = Vec::new();
+    // Weight entries of groups that match a bone, and of groups that match none.
+    let (mut matched_entries, mut unmatched_entries) = (0usize, 0usize);
     let mut masks = Vec::new();
     for (g, pairs) in groups {
         if let Some(k) = pairs.iter().position(|p| !p.1.is_finite()) {
@@ -633,9 +639,11 @@ fn read_weights_into(
         let Some(&bone) = bone else {
             if !pairs.is_empty() {
                 unmatched.push(g.clone());
+                unmatched_entries += pairs.len();
             }
             continue;
         };
+        matched_entries += pairs.len();
         let slot = *slot_of.entry(bone).or_insert_with(|| {
             joints.push(bone);
             (joints.len() - 1) as u32
@@ -643,10 +651,24 @@ fn read_weights_into(
         triples.extend(pairs.into_iter().map(|(vi, w)| (vi, slot, w)));
     }
     if !unmatched.is_empty() {
-        diag.warn(
-            "mpfb.unmatched-weights",
-            format!("{} weight group(s) match no bone and are ignored: {}", unmatched.len(), unmatched.join(", ")),
-        );
+        let listed = unmatched.iter().take(8).cloned().collect::<Vec<_>>().join(", ");
+        let more = if unmatched.len() > 8 { format!(" and {} more", unmatched.len() - 8) } else { String::new() };
+        let msg = format!("{} weight group(s) match no bone and are ignored: {listed}{more}", unmatched.len());
+        // None matched: the skin is empty, which the conversion judges (`skin.empty`).
+        if unmatched_entries > matched_entries && matched_entries > 0 {
+            // Most of the skin gone: weights made for another rig. `skin.weights-dropped` is one
+            // of the losses a conversion refuses unless allowed (skelport's `allow_loss`).
+            let share = 100.0 * unmatched_entries as f64 / (unmatched_entries + matched_entries) as f64;
+            diag.loss(
+                "skin.weights-dropped",
+                format!(
+                    "{file}: {share:.0} % of the weight entries ({unmatched_entries} of {}) are in groups that match no bone of the rig (weights made for another rig?): {msg}",
+                    unmatched_entries + matched_entries
+                ),
+            );
+        } else {
+            diag.warn("mpfb.unmatched-weights", format!("{file}: {msg}"));
+        }
     }
     if let Some(nv) = mesh_vertices {
         if max_v > nv {

@@ -67,6 +67,7 @@ pub struct Extra {
     pub embed: bool,
     pub compress: bool,
     pub default_joints: bool,
+    pub allow_loss: bool,
     pub fix: bool,
     pub limit: Option<usize>,
     pub keep_helpers: bool,
@@ -81,8 +82,19 @@ pub struct Extra {
 /// What reading takes (`load`, and the reading half of `convert`).
 pub const READ_OPTIONS: &[&str] = &["keep_helpers", "keep_origin", "names", "sl_skeleton"];
 /// What writing takes (`Document.save`, `Document.dumps`).
-pub const WRITE_OPTIONS: &[&str] =
-    &["embed", "compress", "default_joints", "fix", "limit", "keep_helpers", "keep_origin", "sl_skeleton", "rest_pose", "vrm_meta"];
+pub const WRITE_OPTIONS: &[&str] = &[
+    "embed",
+    "compress",
+    "default_joints",
+    "fix",
+    "limit",
+    "keep_helpers",
+    "keep_origin",
+    "sl_skeleton",
+    "rest_pose",
+    "vrm_meta",
+    "allow_loss",
+];
 /// What `convert` takes: both, and `skip_existing` for a batch.
 pub const CONVERT_OPTIONS: &[&str] = &[
     "embed",
@@ -96,6 +108,7 @@ pub const CONVERT_OPTIONS: &[&str] = &[
     "sl_skeleton",
     "rest_pose",
     "vrm_meta",
+    "allow_loss",
     "skip_existing",
 ];
 
@@ -123,6 +136,7 @@ pub fn extra(kwargs: Option<&Bound<'_, PyDict>>, allowed: &[&str], function: &st
             "embed" => e.embed = flag()?,
             "compress" => e.compress = flag()?,
             "default_joints" => e.default_joints = flag()?,
+            "allow_loss" => e.allow_loss = flag()?,
             "fix" => e.fix = flag()?,
             "keep_helpers" => e.keep_helpers = flag()?,
             "keep_origin" => e.keep_origin = flag()?,
@@ -190,6 +204,7 @@ pub fn convert_options(
         output,
         map,
         strict,
+        allow_loss: e.allow_loss,
         write: WriteOptions {
             file_stem,
             embed: e.embed,

@@ -28,11 +28,17 @@ pub enum ErrorCode {
     Strict,
     /// An output could not be written.
     Output,
+    /// A file is of another kind than where it was given (an MPFB weights file as the rig, an
+    /// OBJ as `--weights`): the message says where it goes.
+    Kind,
+    /// The conversion would leave the user without what they asked for (a whole skin, or most
+    /// of its weights, dropped) and `allow_loss` was not set.
+    Loss,
 }
 
 impl ErrorCode {
     /// The stable code: `format.unknown`, `format.unsupported`, `format.undetected`, `input`,
-    /// `read`, `invalid`, `map`, `write`, `strict`, `output`.
+    /// `read`, `invalid`, `map`, `write`, `strict`, `output`, `input.kind`, `loss`.
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::UnknownFormat => "format.unknown",
@@ -45,6 +51,8 @@ impl ErrorCode {
             ErrorCode::Write => "write",
             ErrorCode::Strict => "strict",
             ErrorCode::Output => "output",
+            ErrorCode::Kind => "input.kind",
+            ErrorCode::Loss => "loss",
         }
     }
 }
@@ -67,12 +75,13 @@ pub struct Error {
     place: Option<String>,
     message: String,
     diagnostics: Diagnostics,
+    format: Option<&'static str>,
 }
 
 impl Error {
     /// An error of kind `code` about `file` (as named: a path, `-`, or an in-memory name).
     pub fn new(code: ErrorCode, file: Option<&str>, message: impl Into<String>) -> Self {
-        Error { code, file: file.map(str::to_owned), place: None, message: message.into(), diagnostics: Diagnostics::default() }
+        Error { code, file: file.map(str::to_owned), place: None, message: message.into(), diagnostics: Diagnostics::default(), format: None }
     }
     /// The same error about `file`, at `place` in it (`line 3, column 17`, `byte 40`,
     /// `/accessors/1`, `$.bones.calf_l`, `bone "x"`).
@@ -82,6 +91,16 @@ impl Error {
         }
         self.place = place.map(str::to_owned);
         self
+    }
+    /// The same error, saying which format the input was told to be (kept when reading failed).
+    pub fn with_format(mut self, format: &'static str) -> Self {
+        self.format = Some(format);
+        self
+    }
+    /// The format the input was detected (or named) as, when it got that far, even if reading
+    /// it then failed.
+    pub fn format(&self) -> Option<&'static str> {
+        self.format
     }
     /// An error of kind `code` from an `anyhow` chain, its contexts joined as `{:#}` prints them.
     pub(crate) fn from_chain(code: ErrorCode, file: Option<&str>, e: &anyhow::Error) -> Self {

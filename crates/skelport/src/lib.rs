@@ -56,6 +56,7 @@ pub mod io;
 pub mod losses;
 pub mod maps;
 pub mod matrix;
+pub mod mpfb_folder;
 pub mod registry;
 pub mod validate;
 
@@ -181,26 +182,45 @@ pub fn from_bytes(name: &str, bytes: &[u8], opts: &ReadOptions) -> Result<Loaded
 }
 
 fn read(path: Option<&Path>, name: &str, bytes: &[u8], opts: &ReadOptions) -> Result<Loaded> {
+    let head = &bytes[..bytes.len().min(8192)];
+    let mut diagnostics = Diagnostics::default();
     let format = match &opts.from {
         Some(from) => format_for(from, true)?,
-        None => registry::detect_reader(path, &bytes[..bytes.len().min(8192)]).ok_or_else(|| {
-            let msg = format!(
-                "{name}: cannot tell the format from the extension or the content; name it with --from ({})",
-                registry::names(|f| f.can_read())
-            );
-            Error::new(ErrorCode::Undetected, Some(name), msg)
-        })?,
+        None => match registry::detect_reader(path, head) {
+            Some(f) => f,
+            None => {
+                // A file of a kind skelport reads only beside a rig (an OBJ mesh): say where it goes.
+                mpfb_folder::before_read(None, path, name, head, &opts.reader, &mut diagnostics)?;
+                let msg = format!(
+                    "{name}: cannot tell the format from the extension or the content; name it with --from ({})",
+                    registry::names(|f| f.can_read())
+                );
+                return Err(Error::new(ErrorCode::Undetected, Some(name), msg));
+            }
+        },
     };
-    let mut diagnostics = Diagnostics::default();
-    let doc = format.read(Input { path, bytes }, &opts.reader, &mut diagnostics).map_err(|e| {
+    let changed = mpfb_folder::before_read(Some(format.name()), path, name, head, &opts.reader, &mut diagnostics)
+        .map_err(|e| e.with_format(format.name()))?;
+    let reader = changed.as_ref().unwrap_or(&opts.reader);
+    let doc = format.read(Input { path, bytes }, reader, &mut diagnostics).map_err(|e| {
+        // Readers name the file they fail in; say it once.
         let inner = e.to_string();
-        let error = Error::new(ErrorCode::Read, Some(name), format!("{name}: cannot read as {}: {inner}", format.name()));
+        let fmt = format.name();
+        let msg = match inner.strip_prefix(name) {
+            Some(rest) if rest.starts_with(": ") => format!("{name}: cannot read as {fmt}: {}", &rest[2..]),
+            // `file:6:5: what`: the place stays with the name.
+            Some(rest) if rest.starts_with(':') => match rest.split_once(": ") {
+                Some((place, what)) => format!("{name}{place}: cannot read as {fmt}: {what}"),
+                None => format!("{name}: cannot read as {fmt}: {inner}"),
+            },
+            _ => format!("{name}: cannot read as {fmt}: {inner}"),
+        };
+        let error = Error::new(ErrorCode::Read, Some(name), msg).with_format(fmt);
         // The file at fault (the input, or its mesh or weights) and the place the reader names.
-        let r = &opts.reader;
         let shown = |p: &Option<PathBuf>, m: &Option<InMemoryFile>| {
             m.as_ref().map(|m| m.name.clone()).or_else(|| p.as_ref().map(|p| p.display().to_string()))
         };
-        let (mesh, weights) = (shown(&r.mesh, &r.mesh_data), shown(&r.weights, &r.weights_data));
+        let (mesh, weights) = (shown(&reader.mesh, &reader.mesh_data), shown(&reader.weights, &reader.weights_data));
         let files: Vec<&str> = [Some(name), mesh.as_deref(), weights.as_deref()].into_iter().flatten().collect();
         match error::locate(&inner, &files) {
             Some((file, place)) => error.at(Some(file), place.as_deref()),
@@ -208,6 +228,19 @@ fn read(path: Option<&Path>, name: &str, bytes: &[u8], opts: &ReadOptions) -> Re
         }
     })?;
     Ok(Loaded { doc, format, diagnostics, name: name.to_owned() })
+}
+
+/// The format to write `output` as when `--to` is not given: the one its extension names, except
+/// that an input whose own format writes that extension keeps its format (an AnvilToolkit
+/// Schema-Based file converted to `.xml` stays Schema-Based, so an unmodified round trip gives
+/// the same bytes back; `.xml` alone would mean the Standard form).
+pub fn output_format(output: &Path, from: Option<&'static dyn Format>) -> Option<&'static dyn Format> {
+    let by_name = registry::detect_writer(output)?;
+    let ext = registry::extension_of(output)?;
+    match from {
+        Some(f) if f.can_write() && f.extensions().contains(&ext.as_str()) => Some(f),
+        _ => Some(by_name),
+    }
 }
 
 /// How to convert.
@@ -223,6 +256,12 @@ pub struct ConvertOptions {
     pub map: Option<String>,
     /// Refuse any loss (`--strict`): the conversion fails, listing them.
     pub strict: bool,
+    /// Accept a conversion that leaves a skin behind (`--allow-loss`): a skin that binds no
+    /// vertex (its weight groups match no bone), a skin the target would drop (no mesh to bind
+    /// it to), or most of a skin's weights dropped. Without it such a conversion fails with
+    /// [`ErrorCode::Loss`]; with it they are losses (`skin.empty`, `skin.dropped`,
+    /// `skin.weights-dropped`). Losses asked for (`map` merges, `max_influences`) never fail.
+    pub allow_loss: bool,
     /// What the writer is given (`--embed`, `--max-influences`, …). An empty `file_stem` is
     /// taken from `output` (or the input's name).
     pub write: WriteOptions,
@@ -335,6 +374,16 @@ fn finish(
         }
     };
     ir::trace::phase("rendered");
+    let grave = skin_losses(doc, from, target, &mut diags);
+    if grave > 0 && !opts.allow_loss {
+        let lines: Vec<&str> = diags.of(Severity::Loss).filter(|d| d.code.starts_with("skin.")).map(|d| d.message.as_str()).collect();
+        let msg = format!(
+            "{name}: converting to {} would leave the skin behind:\n  {}\nnothing written; pass --allow-loss to write it anyway",
+            target.name(),
+            lines.join("\n  ")
+        );
+        return Err(Error::new(ErrorCode::Loss, Some(name), msg).with_format(from.name()).with_diagnostics(diags));
+    }
     if opts.strict {
         let losses: Vec<&str> = diags.of(Severity::Loss).map(|d| d.message.as_str()).collect();
         if !losses.is_empty() {
@@ -343,6 +392,46 @@ fn finish(
         }
     }
     Ok(Converted { from, to: target, output, diagnostics: diags })
+}
+
+/// The losses that leave a user without the skin they had: reported as `skin.*` losses (a
+/// reader's `skin.weights-dropped` among them), counted. Only where the target holds skins: a
+/// skeleton-only target (AnvilToolkit) drops skins by what it is, which its own loss says.
+fn skin_losses(doc: &Document, from: &dyn Format, target: &dyn Format, diags: &mut Diagnostics) -> usize {
+    let mut n = diags.items.iter().filter(|d| d.severity == Severity::Loss && d.code == "skin.weights-dropped").count();
+    let holds = target.holds();
+    if !holds.skins {
+        return n;
+    }
+    let mesh_hint =
+        if from.name() == "mpfb" { "; give MakeHuman's base mesh with --mesh base.obj (MPFB weights number its vertices)" } else { "" };
+    for skin in &doc.skins {
+        let weighted = skin.influences.weighted_vertices();
+        // A skin with joints and no weights is a carrier of joints (glTF knows joints only
+        // through skins): nothing is lost. One with no joints had weights that matched no bone.
+        if skin.joints.is_empty() {
+            n += 1;
+            diags.loss(
+                "skin.empty",
+                format!(
+                    "skin '{}' binds no vertex to a bone (its weight groups match no bone of the skeleton: weights made for another rig?); {} would be written without it",
+                    skin.name,
+                    target.name()
+                ),
+            );
+        } else if weighted > 0 && holds.meshes && skin.mesh.and_then(|m| doc.meshes.get(m)).is_none() {
+            n += 1;
+            diags.loss(
+                "skin.dropped",
+                format!(
+                    "skin '{}' has weights on {weighted} vertices but no mesh to bind them to, and {} keeps weights only on a mesh{mesh_hint}",
+                    skin.name,
+                    target.name()
+                ),
+            );
+        }
+    }
+    n
 }
 
 /// Check a document against the IR's rules (`skelport_ir::validate`), as every conversion does

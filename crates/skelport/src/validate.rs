@@ -11,6 +11,11 @@ use std::path::Path;
 /// The target name that checks the Second Life importer's rules (not a format name).
 pub const SL_TARGET: &str = "sl";
 
+/// Reader diagnostics (by code) for a broken structure the reader goes past (converting still
+/// works) but the format's rules forbid: `validate` calls such a file invalid. An MPFB bone whose
+/// `parent` names no bone (`mpfb.parent`: read as a root).
+pub const STRUCTURAL: &[&str] = &["mpfb.parent"];
+
 /// What [`validate`] found.
 #[derive(Debug, Serialize)]
 pub struct Validation {
@@ -36,8 +41,22 @@ impl Validation {
 /// built-in SL skeleton).
 pub fn validate(path: &Path, loaded: &Loaded, target: Option<&str>, sl_skeleton: Option<&Path>) -> Result<Validation> {
     let mut problems = skelport_ir::validate::validate(&loaded.doc);
-    let mut warnings: Vec<String> =
-        loaded.diagnostics.items.iter().filter(|d| d.severity != Severity::Info).map(|d| d.message.clone()).collect();
+    // What a lenient reader went past but the format's own rules forbid: the file is invalid.
+    problems.extend(
+        loaded
+            .diagnostics
+            .items
+            .iter()
+            .filter(|d| STRUCTURAL.contains(&d.code.as_str()))
+            .map(|d| Problem { location: loaded.name.clone(), message: d.message.clone() }),
+    );
+    let mut warnings: Vec<String> = loaded
+        .diagnostics
+        .items
+        .iter()
+        .filter(|d| d.severity != Severity::Info && !STRUCTURAL.contains(&d.code.as_str()))
+        .map(|d| d.message.clone())
+        .collect();
     if let Some(t) = target {
         if t.eq_ignore_ascii_case(SL_TARGET) {
             let r = skelport_sl::validate_target(&loaded.doc, path, sl_skeleton)

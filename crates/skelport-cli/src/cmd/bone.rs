@@ -17,7 +17,7 @@ fn save(m: &AnvilSkeleton, input: &Path, out: &EditOutput) -> Result<PathBuf> {
         (None, true) => input.to_path_buf(),
         (None, false) => bail!("give -o OUT or --in-place"),
     };
-    skelport::io::write_atomic(&path, &bytes)?;
+    super::write_file(&path, &bytes)?;
     Ok(path)
 }
 

@@ -1,7 +1,7 @@
 //! `skelport convert`: one file, or many into a directory on every core (rayon), with a progress
 //! bar on a terminal and Ctrl-C stopping cleanly between files.
 
-use super::print_diagnostics;
+use super::{print_diagnostics, verbose};
 use crate::flags::ConvertArgs;
 use anyhow::{anyhow, Context, Result};
 use rayon::prelude::*;
@@ -22,6 +22,8 @@ struct ConvertResult {
     ok: bool,
     skipped: bool,
     error: Option<String>,
+    /// The error's stable code (`skelport::ErrorCode`), when it failed.
+    code: Option<String>,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -31,6 +33,7 @@ fn options(a: &ConvertArgs, out: &Path) -> ConvertOptions {
         output: Some(out.to_path_buf()),
         map: a.map.clone(),
         strict: a.strict,
+        allow_loss: a.allow_loss,
         write: WriteOptions {
             file_stem: stem_of(out),
             embed: a.embed,
@@ -50,27 +53,57 @@ fn options(a: &ConvertArgs, out: &Path) -> ConvertOptions {
     }
 }
 
-/// Convert one file; diagnostics are returned even on failure where known.
-fn convert_one(
-    a: &ConvertArgs,
-    input: &Path,
-    output: &Path,
-    target: &'static dyn Format,
-) -> (Result<(), skelport::Error>, Option<&'static dyn Format>, Diagnostics) {
-    let loaded = match skelport::open(input, &a.read.options()) {
+/// One file's conversion: the result, the formats (as far as it got) and the diagnostics.
+struct Outcome {
+    result: Result<(), skelport::Error>,
+    from: Option<&'static str>,
+    to: Option<&'static dyn Format>,
+    diagnostics: Diagnostics,
+}
+
+/// Convert one file (with `weights` joined to it, when given) to `target`, or when `None` to the
+/// format `output` names ([`skelport::output_format`]: an input's own format when it writes that
+/// extension). Diagnostics are returned even on failure where known.
+fn convert_one(a: &ConvertArgs, input: &Path, weights: Option<&Path>, output: &Path, target: Option<&'static dyn Format>) -> Outcome {
+    let mut read = a.read.options();
+    if let Some(w) = weights {
+        read.reader.weights = Some(w.to_path_buf());
+    }
+    let loaded = match skelport::open(input, &read) {
         Ok(l) => l,
-        Err(e) => return (Err(e), None, Diagnostics::default()),
+        Err(mut e) => {
+            let diagnostics = e.take_diagnostics();
+            let to = target.or_else(|| registry::detect_writer(output));
+            return Outcome { from: e.format(), result: Err(e), to, diagnostics };
+        }
     };
     let from = loaded.format;
+    let Some(target) = target.or_else(|| skelport::output_format(output, Some(from))) else {
+        let msg = format!(
+            "cannot tell the output format from '{}'; name it with --to ({})",
+            output.display(),
+            registry::names(|f| f.can_write())
+        );
+        let e = skelport::Error::new(skelport::ErrorCode::UnknownFormat, None, msg);
+        return Outcome { result: Err(e), from: Some(from.name()), to: None, diagnostics: loaded.diagnostics };
+    };
+    if verbose() {
+        eprintln!("{}: read as {}{}", input.display(), from.name(), weights.map(|w| format!(" with {}", w.display())).unwrap_or_default());
+    }
     let converted = match loaded.into_converted(target, &options(a, output)) {
         Ok(c) => c,
         Err(mut e) => {
-            let diags = e.take_diagnostics();
-            return (Err(e), Some(from), diags);
+            let diagnostics = e.take_diagnostics();
+            return Outcome { result: Err(e), from: Some(from.name()), to: Some(target), diagnostics };
         }
     };
-    let written = converted.save(output).map(drop);
-    (written, Some(from), converted.diagnostics)
+    let written = converted.save(output);
+    if let (Ok(files), true) = (&written, verbose()) {
+        for f in files {
+            eprintln!("{}: wrote {} as {}", input.display(), f.display(), target.name());
+        }
+    }
+    Outcome { result: written.map(drop), from: Some(from.name()), to: Some(target), diagnostics: converted.diagnostics }
 }
 
 fn is_dir_target(p: &Path) -> bool {
@@ -82,42 +115,58 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
     let batch = a.inputs.len() > 1 || is_dir_target(&a.output);
     if !batch {
         let input = &a.inputs[0];
-        let target = match &a.to {
-            Some(t) => skelport::format_for(t, false)?,
-            None => registry::detect_writer(&a.output).ok_or_else(|| {
-                anyhow!(
-                    "cannot tell the output format from '{}'; name it with --to ({})",
-                    a.output.display(),
-                    registry::names(|f| f.can_write())
-                )
-            })?,
+        let named = match &a.to {
+            Some(t) => Some(skelport::format_for(t, false)?),
+            None => None,
         };
-        let (res, from, diags) = convert_one(&a, input, &a.output, target);
+        if named.is_none() && registry::detect_writer(&a.output).is_none() {
+            return Err(anyhow!(
+                "cannot tell the output format from '{}'; name it with --to ({})",
+                a.output.display(),
+                registry::names(|f| f.can_write())
+            ));
+        }
+        let o = convert_one(&a, input, None, &a.output, named);
         let shown = input.display().to_string();
         if a.json && a.output.as_os_str() != "-" {
             let r = ConvertResult {
                 input: shown.clone(),
                 output: Some(a.output.display().to_string()),
-                from: from.map(|f| f.name().to_string()),
-                to: target.name().into(),
-                ok: res.is_ok(),
+                from: o.from.map(str::to_owned),
+                to: o.to.map_or_else(|| a.to.clone().unwrap_or_default(), |t| t.name().to_owned()),
+                ok: o.result.is_ok(),
                 skipped: false,
-                error: res.as_ref().err().map(|e| format!("{e:#}")),
-                diagnostics: diags.items.clone(),
+                error: o.result.as_ref().err().map(|e| format!("{e:#}")),
+                code: o.result.as_ref().err().map(|e| e.code().as_str().to_owned()),
+                diagnostics: o.diagnostics.items.clone(),
             };
             println!("{}", serde_json::to_string_pretty(&r)?);
         } else {
-            print_diagnostics(&shown, &diags);
+            let mut shown_diags = o.diagnostics.clone();
+            if o.result.as_ref().is_err_and(|e| e.code() == skelport::ErrorCode::Loss) {
+                // The error lists them.
+                shown_diags.items.retain(|d| !(d.severity == skelport::Severity::Loss && d.code.starts_with("skin.")));
+            }
+            print_diagnostics(&shown, &shown_diags);
+            if o.result.is_ok() && a.read.weights.is_none() && o.from == Some("mpfb") {
+                if let Some(w) = skelport::mpfb_folder::weights_beside(input) {
+                    if !super::quiet() {
+                        eprintln!("note: {}: written without a skin; the weights beside it join with --weights {}", shown, w.display());
+                    }
+                }
+            }
         }
-        res?;
+        o.result?;
         return Ok(ExitCode::SUCCESS);
     }
 
     let to = a.to.as_deref().ok_or_else(|| anyhow!("several inputs need --to FMT to name the output format"))?;
     let target = skelport::format_for(to, false)?;
+    // MPFB folders: each rig joined to the weights beside it; weights files are not inputs.
+    let plan = skelport::mpfb_folder::plan_batch(&a.inputs, a.read.weights.as_deref())?;
     std::fs::create_dir_all(&a.output).with_context(|| format!("{}: cannot create the output directory", a.output.display()))?;
     let progress = std::io::stderr().is_terminal().then(|| {
-        let pb = indicatif::ProgressBar::new(a.inputs.len() as u64);
+        let pb = indicatif::ProgressBar::new(plan.jobs.len() as u64);
         pb.set_style(
             indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
@@ -132,11 +181,12 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
     // Outputs are named by input stem, so `a/rig.json` and `b/rig.glb` would write the same file
     // and one would silently replace the other. Such inputs fail, naming each other; the rest
     // of the batch goes on.
-    let planned = skelport::batch_outputs(&a.inputs, &a.output, target);
-    let results: Vec<ConvertResult> = (0..a.inputs.len())
+    let inputs: Vec<PathBuf> = plan.jobs.iter().map(|j| j.input.clone()).collect();
+    let planned = skelport::batch_outputs(&inputs, &a.output, target);
+    let results: Vec<ConvertResult> = (0..inputs.len())
         .into_par_iter()
         .map(|k| {
-            let input = &a.inputs[k];
+            let input = &inputs[k];
             // Never started: its output would collide, or Ctrl-C came first.
             let (out, refused) = match &planned[k] {
                 Ok(out) => (out.clone(), INTERRUPTED.load(Ordering::SeqCst).then(|| "interrupted before it started".to_owned())),
@@ -152,6 +202,7 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
                     ok: false,
                     skipped: false,
                     error: Some(error),
+                    code: Some("output".into()),
                     diagnostics: vec![],
                 }
             } else if a.skip_existing && out.exists() {
@@ -163,22 +214,24 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
                     ok: true,
                     skipped: true,
                     error: None,
+                    code: None,
                     diagnostics: vec![],
                 }
             } else {
-                let (res, from, diags) = convert_one(&a, input, &out, target);
-                if res.is_err() {
+                let o = convert_one(&a, input, plan.jobs[k].weights.as_deref(), &out, Some(target));
+                if o.result.is_err() {
                     any_failed.store(true, Ordering::Relaxed);
                 }
                 ConvertResult {
                     input: input.display().to_string(),
                     output: Some(out.display().to_string()),
-                    from: from.map(|f| f.name().to_string()),
+                    from: o.from.map(str::to_owned),
                     to: target.name().into(),
-                    ok: res.is_ok(),
+                    ok: o.result.is_ok(),
                     skipped: false,
-                    error: res.err().map(|e| format!("{e:#}")),
-                    diagnostics: diags.items,
+                    code: o.result.as_ref().err().map(|e| e.code().as_str().to_owned()),
+                    error: o.result.err().map(|e| format!("{e:#}")),
+                    diagnostics: o.diagnostics.items,
                 }
             };
             if let Some(pb) = &progress {
@@ -189,6 +242,22 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
         .collect();
     if let Some(pb) = progress {
         pb.finish_and_clear();
+    }
+    // Weights files whose rig is not in the batch: not converted on their own, and failed.
+    let mut results = results;
+    for (input, error) in &plan.refused {
+        any_failed.store(true, Ordering::Relaxed);
+        results.push(ConvertResult {
+            input: input.display().to_string(),
+            output: None,
+            from: Some("mpfb".into()),
+            to: target.name().into(),
+            ok: false,
+            skipped: false,
+            error: Some(error.clone()),
+            code: Some(skelport::ErrorCode::Kind.as_str().into()),
+            diagnostics: vec![],
+        });
     }
     let failed: Vec<&ConvertResult> = results.iter().filter(|r| !r.ok).collect();
     let skipped = results.iter().filter(|r| r.skipped).count();
@@ -210,6 +279,9 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
         };
         println!("{}", serde_json::to_string_pretty(&s)?);
     } else {
+        if let (Some(note), false) = (&plan.note, super::quiet()) {
+            eprintln!("note: {note}");
+        }
         for r in &results {
             print_diagnostics(&r.input, &Diagnostics { items: r.diagnostics.clone() });
         }
@@ -223,7 +295,13 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
         if !failed.is_empty() {
             eprintln!("{} failed:", failed.len());
             for r in &failed {
-                eprintln!("  {}: {}", r.input, r.error.as_deref().unwrap_or("?"));
+                let error = r.error.as_deref().unwrap_or("?");
+                // Errors name their file first: said once.
+                if error.starts_with(&r.input) {
+                    eprintln!("  {error}");
+                } else {
+                    eprintln!("  {}: {error}", r.input);
+                }
             }
         }
     }

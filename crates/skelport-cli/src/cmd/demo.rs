@@ -22,14 +22,30 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
             let r = diff::diff(&doc, &back.doc, diff::Tolerance::default());
             let bones: usize = back.doc.skeletons.iter().map(|s| s.bones.len()).sum();
             let verts: usize = back.doc.skins.iter().map(|s| s.vertex_count()).sum();
-            let losses = d.of(Severity::Loss).count();
+            // The losses by name: what the format cannot hold is what differs on re-reading.
+            let mut losses: Vec<&str> = d.of(Severity::Loss).map(|d| d.code.as_str()).collect();
+            losses.dedup();
+            // Heads within 1e-7 m are equal to float32 storage (glTF and AnvilToolkit store f32):
+            // not a difference worth the word.
+            let heads = if r.max_head_distance == 0.0 {
+                "bone heads equal".to_owned()
+            } else if r.max_head_distance <= 1e-12 {
+                "bone heads equal within 1e-12 m (rounding)".to_owned()
+            } else if r.max_head_distance <= 1e-7 {
+                "bone heads equal within 1e-7 m (f32)".to_owned()
+            } else {
+                format!("bone heads up to {:.1e} m apart", r.max_head_distance)
+            };
             Ok(format!(
-                "{:<12} {bones} bones, {} skin(s), {verts} skinned vertices, {size} bytes; re-read {} (max head Δ {:.1e} m){}",
+                "{:<12} {bones} bones, {} skin(s), {verts} skinned vertices, {size} bytes; re-read: {heads}{}",
                 f.name(),
                 back.doc.skins.len(),
-                if r.same { "identical" } else { "differs" },
-                r.max_head_distance,
-                if losses > 0 { format!(", {losses} loss(es)") } else { String::new() }
+                match (r.same, losses.is_empty()) {
+                    (true, true) => ", identical".to_owned(),
+                    (true, false) => format!(", identical; loss: {}", losses.join(", ")),
+                    (false, true) => ", differs".to_owned(),
+                    (false, false) => format!("; loss: {}", losses.join(", ")),
+                },
             ))
         })();
         match result {

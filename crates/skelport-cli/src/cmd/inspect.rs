@@ -26,7 +26,7 @@ fn text(doc: &Document, format: &str, file: &str) -> String {
     let f = doc.frame;
     let _ = writeln!(
         s,
-        "{file}: {format}, frame up {} forward {} {}-handed, {} m/unit",
+        "{file}: {format}, file frame up {} forward {} {}-handed, {} m/unit; positions below in the report frame (+Y up, +Z forward, right-handed, metres)",
         axis(f.up),
         axis(f.forward),
         if f.handedness == skelport::ir::Handedness::Right { "right" } else { "left" },

@@ -27,7 +27,7 @@ pub fn run(a: MergeArgs) -> Result<ExitCode> {
     let main = open(&a.main, &names)?;
     let addons = a.addons.iter().map(|p| Ok((p.display().to_string(), open(p, &names)?))).collect::<Result<Vec<_>>>()?;
     let merged = commands::merge_labelled(&main, &addons, a.form.map(Form::from), a.limit, names)?;
-    skelport::io::write_atomic(&a.output, &merged.bytes)?;
+    super::write_file(&a.output, &merged.bytes)?;
     let report = &merged.report;
     for m in &report.matched {
         eprintln!("matched  {m}");

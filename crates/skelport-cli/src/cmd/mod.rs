@@ -14,17 +14,71 @@ pub mod validate;
 
 use skelport::{Diagnostics, Severity};
 use std::path::Path;
+use std::sync::atomic::{AtomicU8, Ordering};
 
-/// Print diagnostics about `file` on stderr, one line each: `note:`, `warning:` or `loss:`.
+/// How much to print: 0 quiet (`-q`), 1 normal, 2 verbose (`-v`). Set once in `main`.
+static VERBOSITY: AtomicU8 = AtomicU8::new(1);
+
+/// Set how much is printed (`-q`, `-v`).
+pub fn set_verbosity(quiet: bool, verbose: bool) {
+    VERBOSITY.store(
+        if quiet {
+            0
+        } else if verbose {
+            2
+        } else {
+            1
+        },
+        Ordering::Relaxed,
+    );
+}
+
+/// `-q` was given.
+pub fn quiet() -> bool {
+    VERBOSITY.load(Ordering::Relaxed) == 0
+}
+
+/// `-v` was given.
+pub fn verbose() -> bool {
+    VERBOSITY.load(Ordering::Relaxed) >= 2
+}
+
+/// Print diagnostics about `file` on stderr, one line each: `note:`, `warning:` or `loss:`
+/// (notes not with `-q`; each line's code with `-v`). A message that names a file itself (the
+/// weights or the mesh beside a rig) is printed as it is, so a line names one file.
 pub fn print_diagnostics(file: &str, d: &Diagnostics) {
+    let level = VERBOSITY.load(Ordering::Relaxed);
     for item in &d.items {
         let tag = match item.severity {
+            Severity::Info if level == 0 => continue,
             Severity::Info => "note",
             Severity::Warning => "warning",
             Severity::Loss => "loss",
         };
-        eprintln!("{tag}: {file}: {}", item.message);
+        let code = if level >= 2 { format!("[{}]", item.code) } else { String::new() };
+        if names_a_file(&item.message) {
+            eprintln!("{tag}{code}: {}", item.message);
+        } else {
+            eprintln!("{tag}{code}: {file}: {}", item.message);
+        }
     }
+}
+
+/// Does the message start with a file's path (`weights.json: 10414 weight entries ...`)?
+fn names_a_file(message: &str) -> bool {
+    message.split_once(": ").is_some_and(|(first, _)| !first.contains(char::is_whitespace) && Path::new(first).is_file())
+}
+
+/// Write `bytes` to `path`, atomically, or to standard output when `path` is `-` (as `convert`
+/// does).
+pub fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    if path.as_os_str() == "-" {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        out.write_all(bytes).and_then(|()| out.flush()).map_err(|e| anyhow::anyhow!("<stdout>: cannot write: {e}"))?;
+        return Ok(());
+    }
+    skelport::io::write_atomic(path, bytes)
 }
 
 /// A file's name for captions: its last component.

@@ -9,9 +9,11 @@ use std::path::PathBuf;
 /// Which AnvilToolkit form to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum FormArg {
-    /// Standard exporter: UTF-16, type="0" (up to 65535 bones)
+    /// Standard exporter: UTF-16, type="0" (up to 65535 bones); `anvil` as `--to` names it
+    #[value(alias = "anvil")]
     Standard,
-    /// Schema-Based exporter: UTF-8, type="1" (at most 255 bones)
+    /// Schema-Based exporter: UTF-8, type="1" (at most 255 bones); `anvil-schema` as `--to` names it
+    #[value(alias = "anvil-schema")]
     Schema,
 }
 
@@ -33,7 +35,7 @@ pub struct MergeArgs {
     /// Addon skeletons, merged in order (each addon's root must be a bone of the main skeleton)
     #[arg(value_name = "ADDON", required = true)]
     pub addons: Vec<PathBuf>,
-    /// Output file
+    /// Output file (`-` for stdout)
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
     /// Bone limit after de-duplication: 255 before Unity (the default for a Schema-Based main
@@ -71,7 +73,7 @@ pub enum BoneCommand {
 /// Where an edited skeleton goes.
 #[derive(Args, Debug)]
 pub struct EditOutput {
-    /// Output file
+    /// Output file (`-` for stdout)
     #[arg(short, long, value_name = "OUT", required_unless_present = "in_place", conflicts_with = "in_place")]
     pub output: Option<PathBuf>,
     /// Overwrite the input file

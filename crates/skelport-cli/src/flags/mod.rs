@@ -20,6 +20,12 @@ pub fn parse() -> Cli {
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Print only losses, warnings and errors (no notes)
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Also print each diagnostic's code and what was read and written
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
 }
 
 #[derive(Subcommand)]
@@ -37,13 +43,34 @@ pub enum Command {
     /// Draw a skeleton (and optionally a second one over it) as SVG or PNG
     Render(RenderArgs),
     /// List the formats, their extensions and whether they read and write
-    Formats,
+    Formats(ListArgs),
     /// List the built-in retarget maps
-    Maps,
+    Maps(ListArgs),
     /// Merge AnvilToolkit addon skeletons into a main skeleton, as the engine does
     Merge(anvil::MergeArgs),
     /// Add, remove or rename a bone of an AnvilToolkit skeleton, keeping every link right
     Bone(anvil::BoneArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish) on stdout
+    Completions(CompletionsArgs),
+}
+
+#[derive(Args)]
+pub struct ListArgs {
+    /// Print the list as JSON (schemas/formats.schema.json, schemas/maps.schema.json)
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, powershell or elvish
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// The command's definition (for completions and the man page).
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 #[derive(Args, Clone, Default)]
@@ -143,6 +170,10 @@ pub struct ConvertArgs {
     /// Treat any loss (something the target cannot hold) as a failure
     #[arg(long)]
     pub strict: bool,
+    /// Write even when the skin is left behind (its weight groups match no bone, no mesh to bind
+    /// it to, most of its weights dropped), which is otherwise an error
+    #[arg(long)]
+    pub allow_loss: bool,
     /// Skip inputs whose output already exists (resume a batch)
     #[arg(long)]
     pub skip_existing: bool,

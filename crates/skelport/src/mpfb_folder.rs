@@ -1,0 +1,174 @@
+//! MPFB as users have it: folders of `rig.<name>.json` beside `weights.<name>.json`, with the base
+//! mesh the weights number in the data folder's `3dobjs/base.obj`
+//! ([`skelport_mpfb::layout`]). A batch joins each rig to the weights beside it
+//! ([`plan_batch`]); reading a rig with weights and no mesh finds the base mesh; a file given
+//! in the wrong place is named for what it is.
+
+use crate::{Error, ErrorCode, Result};
+use skelport_ir::{Diagnostics, ReadOptions as ReaderOptions};
+use skelport_mpfb::layout;
+use std::path::{Path, PathBuf};
+
+pub use skelport_mpfb::layout::{base_mesh_for, weights_beside, FileKind};
+
+/// One conversion of a batch: an input and the weights file joined to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchJob {
+    /// The input file.
+    pub input: PathBuf,
+    /// The `weights.<name>.json` beside an MPFB `rig.<name>.json`, joined to it.
+    pub weights: Option<PathBuf>,
+}
+
+/// What a batch converts: the jobs, the inputs it does not convert (with why), and a note saying
+/// once which weights were joined.
+#[derive(Debug, Clone, Default)]
+pub struct BatchPlan {
+    /// The inputs to convert, in the order given.
+    pub jobs: Vec<BatchJob>,
+    /// MPFB weights files given as inputs whose rig is not in the batch: not converted on their
+    /// own; each with the message saying where it goes.
+    pub refused: Vec<(PathBuf, String)>,
+    /// Weights files given as inputs and joined to their rig (not converted on their own).
+    pub consumed: Vec<PathBuf>,
+    /// Said once: which rigs were joined to the weights beside them.
+    pub note: Option<String>,
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+}
+
+fn is_json(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"))
+}
+
+/// Plan a batch of `inputs`. Each MPFB `rig.<name>.json` is joined to the `weights.<name>.json`
+/// beside it, when there is one; MPFB weights files among the inputs are not converted on their
+/// own (those whose rig is in the batch are simply joined to it, the others are refused, saying
+/// so). `weights` is `--weights`: it joins one rig, so a batch of several inputs with it is
+/// refused rather than skinning every rig with the same weights.
+pub fn plan_batch(inputs: &[PathBuf], weights: Option<&Path>) -> Result<BatchPlan> {
+    let is_weights: Vec<bool> = inputs.iter().map(|p| is_json(p) && FileKind::of_file(p) == FileKind::Weights).collect();
+    let rigs = is_weights.iter().filter(|w| !**w).count();
+    if let Some(w) = weights {
+        if rigs > 1 {
+            let msg = format!(
+                "--weights {} joins one weights file to one rig, but the batch has {rigs} inputs: leave --weights out (each rig.<name>.json is joined to the weights.<name>.json beside it) or convert each rig on its own",
+                w.display()
+            );
+            return Err(Error::new(ErrorCode::Kind, None, msg));
+        }
+    }
+    let mut plan = BatchPlan::default();
+    let mut joined = Vec::new();
+    for (k, input) in inputs.iter().enumerate() {
+        if is_weights[k] {
+            let rig = layout::rig_beside(input);
+            let in_batch = rig.as_ref().is_some_and(|r| inputs.iter().zip(&is_weights).any(|(i, w)| !*w && same_file(i, r)));
+            if in_batch {
+                plan.consumed.push(input.clone());
+            } else {
+                plan.refused.push((input.clone(), weights_given_as_rig(&input.display().to_string(), input)));
+            }
+            continue;
+        }
+        let beside = if weights.is_none() && is_json(input) { layout::weights_beside(input) } else { None };
+        if let (Some(name), Some(_)) = (layout::rig_name(input), &beside) {
+            joined.push(name.to_owned());
+        }
+        plan.jobs.push(BatchJob { input: input.clone(), weights: beside });
+    }
+    if !joined.is_empty() {
+        plan.note = Some(format!(
+            "joined each MPFB rig.<name>.json to the weights.<name>.json beside it ({} rig(s): {}){}",
+            joined.len(),
+            joined.join(", "),
+            if plan.consumed.is_empty() { String::new() } else { "; weights files given as inputs are not converted on their own".into() }
+        ));
+    }
+    Ok(plan)
+}
+
+/// The message for an MPFB weights file given where a rig goes.
+fn weights_given_as_rig(name: &str, path: &Path) -> String {
+    let rig = layout::rig_beside(path).filter(|r| r.is_file());
+    let hint = match rig {
+        Some(r) => format!(" (skelport convert {} --weights {name} ...)", r.display()),
+        None => String::new(),
+    };
+    format!(
+        "{name}: this is an MPFB weights file, not a rig: it is no input of its own; pass it with --weights beside its rig.*.json{hint}"
+    )
+}
+
+/// Before reading `name` (at `path`, its first bytes `head`) as `format`: a file of another kind
+/// than a rig is refused naming what it is, and so are an OBJ given as `--weights` and a JSON
+/// file given as `--mesh`; an MPFB rig read with weights and no mesh gets MakeHuman's base mesh
+/// from MPFB's data folder (a note says which file), so the skin has the vertices its numbers
+/// mean. Returns the reader options to use when they change.
+pub(crate) fn before_read(
+    format: Option<&str>,
+    path: Option<&Path>,
+    name: &str,
+    head: &[u8],
+    reader: &ReaderOptions,
+    diags: &mut Diagnostics,
+) -> Result<Option<ReaderOptions>> {
+    let kind = FileKind::of(head);
+    if matches!(format, None | Some("mpfb")) && kind == FileKind::Weights {
+        return Err(Error::new(ErrorCode::Kind, Some(name), weights_given_as_rig(name, path.unwrap_or(Path::new(name)))));
+    }
+    if format.is_none() && kind == FileKind::Obj {
+        let msg = format!(
+            "{name}: this is an OBJ mesh, which holds no skeleton: pass it with --mesh beside the rig (skelport convert rig.<name>.json --weights weights.<name>.json --mesh {name} ...)"
+        );
+        return Err(Error::new(ErrorCode::Kind, Some(name), msg));
+    }
+    if format != Some("mpfb") {
+        return Ok(None);
+    }
+    if let Some(w) = &reader.weights {
+        let wn = w.display();
+        match FileKind::of_file(w) {
+            FileKind::Obj => {
+                let msg = format!("{wn}: this is an OBJ mesh, not an MPFB weights file: pass it with --mesh, and the weights.<name>.json beside {name} with --weights");
+                return Err(Error::new(ErrorCode::Kind, Some(&wn.to_string()), msg));
+            }
+            FileKind::Rig => {
+                let msg =
+                    format!("{wn}: this is an MPFB rig, not a weights file: pass the weights.<name>.json beside the rig with --weights");
+                return Err(Error::new(ErrorCode::Kind, Some(&wn.to_string()), msg));
+            }
+            _ => {}
+        }
+    }
+    if let Some(m) = &reader.mesh {
+        let what = match FileKind::of_file(m) {
+            FileKind::Weights => Some("an MPFB weights file: pass it with --weights"),
+            FileKind::Rig => Some("an MPFB rig: convert it as the input"),
+            _ => None,
+        };
+        if let Some(what) = what {
+            let mn = m.display().to_string();
+            let msg = format!("{mn}: this is {what}, and --mesh takes an OBJ (MakeHuman's base.obj)");
+            return Err(Error::new(ErrorCode::Kind, Some(&mn), msg));
+        }
+    }
+    let has_weights = reader.weights.is_some() || reader.weights_data.is_some();
+    if has_weights && reader.mesh.is_none() && reader.mesh_data.is_none() {
+        // The weights number the base mesh's vertices: look where MPFB keeps it, beside `rigs/`.
+        let found = reader.weights.as_deref().and_then(layout::base_mesh_for).or_else(|| path.and_then(layout::base_mesh_for));
+        if let Some(mesh) = found {
+            diags.info(
+                "mpfb.base-mesh",
+                format!(
+                    "no --mesh given: using MakeHuman's base mesh {} (MPFB's data folder, beside rigs/), whose vertices the weights number; give --mesh to use another body",
+                    mesh.display()
+                ),
+            );
+            return Ok(Some(ReaderOptions { mesh: Some(mesh), ..reader.clone() }));
+        }
+    }
+    Ok(None)
+}
