@@ -7,7 +7,6 @@ use anyhow::{anyhow, Context, Result};
 use rayon::prelude::*;
 use serde::Serialize;
 use skelport::{registry, stem_of, ConvertOptions, Diagnostic, Diagnostics, Format, WriteOptions};
-use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -117,7 +116,6 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
     let to = a.to.as_deref().ok_or_else(|| anyhow!("several inputs need --to FMT to name the output format"))?;
     let target = skelport::format_for(to, false)?;
     std::fs::create_dir_all(&a.output).with_context(|| format!("{}: cannot create the output directory", a.output.display()))?;
-    let ext = target.extensions().first().copied().unwrap_or("out");
     let progress = std::io::stderr().is_terminal().then(|| {
         let pb = indicatif::ProgressBar::new(a.inputs.len() as u64);
         pb.set_style(
@@ -126,37 +124,25 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
         );
         pb
     });
-    // Ctrl-C stops starting new files; files in flight finish their atomic write, so an
-    // interrupted batch leaves no partial output and can be resumed with --skip-existing.
-    static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+    // Ctrl-C (or SIGTERM) stops starting new files; files in flight finish their atomic write,
+    // so an interrupted batch leaves no partial output and can be resumed with --skip-existing.
+    // A second one ends the batch at once, removing the temporaries (super::on_signal).
+    super::BATCH.store(true, Ordering::SeqCst);
     let any_failed = AtomicBool::new(false);
     // Outputs are named by input stem, so `a/rig.json` and `b/rig.glb` would write the same file
-    // and one would silently replace the other. Such inputs fail, naming each other; the rest
-    // of the batch goes on.
-    let outputs: Vec<PathBuf> = a.inputs.iter().map(|i| a.output.join(format!("{}.{ext}", stem_of(i)))).collect();
-    let mut claimed: HashMap<&Path, Vec<usize>> = HashMap::new();
-    for (k, o) in outputs.iter().enumerate() {
-        claimed.entry(o.as_path()).or_default().push(k);
-    }
-    let collision = |k: usize| -> Option<String> {
-        let users = &claimed[outputs[k].as_path()];
-        (users.len() > 1).then(|| {
-            let others: Vec<String> =
-                users.iter().filter(|&&u| u != k).map(|&u| format!("'{}'", a.inputs[u].display())).collect();
-            format!(
-                "its output {} would also be written by {}; convert inputs with the same file stem in separate batches (or to separate directories)",
-                outputs[k].display(),
-                others.join(", ")
-            )
-        })
-    };
+    // (and `rig.x.glb` and `x.glb` the same MPFB weights file) and one would silently replace
+    // the other. Every path is known before any is written: such inputs fail, naming each other;
+    // the rest of the batch goes on.
+    let planned = skelport::batch_outputs(&a.inputs, &a.output, target, &options(&a, &a.output).write);
+    let outputs: Vec<PathBuf> = planned.iter().map(|p| p.main.clone()).collect();
+    let collision = |k: usize| -> Option<String> { planned[k].conflict.clone() };
     let results: Vec<ConvertResult> = (0..a.inputs.len())
         .into_par_iter()
         .map(|k| {
             let (input, out) = (&a.inputs[k], outputs[k].clone());
             // Never started: its output would collide, or Ctrl-C came first.
-            let refused = collision(k).or_else(|| INTERRUPTED.load(Ordering::SeqCst).then(|| "interrupted before it started".to_owned()));
+            let refused =
+                collision(k).or_else(|| super::INTERRUPTED.load(Ordering::SeqCst).then(|| "interrupted before it started".to_owned()));
             let r = if let Some(error) = refused {
                 any_failed.store(true, Ordering::Relaxed);
                 ConvertResult {
@@ -242,7 +228,7 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
             }
         }
     }
-    if INTERRUPTED.load(Ordering::SeqCst) {
+    if super::INTERRUPTED.load(Ordering::SeqCst) {
         eprintln!("interrupted: re-run with --skip-existing to resume");
         return Ok(ExitCode::from(130));
     }
