@@ -70,9 +70,10 @@ fn a_fifo_output_is_written_through() {
     };
     let o = bin().args(["convert".as_ref(), demo("sample.gltf").as_os_str(), "-o".as_ref(), pipe.as_os_str()]).output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
+    // Before joining: had the FIFO been renamed over, its reader would wait for ever.
+    assert!(std::fs::symlink_metadata(&pipe).unwrap().file_type().is_fifo(), "the FIFO was replaced");
     let got = reader.join().unwrap();
     assert_eq!(&got[..4], b"glTF");
-    assert!(std::fs::symlink_metadata(&pipe).unwrap().file_type().is_fifo());
     assert!(temporaries(t.path()).is_empty());
 }
 

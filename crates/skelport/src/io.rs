@@ -344,8 +344,9 @@ mod tests {
             };
             let out = Output { main: b"{\"asset\":{}}".to_vec(), side_files: vec![] };
             write_output(target, &out).unwrap();
-            assert_eq!(reader.join().unwrap(), out.main);
+            // Before joining: had the FIFO been renamed over, its reader would wait for ever.
             assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+            assert_eq!(reader.join().unwrap(), out.main);
             assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
             assert!(leftovers(dir.path()).is_empty());
         }

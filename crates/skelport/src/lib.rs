@@ -408,6 +408,17 @@ pub struct BatchOutput {
 pub fn batch_outputs(inputs: &[PathBuf], dir: &Path, target: &'static dyn Format, write: &WriteOptions) -> Vec<BatchOutput> {
     let ext = target.extensions().first().copied().unwrap_or("out");
     let sample = demo::sample();
+    let sides_for = |stem: &str| -> Vec<String> {
+        let opts = WriteOptions { file_stem: stem.to_owned(), embed: write.embed, compress: write.compress, ..Default::default() };
+        let mut doc = sample.clone();
+        if let Some(frame) = target.write_frame() {
+            doc.convert_frame(frame);
+        }
+        target.write(&doc, &opts, &mut Diagnostics::default()).map(|o| o.side_files.into_iter().map(|s| s.0).collect()).unwrap_or_default()
+    };
+    // A target that writes no side file for one stem writes none for any: one write, not one
+    // per input (a batch of thousands of files).
+    let any_sides = !sides_for("skelport-probe").is_empty();
     let mut sides_of: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
     let mut outs: Vec<BatchOutput> = inputs
         .iter()
@@ -415,15 +426,7 @@ pub fn batch_outputs(inputs: &[PathBuf], dir: &Path, target: &'static dyn Format
             let stem = stem_of(i);
             let sides = sides_of
                 .entry(stem.clone())
-                .or_insert_with(|| {
-                    let opts = WriteOptions { file_stem: stem.clone(), embed: write.embed, compress: write.compress, ..Default::default() };
-                    let mut d = Diagnostics::default();
-                    let mut doc = sample.clone();
-                    if let Some(frame) = target.write_frame() {
-                        doc.convert_frame(frame);
-                    }
-                    target.write(&doc, &opts, &mut d).map(|o| o.side_files.into_iter().map(|s| s.0).collect()).unwrap_or_default()
-                })
+                .or_insert_with(|| if any_sides { sides_for(&stem) } else { Vec::new() })
                 .iter()
                 .map(|s| dir.join(s))
                 .collect();
