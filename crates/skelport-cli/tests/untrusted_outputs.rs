@@ -282,3 +282,53 @@ fn every_command_reads_under_the_decode_budget() {
         assert!(!out_glb.exists() && !out_svg.exists());
     }
 }
+
+/// SIGTERM to a child converting a large generated input (a 640 × 640 grid, 409,600 skinned
+/// vertices, to G4MF text): the folder is watched until the child's temporary appears, then the
+/// child is signalled. It must leave no temporary and no partial output. A child that finishes before its
+/// temporary is seen is tried again (up to 5 times); at least one try must catch it mid-write.
+#[test]
+fn sigterm_while_converting_a_large_input_leaves_no_temporary() {
+    let t = tempfile::tempdir().unwrap();
+    let input = t.path().join("big.ir.json");
+    let doc = skelport_ir::testing::synthetic_body(skelport_ir::Frame::GLTF, 63, 640, 640);
+    std::fs::write(&input, skelport_ir::irjson::to_vec(&doc)).unwrap();
+    drop(doc);
+    let out_dir = t.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let out = out_dir.join("big.g4tf");
+    // The whole output, to tell a complete file from a partial one.
+    let reference = t.path().join("reference.g4tf");
+    let o = bin().args(["convert".as_ref(), input.as_os_str(), "-o".as_ref(), reference.as_os_str()]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let whole = std::fs::read(&reference).unwrap();
+    let mut caught = 0;
+    for _ in 0..5 {
+        let mut child =
+            bin().args(["convert".as_ref(), input.as_os_str(), "-o".as_ref(), out.as_os_str()]).stderr(Stdio::piped()).spawn().unwrap();
+        let start = std::time::Instant::now();
+        let seen = loop {
+            if !temporaries(&out_dir).is_empty() {
+                break true;
+            }
+            if child.try_wait().unwrap().is_some() || start.elapsed().as_secs() > 300 {
+                break false;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        };
+        if seen {
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        }
+        let o = child.wait_with_output().unwrap();
+        assert!(temporaries(&out_dir).is_empty(), "{:?}: {}", temporaries(&out_dir), text(&o));
+        if seen && o.status.code() == Some(130) {
+            caught += 1;
+            // The signal may come as the rename is made: then the output is whole, never partial.
+            assert!(!out.exists() || std::fs::read(&out).unwrap() == whole, "an interrupted conversion left a partial output");
+            break;
+        }
+        let _ = std::fs::remove_file(&out);
+    }
+    assert!(caught > 0, "the conversion never was caught writing");
+}
