@@ -214,6 +214,8 @@ fn fuzz(name: &str, seconds: u64) -> Result<()> {
         }
     }
     eprintln!("fuzz: {seeded} seeds in {}", dir.display());
+    // libFuzzer refuses an -artifact_prefix folder that does not exist.
+    std::fs::create_dir_all(root().join("crates/skelport-fuzz/artifacts").join(name))?;
     let bin = if target.is_some() || folder.is_some() { skelport::fuzzing::INPUT_BIN } else { name };
     let status = std::process::Command::new("cargo")
         .env("RUSTC_BOOTSTRAP", "1")

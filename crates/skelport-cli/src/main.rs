@@ -39,6 +39,7 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     tune_malloc();
+    cmd::on_signals();
     match run(flags::parse()) {
         Ok(code) => code,
         Err(e) => {

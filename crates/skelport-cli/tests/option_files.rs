@@ -1,4 +1,4 @@
-//! Files named in options (`--mesh`, `--weights`, `--names`, `--sl-skeleton`) go through the
+//! Files named in options (`--mesh`, `--weights`, `--names`, `--sl-skeleton`, `--map`, `--vrm-meta`) go through the
 //! checked reader (skelport_ir::files::read_user_file): a FIFO or a directory is refused at
 //! once with a message naming it, never waited on (issue 21).
 
@@ -49,11 +49,14 @@ fn fifos_and_directories_named_in_options_are_refused_at_once() {
     let dir = t.path().join("dir");
     std::fs::create_dir(&dir).unwrap();
     let out = t.path().join("out");
-    let cases: [(&str, PathBuf, &str); 4] = [
+    // --map and --vrm-meta were read with std::fs::read: a FIFO hung them.
+    let cases: [(&str, PathBuf, &str); 6] = [
         ("--mesh", demo("rig.sample.json"), "glb"),
         ("--weights", demo("rig.sample.json"), "glb"),
         ("--names", demo("sample.anvil.xml"), "glb"),
         ("--sl-skeleton", demo("sample.glb"), "dae"),
+        ("--map", demo("sample.glb"), "glb"),
+        ("--vrm-meta", demo("sample.glb"), "vrm"),
     ];
     for (flag, input, ext) in &cases {
         for bad in [&pipe, &dir] {

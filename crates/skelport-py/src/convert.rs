@@ -169,7 +169,11 @@ pub fn convert(
         Failure::new("output", Some(&output.display().to_string()), format!("{}: cannot create the output folder: {err}", output.display()))
             .into_py(py)
     })?;
-    let planned = skelport::batch_outputs(&inputs, &output, target);
+    let planned =
+        skelport::batch_outputs(&inputs, &output, target, &options::convert_options(None, None, None, false, &job.mesh, &job.extra).write)
+            .into_iter()
+            .map(|b| b.conflict.map_or(Ok(b.main), Err))
+            .collect();
     let done = run_batch(py, Arc::new(job), inputs, planned)?;
     let files = done.into_iter().map(|d| file_report(py, d, target)).collect::<PyResult<Vec<_>>>()?;
     Ok(Report { files })

@@ -23,7 +23,8 @@ const SCALE_SNAP: f64 = 1e-4;
 const GROUND_TOLERANCE: f64 = 1e-4;
 
 pub(crate) fn read_file(p: &std::path::Path, what: &str) -> Result<Vec<u8>, VrmError> {
-    std::fs::read(p).map_err(|e| VrmError::Rig(format!("{}: cannot read the {what}: {e}", p.display())))
+    // The checked reader: a regular file within the input size limit (a FIFO refused at once).
+    skelport_ir::files::read_user_file(p, None).map_err(|e| VrmError::Rig(format!("{}: cannot read the {what}: {e}", p.display())))
 }
 
 /// The document as VRM needs it (frame, facing, scales, T-pose, ground), its humanoid and meta.

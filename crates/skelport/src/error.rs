@@ -81,7 +81,14 @@ pub struct Error {
 impl Error {
     /// An error of kind `code` about `file` (as named: a path, `-`, or an in-memory name).
     pub fn new(code: ErrorCode, file: Option<&str>, message: impl Into<String>) -> Self {
-        Error { code, file: file.map(str::to_owned), place: None, message: message.into(), diagnostics: Diagnostics::default(), format: None }
+        Error {
+            code,
+            file: file.map(str::to_owned),
+            place: None,
+            message: message.into(),
+            diagnostics: Diagnostics::default(),
+            format: None,
+        }
     }
     /// The same error about `file`, at `place` in it (`line 3, column 17`, `byte 40`,
     /// `/accessors/1`, `$.bones.calf_l`, `bone "x"`).

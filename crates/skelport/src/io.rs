@@ -88,11 +88,44 @@ pub fn read_input(path: &Path) -> Result<InputBytes> {
     Ok(InputBytes::Read(v))
 }
 
+/// Temporary files created and not yet renamed into place or removed: what
+/// [`remove_temporaries`] removes when the process is ended by a signal. A temporary file is
+/// registered under this lock as it is created and deregistered under it as it is renamed, so the
+/// list never misses a file that exists.
+static PENDING: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn pending() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    PENDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Remove every temporary file this process has created and not yet renamed into place, and keep
+/// any other thread from creating or renaming one: for a signal handler (SIGINT, SIGTERM) that
+/// ends the process right after (the lock stays held until exit). Each exit path that returns
+/// normally removes its own temporaries; this covers the ones a signal cuts short.
+pub fn remove_temporaries() {
+    let mut list = pending();
+    for p in list.drain(..) {
+        let _ = std::fs::remove_file(p);
+    }
+    // Held until the process exits: a thread about to create or rename a temporary waits here.
+    std::mem::forget(list);
+}
+
 /// A file written to a temporary file beside its target, not yet renamed into place. Dropped
 /// before [`Staged::commit`], the temporary file is removed.
 struct Staged {
-    tmp: tempfile::NamedTempFile,
+    tmp: Option<tempfile::NamedTempFile>,
     path: PathBuf,
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if let Some(tmp) = self.tmp.take() {
+            let mut list = pending();
+            list.retain(|p| p != tmp.path());
+            drop(tmp);
+        }
+    }
 }
 
 impl Staged {
@@ -115,24 +148,73 @@ impl Staged {
             builder.permissions(std::fs::Permissions::from_mode(mode.unwrap_or(0o666)));
             mode
         };
-        let mut tmp = builder
-            .tempfile_in(&dir)
-            .with_context(|| format!("{}: cannot create a temporary file in {}", path.display(), dir.display()))?;
+        let mut staged = {
+            let mut list = pending();
+            let tmp = builder
+                .tempfile_in(&dir)
+                .with_context(|| format!("{}: cannot create a temporary file in {}", path.display(), dir.display()))?;
+            list.push(tmp.path().to_path_buf());
+            Staged { tmp: Some(tmp), path: path.to_path_buf() }
+        };
+        let tmp = staged.tmp.as_mut().expect("just created");
         tmp.write_all(bytes).with_context(|| format!("{}: cannot write", path.display()))?;
         #[cfg(unix)]
         if let Some(mode) = replaced {
             use std::os::unix::fs::PermissionsExt;
             tmp.as_file().set_permissions(std::fs::Permissions::from_mode(mode)).ok();
         }
-        Ok(Staged { tmp, path: path.to_path_buf() })
+        Ok(staged)
     }
 
     /// Rename the temporary file over the target.
-    fn commit(self) -> Result<PathBuf> {
-        let Staged { tmp, path } = self;
+    fn commit(mut self) -> Result<PathBuf> {
+        let tmp = self.tmp.take().expect("committed once");
+        let mut list = pending();
+        let at = tmp.path().to_path_buf();
+        list.retain(|p| *p != at);
+        let path = std::mem::take(&mut self.path);
+        // On failure the temporary file is dropped (removed) with the error.
         tmp.persist(&path).map_err(|e| anyhow::anyhow!("{}: cannot rename the temporary file into place: {}", path.display(), e.error))?;
         Ok(path)
     }
+}
+
+/// What a path to be written is now.
+enum Target {
+    /// Nothing, or a regular file (or a link to one): written to a temporary file, renamed over.
+    Replace,
+    /// A character device (`/dev/null`, a terminal) or a FIFO, or a link to one: written
+    /// through, never renamed over (as root, a rename would replace `/dev/null` by a file).
+    Through,
+}
+
+/// How `path` is to be written; a directory, a block device or a socket is refused.
+fn target_kind(path: &Path) -> Result<Target> {
+    // Follows links: a link to /dev/stdout is written through; a link to a regular file is
+    // replaced by the new file, as a rename does.
+    let Ok(meta) = std::fs::metadata(path) else { return Ok(Target::Replace) };
+    if meta.is_file() {
+        return Ok(Target::Replace);
+    }
+    anyhow::ensure!(!meta.is_dir(), "{}: is a directory; name a file to write", path.display());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_char_device() || t.is_fifo() {
+            return Ok(Target::Through);
+        }
+    }
+    anyhow::bail!("{}: is not a regular file, a character device or a FIFO; name a file to write", path.display())
+}
+
+/// Write `bytes` to a device or FIFO that exists (opening a FIFO waits for a reader, as a shell
+/// redirection does).
+fn write_through(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
+    let mut f =
+        std::fs::OpenOptions::new().write(true).open(path).with_context(|| format!("{}: cannot open for writing", path.display()))?;
+    f.write_all(bytes).and_then(|()| f.flush()).with_context(|| format!("{}: cannot write", path.display()))?;
+    Ok(path.to_path_buf())
 }
 
 /// Write `bytes` to `path` atomically: one write to a temporary file in the same directory, then a
@@ -140,15 +222,22 @@ impl Staged {
 /// is left behind. There is no fsync: it costs more than a whole small conversion
 /// (docs/performance.md) and guards only against power loss, which, as for `cp` and the tools users compare
 /// skelport with, is left to the file system (ext4 and XFS flush a file renamed over another).
+/// A character device or FIFO (or a link to one) is written through instead.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    Staged::new(path, bytes)?.commit().map(drop)
+    match target_kind(path)? {
+        Target::Through => write_through(path, bytes).map(drop),
+        Target::Replace => Staged::new(path, bytes)?.commit().map(drop),
+    }
 }
 
 /// Write a writer's output, all or nothing: every file (side files, then the main file) is
 /// written to a temporary file first; only when all are written are they renamed into place, side
 /// files first, so a reader never sees a main file whose side files are missing. When a
-/// temporary file cannot be written, nothing is renamed and the temporaries are removed. `-`
-/// writes the main file to stdout (side files are refused there: use `--embed` or a path).
+/// temporary file cannot be written, nothing is renamed and the temporaries are removed. A path
+/// that is a character device or a FIFO (or a link to one: `/dev/null`, `/dev/stdout`) is written
+/// through once every temporary is written, never renamed over; a directory, block device or
+/// socket is refused before anything is written. `-` writes the main file to stdout (side files
+/// are refused there: use `--embed` or a path).
 pub fn write_output(path: &Path, out: &Output) -> Result<Vec<PathBuf>> {
     if path.as_os_str() == "-" {
         anyhow::ensure!(
@@ -160,12 +249,31 @@ pub fn write_output(path: &Path, out: &Output) -> Result<Vec<PathBuf>> {
         return Ok(vec![]);
     }
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let mut staged = Vec::with_capacity(out.side_files.len() + 1);
-    for (name, bytes) in &out.side_files {
-        staged.push(Staged::new(&dir.join(name), bytes)?);
+    let files: Vec<(PathBuf, &[u8])> = out
+        .side_files
+        .iter()
+        .map(|(name, bytes)| (dir.join(name), bytes.as_slice()))
+        .chain([(path.to_path_buf(), out.main.as_slice())])
+        .collect();
+    // Every path's kind first, so that a directory in the way refuses the output before any
+    // temporary is written (a rename over it would fail after others were renamed).
+    let kinds = files.iter().map(|(p, _)| target_kind(p)).collect::<Result<Vec<_>>>()?;
+    let mut staged = Vec::with_capacity(files.len());
+    for ((p, bytes), kind) in files.iter().zip(&kinds) {
+        if let Target::Replace = kind {
+            staged.push(Staged::new(p, bytes)?);
+        }
     }
-    staged.push(Staged::new(path, &out.main)?);
-    staged.into_iter().map(Staged::commit).collect()
+    let mut written = Vec::with_capacity(files.len());
+    for ((p, bytes), kind) in files.iter().zip(&kinds) {
+        if let Target::Through = kind {
+            written.push(write_through(p, bytes)?);
+        }
+    }
+    for s in staged {
+        written.push(s.commit()?);
+    }
+    Ok(written)
 }
 
 #[cfg(test)]
@@ -191,6 +299,69 @@ mod tests {
         let written = write_output(&main, &out).unwrap();
         assert_eq!(written.len(), 2);
         assert_eq!(std::fs::read(dir.path().join("model.bin")).unwrap(), b"a new buffer");
+    }
+
+    fn leftovers(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        v.retain(|n| n.starts_with(".skelport-"));
+        v
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_a_device_is_written_through_never_renamed_over() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("out.glb");
+        std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+        let out = Output { main: b"glTF bytes".to_vec(), side_files: vec![] };
+        assert_eq!(write_output(&link, &out).unwrap(), vec![link.clone()]);
+        let meta = std::fs::symlink_metadata(&link).unwrap();
+        assert!(meta.file_type().is_symlink(), "the link was replaced by a {:?}", meta.file_type());
+        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+        assert!(leftovers(dir.path()).is_empty());
+        // write_atomic too.
+        write_atomic(&link, b"x").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(leftovers(dir.path()).is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_and_a_link_to_it_are_written_through() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe.gltf");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo with a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let link = dir.path().join("link.gltf");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        for target in [&fifo, &link] {
+            let reader = {
+                let fifo = fifo.clone();
+                std::thread::spawn(move || std::fs::read(fifo).unwrap())
+            };
+            let out = Output { main: b"{\"asset\":{}}".to_vec(), side_files: vec![] };
+            write_output(target, &out).unwrap();
+            // Before joining: had the FIFO been renamed over, its reader would wait for ever.
+            assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+            assert_eq!(reader.join().unwrap(), out.main);
+            assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+            assert!(leftovers(dir.path()).is_empty());
+        }
+    }
+
+    #[test]
+    fn a_directory_in_the_way_refuses_the_output_before_anything_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("model.bin"), b"the old buffer").unwrap();
+        std::fs::create_dir(dir.path().join("model.gltf")).unwrap();
+        let out = Output { main: b"{}".to_vec(), side_files: vec![("model.bin".into(), b"a new buffer".to_vec())] };
+        let e = write_output(&dir.path().join("model.gltf"), &out).unwrap_err();
+        assert!(format!("{e:#}").contains("is a directory"), "{e:#}");
+        assert_eq!(std::fs::read(dir.path().join("model.bin")).unwrap(), b"the old buffer");
+        assert!(leftovers(dir.path()).is_empty());
     }
 
     #[test]

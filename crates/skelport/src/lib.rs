@@ -322,7 +322,9 @@ pub fn convert(loaded: &Loaded, target: &'static dyn Format, opts: &ConvertOptio
 /// rather than a retarget map: it is handed to the writer, not applied as a rename.
 fn humanoid_map(opts: &ConvertOptions) -> Option<PathBuf> {
     let p = Path::new(opts.map.as_deref()?);
-    let bytes = if p.is_file() { std::fs::read(p).ok()? } else { return None };
+    // A file that cannot be read here (missing, a FIFO, too big) is not a humanoid map; the
+    // retarget-map loader then says what is wrong with it.
+    let bytes = skelport_ir::files::read_user_file(p, None).ok()?;
     skelport_vrm::HumanoidMap::is_humanoid_map(&bytes).then(|| p.to_path_buf())
 }
 
@@ -472,34 +474,6 @@ pub fn render(doc: &Document, format: &dyn Format, opts: &WriteOptions) -> anyho
     Ok((out, diagnostics))
 }
 
-/// Where a batch writes each input in folder `dir` as `target`: `dir/<input stem>.<target's
-/// first extension>`, or, for inputs whose output another input would also write (`a/rig.json`
-/// and `b/rig.glb`), the reason that input is refused, naming the others: one would silently
-/// replace the other. The CLI's `convert IN… -o DIR/` and the Python package's batch both plan
-/// this way.
-pub fn batch_outputs(inputs: &[PathBuf], dir: &Path, target: &dyn Format) -> Vec<std::result::Result<PathBuf, String>> {
-    let ext = target.extensions().first().copied().unwrap_or("out");
-    let outputs: Vec<PathBuf> = inputs.iter().map(|i| dir.join(format!("{}.{ext}", stem_of(i)))).collect();
-    let mut claimed: std::collections::HashMap<&Path, Vec<usize>> = std::collections::HashMap::new();
-    for (k, o) in outputs.iter().enumerate() {
-        claimed.entry(o.as_path()).or_default().push(k);
-    }
-    (0..inputs.len())
-        .map(|k| {
-            let users = &claimed[outputs[k].as_path()];
-            if users.len() == 1 {
-                return Ok(outputs[k].clone());
-            }
-            let others: Vec<String> = users.iter().filter(|&&u| u != k).map(|&u| format!("'{}'", inputs[u].display())).collect();
-            Err(format!(
-                "its output {} would also be written by {}; convert inputs with the same file stem in separate batches (or to separate directories)",
-                outputs[k].display(),
-                others.join(", ")
-            ))
-        })
-        .collect()
-}
-
 /// The file stem used to name side files: `model` for `out/model.gltf` (and for
 /// `model.ir.json`).
 pub fn stem_of(path: &Path) -> String {
@@ -509,4 +483,99 @@ pub fn stem_of(path: &Path) -> String {
         Some(i) if i > 0 => name[..i].to_string(),
         _ => name.to_string(),
     }
+}
+
+/// What one input of a batch writes ([`batch_outputs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchOutput {
+    /// The main file: `DIR/STEM.EXT` (the target's first extension).
+    pub main: PathBuf,
+    /// The side files the target may write beside it (a glTF `.bin`, MPFB's `weights.STEM.json`).
+    pub side_files: Vec<PathBuf>,
+    /// Why this input must not be converted: a path it would write is also written by another
+    /// input of the batch, or is another input; the message names both.
+    pub conflict: Option<String>,
+}
+
+/// The files each input of a batch into `dir` writes as `target`, with `write`'s options (its
+/// `file_stem` is ignored: each output's is the input's stem), and the inputs that must not be
+/// converted because two of them would write the same file, main or side (`rig.x.glb` and
+/// `x.glb` both write `weights.x.json` as MPFB), or one would overwrite another's input. Every
+/// path is known before anything is written, so such inputs fail, naming each other, and no file
+/// of the batch is written twice.
+///
+/// The side files are those the target writes for the demo sample (which has a skeleton, a skin
+/// and a mesh) under the same stem and options: a superset of what a smaller document gets.
+pub fn batch_outputs(inputs: &[PathBuf], dir: &Path, target: &'static dyn Format, write: &WriteOptions) -> Vec<BatchOutput> {
+    let ext = target.extensions().first().copied().unwrap_or("out");
+    let sample = demo::sample();
+    let sides_for = |stem: &str| -> Vec<String> {
+        let opts = WriteOptions { file_stem: stem.to_owned(), embed: write.embed, compress: write.compress, ..Default::default() };
+        let mut doc = sample.clone();
+        if let Some(frame) = target.write_frame() {
+            doc.convert_frame(frame);
+        }
+        target.write(&doc, &opts, &mut Diagnostics::default()).map(|o| o.side_files.into_iter().map(|s| s.0).collect()).unwrap_or_default()
+    };
+    // A target that writes no side file for one stem writes none for any: one write, not one
+    // per input (a batch of thousands of files).
+    let any_sides = !sides_for("skelport-probe").is_empty();
+    let mut sides_of: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+    let mut outs: Vec<BatchOutput> = inputs
+        .iter()
+        .map(|i| {
+            let stem = stem_of(i);
+            let sides = sides_of
+                .entry(stem.clone())
+                .or_insert_with(|| if any_sides { sides_for(&stem) } else { Vec::new() })
+                .iter()
+                .map(|s| dir.join(s))
+                .collect();
+            BatchOutput { main: dir.join(format!("{stem}.{ext}")), side_files: sides, conflict: None }
+        })
+        .collect();
+    // Who writes each path; and each input by its real path, so an output cannot overwrite
+    // another input of the batch (spelled differently or through a link).
+    let mut writers: std::collections::HashMap<&Path, Vec<usize>> = std::collections::HashMap::new();
+    for (k, o) in outs.iter().enumerate() {
+        let mut mine: Vec<&Path> = std::iter::once(o.main.as_path()).chain(o.side_files.iter().map(PathBuf::as_path)).collect();
+        mine.sort();
+        mine.dedup();
+        for p in mine {
+            writers.entry(p).or_default().push(k);
+        }
+    }
+    let real_dir = std::fs::canonicalize(dir).ok();
+    let real_inputs: std::collections::HashMap<PathBuf, usize> =
+        inputs.iter().enumerate().filter_map(|(k, i)| std::fs::canonicalize(i).ok().map(|r| (r, k))).collect();
+    let conflicts: Vec<Option<String>> = outs
+        .iter()
+        .enumerate()
+        .map(|(k, o)| {
+            for p in std::iter::once(&o.main).chain(&o.side_files) {
+                let others: Vec<String> =
+                    writers[p.as_path()].iter().filter(|&&u| u != k).map(|&u| format!("'{}'", inputs[u].display())).collect();
+                if !others.is_empty() {
+                    return Some(format!(
+                        "its output {} would also be written by {}; convert inputs with the same file stem in separate batches (or to separate directories)",
+                        p.display(),
+                        others.join(", ")
+                    ));
+                }
+                let real = real_dir.as_ref().zip(p.file_name()).map(|(d, n)| d.join(n));
+                if let Some(&u) = real.as_ref().and_then(|r| real_inputs.get(r)).filter(|&&u| u != k) {
+                    return Some(format!(
+                        "its output {} is the input '{}' of this batch, which it would overwrite; write to another directory",
+                        p.display(),
+                        inputs[u].display()
+                    ));
+                }
+            }
+            None
+        })
+        .collect();
+    for (o, c) in outs.iter_mut().zip(conflicts) {
+        o.conflict = c;
+    }
+    outs
 }

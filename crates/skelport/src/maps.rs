@@ -47,6 +47,8 @@ pub fn load(name_or_file: &str) -> Result<RetargetMap> {
             BUILT_IN.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")
         ));
     }
-    let bytes = std::fs::read(p).with_context(|| format!("{name_or_file}: cannot read the map"))?;
+    // The checked reader: a regular file within the input size limit (a FIFO refused at once).
+    let bytes = skelport_ir::files::read_user_file(p, None)
+        .map_err(|e| anyhow!("{name_or_file}: {e}; --map names a built-in map or a map file"))?;
     serde_json::from_slice(&bytes).map_err(|e| anyhow!("{name_or_file}:{}:{}: not a retarget map: {e}", e.line(), e.column()))
 }

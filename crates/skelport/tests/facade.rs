@@ -127,10 +127,37 @@ fn a_read_error_names_the_file_at_fault_and_the_place() {
 #[test]
 fn a_batch_refuses_inputs_whose_outputs_would_collide() {
     let inputs: Vec<std::path::PathBuf> = ["a/rig.json", "b/rig.glb", "c/other.xml"].iter().map(Into::into).collect();
-    let plan = skelport::batch_outputs(&inputs, Path::new("out"), skelport::format("glb").unwrap());
-    assert_eq!(plan[2], Ok(Path::new("out/other.glb").to_path_buf()));
+    let plan = skelport::batch_outputs(&inputs, Path::new("out"), skelport::format("glb").unwrap(), &skelport::WriteOptions::default());
+    assert_eq!((plan[2].main.as_path(), plan[2].conflict.as_deref()), (Path::new("out/other.glb"), None));
     for (k, other) in [(0, "b/rig.glb"), (1, "a/rig.json")] {
-        let why = plan[k].as_ref().unwrap_err();
+        let why = plan[k].conflict.as_deref().unwrap();
         assert!(why.contains("out/rig.glb") && why.contains(other), "{why}");
+    }
+}
+
+/// `batch_outputs` knows every file a batch writes: for each writable format, the side files a
+/// real conversion of the demo writes are among those it names, and two inputs whose side files
+/// meet (`rig.x.glb` and `x.glb` to MPFB: `weights.x.json`) are both refused, naming each other.
+#[test]
+fn batch_outputs_names_every_side_file_a_conversion_writes() {
+    let dir = std::path::Path::new("out");
+    for &f in skelport::formats().iter().filter(|f| f.can_write()) {
+        for stem in ["rig.x", "x", "my model#1"] {
+            let input = std::path::PathBuf::from(format!("{stem}.glb"));
+            let planned = skelport::batch_outputs(std::slice::from_ref(&input), dir, f, &skelport::WriteOptions::default());
+            let loaded = skelport::Loaded::from_document(skelport::demo::sample(), input.display().to_string());
+            let opts = skelport::ConvertOptions { output: Some(planned[0].main.clone()), ..Default::default() };
+            let Ok(converted) = skelport::convert(&loaded, f, &opts) else { continue };
+            for (side, _) in &converted.output.side_files {
+                assert!(planned[0].side_files.contains(&dir.join(side)), "{}: {side} not in {:?}", f.name(), planned[0].side_files);
+            }
+        }
+    }
+    let inputs = [std::path::PathBuf::from("a/rig.x.glb"), std::path::PathBuf::from("b/x.glb")];
+    let planned = skelport::batch_outputs(&inputs, dir, skelport::format("mpfb").unwrap(), &skelport::WriteOptions::default());
+    assert_ne!(planned[0].main, planned[1].main);
+    for (k, p) in planned.iter().enumerate() {
+        let c = p.conflict.as_deref().unwrap_or_else(|| panic!("{} not refused", inputs[k].display()));
+        assert!(c.contains("weights.x.json") && c.contains(&inputs[1 - k].display().to_string()), "{c}");
     }
 }

@@ -173,25 +173,27 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
         );
         pb
     });
-    // Ctrl-C stops starting new files; files in flight finish their atomic write, so an
-    // interrupted batch leaves no partial output and can be resumed with --skip-existing.
-    static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+    // Ctrl-C (or SIGTERM) stops starting new files; files in flight finish their atomic write,
+    // so an interrupted batch leaves no partial output and can be resumed with --skip-existing.
+    // A second one ends the batch at once, removing the temporaries (super::on_signal).
+    super::BATCH.store(true, Ordering::SeqCst);
     let any_failed = AtomicBool::new(false);
     // Outputs are named by input stem, so `a/rig.json` and `b/rig.glb` would write the same file
-    // and one would silently replace the other. Such inputs fail, naming each other; the rest
-    // of the batch goes on.
+    // (and `rig.x.glb` and `x.glb` the same MPFB weights file) and one would silently replace
+    // the other. Every path is known before any is written: such inputs fail, naming each other;
+    // the rest of the batch goes on.
     let inputs: Vec<PathBuf> = plan.jobs.iter().map(|j| j.input.clone()).collect();
-    let planned = skelport::batch_outputs(&inputs, &a.output, target);
+    let planned = skelport::batch_outputs(&inputs, &a.output, target, &options(&a, &a.output).write);
     let results: Vec<ConvertResult> = (0..inputs.len())
         .into_par_iter()
         .map(|k| {
             let input = &inputs[k];
             // Never started: its output would collide, or Ctrl-C came first.
-            let (out, refused) = match &planned[k] {
-                Ok(out) => (out.clone(), INTERRUPTED.load(Ordering::SeqCst).then(|| "interrupted before it started".to_owned())),
-                Err(why) => (PathBuf::new(), Some(why.clone())),
-            };
+            let out = planned[k].main.clone();
+            let refused = planned[k]
+                .conflict
+                .clone()
+                .or_else(|| super::INTERRUPTED.load(Ordering::SeqCst).then(|| "interrupted before it started".to_owned()));
             let r = if let Some(error) = refused {
                 any_failed.store(true, Ordering::Relaxed);
                 ConvertResult {
@@ -305,7 +307,7 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
             }
         }
     }
-    if INTERRUPTED.load(Ordering::SeqCst) {
+    if super::INTERRUPTED.load(Ordering::SeqCst) {
         eprintln!("interrupted: re-run with --skip-existing to resume");
         return Ok(ExitCode::from(130));
     }

@@ -19,6 +19,9 @@ pub fn run(a: InspectArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Depth beyond which the readable tree stops indenting (docs/limits.md).
+const MAX_INDENT: usize = 32;
+
 /// The readable tree: one line per bone, indented by depth, with head positions (report frame).
 fn text(doc: &Document, format: &str, file: &str) -> String {
     let r = skelport::inspect(doc, format);
@@ -44,15 +47,19 @@ fn text(doc: &Document, format: &str, file: &str) -> String {
             depth.iter().max().map_or(0, |d| d + 1)
         );
         for (i, b) in rsk.bones.iter().enumerate() {
+            // Indentation stops at MAX_INDENT levels (a bone deeper says its depth), so a
+            // 65,535-deep chain prints linear output, not O(depth²) spaces.
+            let d = depth[i];
+            let deeper = if d > MAX_INDENT { format!("[depth {d}] ") } else { String::new() };
             let _ = writeln!(
                 s,
-                "  {:indent$}{}  head ({:.4}, {:.4}, {:.4})",
+                "  {:indent$}{deeper}{}  head ({:.4}, {:.4}, {:.4})",
                 "",
                 b.name,
                 b.head[0],
                 b.head[1],
                 b.head[2],
-                indent = depth[i] * 2
+                indent = d.min(MAX_INDENT) * 2
             );
         }
     }

@@ -14,7 +14,34 @@ pub mod validate;
 
 use skelport::{Diagnostics, Severity};
 use std::path::Path;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+
+/// Set by a batch conversion: the first SIGINT or SIGTERM stops it starting files (those in
+/// flight finish), rather than ending the process.
+pub static BATCH: AtomicBool = AtomicBool::new(false);
+/// A batch was asked to stop.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// What SIGINT, SIGTERM and SIGHUP do (ctrlc runs this on a thread of its own, not in the
+/// signal handler): in a batch the first stops new files; otherwise every temporary file not yet
+/// renamed into place is removed and the process ends with exit code 130. SIGXFSZ (a write past
+/// the file size limit, `ulimit -f`) is ignored, so the write fails with an error that removes its
+/// temporary instead of killing the process.
+pub fn on_signals() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to "ignore".
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+    let _ = ctrlc::set_handler(|| {
+        if BATCH.load(Ordering::SeqCst) && !INTERRUPTED.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        skelport::io::remove_temporaries();
+        eprintln!("interrupted: temporary files removed, nothing half-written");
+        std::process::exit(130);
+    });
+}
 
 /// How much to print: 0 quiet (`-q`), 1 normal, 2 verbose (`-v`). Set once in `main`.
 static VERBOSITY: AtomicU8 = AtomicU8::new(1);

@@ -97,6 +97,10 @@ pub struct ReadArgs {
     /// Use this avatar_skeleton.xml instead of the built-in Second Life skeleton
     #[arg(long, value_name = "FILE")]
     pub sl_skeleton: Option<PathBuf>,
+    /// Let glTF and G4MF buffer URIs lead outside the input file's folder (`../`, absolute
+    /// paths): only for trees you trust (docs/limits.md)
+    #[arg(long)]
+    pub allow_outside_uris: bool,
 }
 
 impl ReadArgs {
@@ -111,6 +115,7 @@ impl ReadArgs {
                 keep_helpers: self.keep_helpers,
                 names: self.names.clone(),
                 sl_skeleton: self.sl_skeleton.clone(),
+                allow_outside_uris: self.allow_outside_uris,
                 ..Default::default()
             },
         }
