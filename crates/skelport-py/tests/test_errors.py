@@ -54,7 +54,11 @@ def test_malformed_file_fails_with_the_command_lines_message(path, tmp_path, mon
     if e.code == "read":
         assert e.path == rel
         # The place the message gives after the file's name.
-        after = message.split("cannot read as ", 1)[1].split(": ", 1)[1]
+        # The input is named once, before "cannot read as" (with its place: `rel:6:5:`); a
+        # mesh or weights file read with it is named after.
+        head, rest = message.split(" cannot read as ", 1)
+        detail = rest.split(": ", 1)[1]
+        after = head[:-1] + ": " + detail if head.startswith(rel) else detail
         assert after.startswith(rel)
         m = re.match(re.escape(rel) + r"(?: \(([^)]*)\))?:(\d+)(?::(\d+))?: ", after)
         if m:
