@@ -564,9 +564,17 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
         write_joints(&mut o, &rig.joints);
         o.push_str("      </node>\n");
     }
+    // Every node name unique: the importer finds joints by `name` over every scene node when a
+    // file has no <skeleton>, so a mesh node named like a joint would be taken for it.
+    let mut names: HashSet<String> = rig.joints.iter().map(|j| j.name.clone()).collect();
     for (mi, m) in doc.meshes.iter().enumerate() {
         let node = fresh_id(&m.name, &mut taken);
-        let _ = writeln!(o, "      <node id=\"{node}\" name=\"{}\" type=\"NODE\">", esc(&m.name));
+        let name = if names.contains(&m.name) { node.clone() } else { m.name.clone() };
+        if name != m.name {
+            diag.info("dae-renamed-node", format!("mesh \"{}\" has a joint's name; its node is named \"{name}\"", m.name));
+        }
+        names.insert(name.clone());
+        let _ = writeln!(o, "      <node id=\"{node}\" name=\"{}\" type=\"NODE\">", esc(&name));
         let mut any = false;
         for (_, c) in ctl_ids.iter().filter(|(si, _)| doc.skins[*si].mesh == Some(mi)) {
             any = true;

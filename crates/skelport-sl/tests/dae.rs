@@ -912,3 +912,21 @@ fn refusals_are_errors_with_their_rule() {
         assert!(f.iter().any(|v| v.rule == rule && v.level == Level::Error), "{rule}: {f:?}");
     }
 }
+
+/// The importer finds joints by `name` over every scene node when a file has no <skeleton>: a
+/// mesh named like a joint gets a node name of its own (a note says so), and the joints keep
+/// theirs, each name once in the file.
+#[test]
+fn a_mesh_named_like_a_joint_gets_a_node_name_of_its_own() {
+    let joints = ["mPelvis", "mTorso", "mChest"];
+    let mut d = sl_doc(&joints, vec![vec![(0, 1.0)], vec![(1, 1.0)], vec![(2, 1.0)]]);
+    d.meshes[0].name = "mTorso".into();
+    let (out, diag) = write(&d, &WriteOptions::default());
+    assert!(diag.items.iter().any(|i| i.code == "dae-renamed-node"), "{diag:?}");
+    let text = String::from_utf8(out.clone()).unwrap();
+    let nodes = text.lines().filter(|l| l.contains("<node ") && l.contains("name=\"mTorso\"")).count();
+    assert_eq!(nodes, 1, "{text}");
+    let (back, _) = read(&out);
+    assert!(back.skeletons[0].find("mTorso").is_some());
+    assert!(validate_sl(&out, "x.dae", SlSkeleton::builtin()).is_empty());
+}
