@@ -143,7 +143,8 @@ impl Loaded {
         let Loaded { mut doc, format, diagnostics, name } = self;
         ir::trace::phase("read");
         let mut diags = diagnostics;
-        if let Err(e) = prepare(&mut doc, &name, target, opts, &mut diags) {
+        let humanoid = humanoid_map(opts);
+        if let Err(e) = prepare(&mut doc, &name, target, opts, humanoid.as_deref(), &mut diags) {
             return Err(e.with_diagnostics(diags));
         }
         if let Err(e) = check(&doc, &name) {
@@ -156,7 +157,7 @@ impl Loaded {
             doc.convert_frame(frame);
         }
         ir::trace::phase("frame converted");
-        finish(&doc, format, &name, target, opts, diags)
+        finish(&doc, format, &name, target, opts, humanoid, diags)
     }
 }
 
@@ -301,10 +302,11 @@ impl Converted {
 pub fn convert(loaded: &Loaded, target: &'static dyn Format, opts: &ConvertOptions) -> Result<Converted> {
     let name = &loaded.name;
     let mut diags = loaded.diagnostics.clone();
+    let humanoid = humanoid_map(opts);
     let changed;
     let doc = if changes_document(target, opts) {
         let mut doc = loaded.doc.clone();
-        if let Err(e) = prepare(&mut doc, name, target, opts, &mut diags) {
+        if let Err(e) = prepare(&mut doc, name, target, opts, humanoid.as_deref(), &mut diags) {
             return Err(e.with_diagnostics(diags));
         }
         changed = doc;
@@ -315,13 +317,18 @@ pub fn convert(loaded: &Loaded, target: &'static dyn Format, opts: &ConvertOptio
     if let Err(e) = check(doc, name) {
         return Err(e.with_diagnostics(diags));
     }
-    finish(doc, loaded.format, name, target, opts, diags)
+    finish(doc, loaded.format, name, target, opts, humanoid, diags)
 }
 
 /// A `--map FILE` that holds a humanoid map (VRM role → bone, a JSON object with `humanoid`)
 /// rather than a retarget map: it is handed to the writer, not applied as a rename.
 fn humanoid_map(opts: &ConvertOptions) -> Option<PathBuf> {
-    let p = Path::new(opts.map.as_deref()?);
+    let m = opts.map.as_deref()?;
+    // Names, not files: `humanoid` and the built-in retarget maps.
+    if m == maps::HUMANOID || maps::BUILT_IN.iter().any(|(n, _)| *n == m) {
+        return None;
+    }
+    let p = Path::new(m);
     // A file that cannot be read here (missing, a FIFO, too big) is not a humanoid map; the
     // retarget-map loader then says what is wrong with it.
     let bytes = skelport_ir::files::read_user_file(p, None).ok()?;
@@ -335,15 +342,23 @@ fn changes_document(target: &dyn Format, opts: &ConvertOptions) -> bool {
 
 /// What happens to a document between reading and checking: the retarget map, then the rest
 /// pose the writer does not make itself (`--rest-pose t-pose`, from the humanoid's roles).
-fn prepare(doc: &mut Document, name: &str, target: &dyn Format, opts: &ConvertOptions, diags: &mut Diagnostics) -> Result<()> {
-    let humanoid = humanoid_map(opts);
+/// `humanoid` is `--map` when it names a humanoid map file ([`humanoid_map`], looked at once per
+/// conversion).
+fn prepare(
+    doc: &mut Document,
+    name: &str,
+    target: &dyn Format,
+    opts: &ConvertOptions,
+    humanoid: Option<&Path>,
+    diags: &mut Diagnostics,
+) -> Result<()> {
     if let Some(m) = opts.map.as_ref().filter(|_| humanoid.is_none()) {
         let map = if m == maps::HUMANOID { maps::humanoid_for(doc, target) } else { maps::load(m) };
         map.and_then(|map| retarget(doc, &map, diags))
             .map_err(|e| Error::from_chain(ErrorCode::Map, Some(name), &e.context(name.to_owned())))?;
     }
     if opts.write.rest_pose == Some(ir::rest::RestPose::TPose) && !target.applies_rest_pose() {
-        skelport_vrm::t_pose(doc, humanoid.as_deref(), diags)
+        skelport_vrm::t_pose(doc, humanoid, diags)
             .map_err(|e| Error::new(ErrorCode::Write, Some(name), format!("{name}: --rest-pose t-pose: {e}")))?;
     }
     Ok(())
@@ -356,11 +371,12 @@ fn finish(
     name: &str,
     target: &'static dyn Format,
     opts: &ConvertOptions,
+    humanoid: Option<PathBuf>,
     mut diags: Diagnostics,
 ) -> Result<Converted> {
     let mut write = opts.write.clone();
     if write.humanoid_map.is_none() {
-        write.humanoid_map = humanoid_map(opts);
+        write.humanoid_map = humanoid;
     }
     if write.file_stem.is_empty() {
         write.file_stem = stem_of(opts.output.as_deref().unwrap_or(Path::new(name)));
