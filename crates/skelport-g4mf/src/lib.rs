@@ -62,6 +62,20 @@ fn sniff_json(head: &[u8]) -> u8 {
     }
 }
 
+/// What G4MF text and binary hold (the same model in two containers); a skin is bound at rest
+/// (the writer reports a bind pose as a loss).
+const HOLDS: Holds = Holds {
+    skins: true,
+    meshes: true,
+    scale: true,
+    uvs: true,
+    normals: true,
+    extras: true,
+    any_skeleton: true,
+    orientations: true,
+    ..Holds::NOTHING
+};
+
 impl Format for G4tfFormat {
     fn name(&self) -> &'static str {
         "g4tf"
@@ -91,18 +105,7 @@ impl Format for G4tfFormat {
         Some(skelport_ir::Frame::GLTF)
     }
     fn holds(&self) -> Holds {
-        // A skin is bound at rest (the writer reports a bind pose as a loss).
-        Holds {
-            skins: true,
-            meshes: true,
-            scale: true,
-            uvs: true,
-            normals: true,
-            extras: true,
-            any_skeleton: true,
-            orientations: true,
-            ..Holds::NOTHING
-        }
+        HOLDS
     }
     fn inputs(&self) -> &'static [InputKind] {
         &[InputKind { role: InputRole::Main, suite: "g4tf", fuzz_target: "g4tf" }]
@@ -148,18 +151,7 @@ impl Format for G4bFormat {
         Some(skelport_ir::Frame::GLTF)
     }
     fn holds(&self) -> Holds {
-        // A skin is bound at rest (the writer reports a bind pose as a loss).
-        Holds {
-            skins: true,
-            meshes: true,
-            scale: true,
-            uvs: true,
-            normals: true,
-            extras: true,
-            any_skeleton: true,
-            orientations: true,
-            ..Holds::NOTHING
-        }
+        HOLDS
     }
     fn inputs(&self) -> &'static [InputKind] {
         &[InputKind { role: InputRole::Main, suite: "g4b", fuzz_target: "g4b" }]

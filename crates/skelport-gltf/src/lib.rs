@@ -80,6 +80,20 @@ fn sniff_any(head: &[u8]) -> (u8, u8) {
     (sniff_json(head), 0)
 }
 
+/// What glTF and GLB hold (the same model in two containers).
+const HOLDS: Holds = Holds {
+    skins: true,
+    meshes: true,
+    scale: true,
+    uvs: true,
+    normals: true,
+    extras: true,
+    any_skeleton: true,
+    orientations: true,
+    bind_pose: true,
+    ..Holds::NOTHING
+};
+
 impl Format for GltfFormat {
     fn name(&self) -> &'static str {
         "gltf"
@@ -108,18 +122,7 @@ impl Format for GltfFormat {
         Some(skelport_ir::Frame::GLTF)
     }
     fn holds(&self) -> Holds {
-        Holds {
-            skins: true,
-            meshes: true,
-            scale: true,
-            uvs: true,
-            normals: true,
-            extras: true,
-            any_skeleton: true,
-            orientations: true,
-            bind_pose: true,
-            ..Holds::NOTHING
-        }
+        HOLDS
     }
     fn inputs(&self) -> &'static [InputKind] {
         &[InputKind { role: InputRole::Main, suite: "gltf", fuzz_target: "gltf" }]
@@ -149,18 +152,7 @@ impl Format for GlbFormat {
         Some(skelport_ir::Frame::GLTF)
     }
     fn holds(&self) -> Holds {
-        Holds {
-            skins: true,
-            meshes: true,
-            scale: true,
-            uvs: true,
-            normals: true,
-            extras: true,
-            any_skeleton: true,
-            orientations: true,
-            bind_pose: true,
-            ..Holds::NOTHING
-        }
+        HOLDS
     }
     fn inputs(&self) -> &'static [InputKind] {
         &[InputKind { role: InputRole::Main, suite: "glb", fuzz_target: "glb" }]
