@@ -439,22 +439,28 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
             // Agreement to f64 rounding (a G4MF-read document's rest·rest⁻¹) stays on `bake`, so
             // rewriting a G4MF file keeps its vertices bit for bit.
             let per_vertex = consistent && c_slot.iter().any(|c| !close(c, &bake, 1e-9 * extent));
-            let mut pos = Vec::with_capacity(mesh.positions.len() * 12);
-            for (v, p) in mesh.positions.iter().enumerate() {
-                let b = s.bind_shape.transform_point3(*p);
-                let mut q = bake.transform_point3(b);
-                if per_vertex && v < s.influences.vertex_count() {
-                    let (mut acc, mut total) = (DVec3::ZERO, 0.0);
-                    for (j, w) in s.influences.vertex(v) {
-                        if let Some(m) = c_slot.get(j as usize) {
-                            acc += m.transform_point3(b) * w;
-                            total += w;
-                        }
-                    }
-                    if total > 0.0 {
-                        q = acc / total;
+            // Each vertex's Σ wⱼ·(restⱼ·IBMⱼ) / Σ wⱼ when the joints disagree (else `bake`): it moves
+            // the vertex, and its linear part the vertex's normal.
+            let vertex_matrix = |v: usize| -> DMat4 {
+                if !per_vertex || v >= s.influences.vertex_count() {
+                    return bake;
+                }
+                let (mut acc, mut total) = (DMat4::ZERO, 0.0);
+                for (j, w) in s.influences.vertex(v) {
+                    if let Some(m) = c_slot.get(j as usize) {
+                        acc += *m * w;
+                        total += w;
                     }
                 }
+                if total > 0.0 {
+                    acc * (1.0 / total)
+                } else {
+                    bake
+                }
+            };
+            let mut pos = Vec::with_capacity(mesh.positions.len() * 12);
+            for (v, p) in mesh.positions.iter().enumerate() {
+                let q = vertex_matrix(v).transform_point3(s.bind_shape.transform_point3(*p));
                 for c in q.to_array() {
                     pos.extend_from_slice(&(c as f32).to_le_bytes());
                 }
@@ -479,19 +485,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
                 let (mesh, linear) = match &mesh.normals {
                     Some(n) if per_vertex => {
                         let vertex_linear: Vec<DMat3> = (0..mesh.positions.len())
-                            .map(|v| {
-                                let (mut acc, mut total) = (DMat4::ZERO, 0.0);
-                                if v < s.influences.vertex_count() {
-                                    for (j, w) in s.influences.vertex(v) {
-                                        if let Some(m) = c_slot.get(j as usize) {
-                                            acc += *m * w;
-                                            total += w;
-                                        }
-                                    }
-                                }
-                                let m = if total > 0.0 { acc * (1.0 / total) } else { bake };
-                                DMat3::from_mat4(m * s.bind_shape).inverse().transpose()
-                            })
+                            .map(|v| DMat3::from_mat4(vertex_matrix(v) * s.bind_shape).inverse().transpose())
                             .collect();
                         let turn = |v: usize, x: DVec3| (vertex_linear[v] * x).normalize_or(DVec3::Y);
                         let n = match n {
