@@ -190,6 +190,12 @@ pub fn write_document(doc: &Document, form: Form, opts: &WriteOptions, diag: &mu
     model.to_bytes(form)
 }
 
+/// The reader's diagnostic codes for a file that breaks the AnvilToolkit model's rules
+/// (ANVIL-NOTES.md §3–4) the reader goes past: stored Index/ChildBoneCount that disagree with the
+/// hierarchy, modifier Owner links that point elsewhere, a HashName that is not the hash's name,
+/// and a Local that is not inverse(parent Global) × Global. `validate` calls such a file invalid.
+pub const STRUCTURAL: &[&str] = &["anvil.index", "anvil.owner", "anvil.hash-label", "anvil.local-global-mismatch"];
+
 impl Format for AnvilFormat {
     fn name(&self) -> &'static str {
         "anvil"
@@ -223,6 +229,9 @@ impl Format for AnvilFormat {
     }
     fn humanoid_names(&self) -> Option<&'static str> {
         Some("ac-biped")
+    }
+    fn structural(&self) -> &'static [&'static str] {
+        STRUCTURAL
     }
 }
 
@@ -259,6 +268,9 @@ impl Format for AnvilSchemaFormat {
     }
     fn humanoid_names(&self) -> Option<&'static str> {
         Some("ac-biped")
+    }
+    fn structural(&self) -> &'static [&'static str] {
+        STRUCTURAL
     }
 }
 

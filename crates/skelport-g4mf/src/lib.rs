@@ -76,6 +76,20 @@ const HOLDS: Holds = Holds {
     ..Holds::NOTHING
 };
 
+/// The reader's diagnostic codes for a file that breaks a rule of the G4MF specification
+/// (SPEC-NOTES.md) the reader goes past: `validate` calls such a file invalid.
+pub const STRUCTURAL: &[&str] = &[
+    read::STRUCTURE,
+    "g4mf.bom",
+    "g4mf.root-transform",
+    "g4mf.empty-children",
+    "g4mf.name",
+    "g4mf.joint",
+    "g4mf.joint-order",
+    "g4mf.skin-order",
+    "g4mf.group-names",
+];
+
 impl Format for G4tfFormat {
     fn name(&self) -> &'static str {
         "g4tf"
@@ -97,6 +111,9 @@ impl Format for G4tfFormat {
     }
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         Ok(write::write(doc, opts, false, diag)?)
+    }
+    fn structural(&self) -> &'static [&'static str] {
+        STRUCTURAL
     }
     fn fuzz_side_file(&self, demo: &Document) -> Option<Vec<u8>> {
         blob_of(demo)
@@ -143,6 +160,9 @@ impl Format for G4bFormat {
     }
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         Ok(write::write(doc, opts, true, diag)?)
+    }
+    fn structural(&self) -> &'static [&'static str] {
+        STRUCTURAL
     }
     fn fuzz_side_file(&self, demo: &Document) -> Option<Vec<u8>> {
         blob_of(demo)

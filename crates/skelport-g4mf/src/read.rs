@@ -167,6 +167,68 @@ fn load_buffers(
     Ok(out)
 }
 
+/// The code of every [`check_structure`] finding (one of [`STRUCTURAL`](crate::STRUCTURAL)).
+pub const STRUCTURE: &str = "g4mf.structure";
+
+/// The spec's rules on buffers, buffer views, accessors and extensions, checked on every item
+/// whether or not a skeleton or mesh uses it: what is used is checked again, as an error, when it
+/// is decoded, so a broken item nobody uses only warns here (and `validate` calls the file
+/// invalid, through the format's structural codes). One linear pass over the arrays.
+fn check_structure(root: &Value, diag: &mut Diagnostics) {
+    let buffers = array(root, "buffers");
+    let views = array(root, "bufferViews");
+    let u64_of = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64);
+    for (i, v) in views.iter().enumerate() {
+        let path = format!("bufferViews[{i}]");
+        let Some(bi) = Some(u64_of(v, "buffer").unwrap_or(0) as usize).filter(|&b| b < buffers.len()) else {
+            diag.warn(STRUCTURE, format!("{path}.buffer: must name one of the {} buffers", buffers.len()));
+            continue;
+        };
+        let Some(len) = u64_of(v, "byteLength") else {
+            diag.warn(STRUCTURE, format!("{path}: byteLength is required"));
+            continue;
+        };
+        let off = u64_of(v, "byteOffset").unwrap_or(0);
+        let declared = u64_of(&buffers[bi], "byteLength").unwrap_or(0);
+        // "The declared byte offset plus the declared byte length MUST NOT exceed the buffer's
+        // byte length."
+        if off.checked_add(len).is_none_or(|end| end > declared) {
+            diag.warn(
+                STRUCTURE,
+                format!("{path}: bytes {off}..{} run past the end of buffer {bi} ({declared} bytes)", off as u128 + len as u128),
+            );
+        }
+    }
+    for (i, a) in array(root, "accessors").iter().enumerate() {
+        let path = format!("accessors[{i}]");
+        let Some(vi) = u64_of(a, "bufferView").map(|b| b as usize).filter(|&b| b < views.len()) else {
+            diag.warn(STRUCTURE, format!("{path}.bufferView: must name one of the {} buffer views", views.len()));
+            continue;
+        };
+        let Some(t) = a.get("componentType").and_then(Value::as_str) else {
+            diag.warn(STRUCTURE, format!("{path}: componentType is required"));
+            continue;
+        };
+        let vs = u64_of(a, "vectorSize").unwrap_or(1);
+        // Component types this reader does not know may come from an extension: not judged.
+        let Some(cs) = accessor::component_size(t) else { continue };
+        let (off, len) = (u64_of(&views[vi], "byteOffset").unwrap_or(0), u64_of(&views[vi], "byteLength").unwrap_or(0));
+        let elem = cs as u64 * vs;
+        if vs == 0 || len % elem != 0 {
+            diag.warn(STRUCTURE, format!("{path}: its buffer view's {len} bytes are not a whole number of {t} × {vs} elements"));
+        } else if off % cs as u64 != 0 {
+            diag.warn(STRUCTURE, format!("{path}: its buffer view's byteOffset {off} is not a multiple of the {t} size {cs}"));
+        }
+    }
+    let names = |k: &str| array(root, k).iter().filter_map(Value::as_str).collect::<Vec<_>>();
+    let used = names("extensionsUsed");
+    for (i, r) in names("extensionsRequired").iter().enumerate() {
+        if !used.contains(r) {
+            diag.warn(STRUCTURE, format!("extensionsRequired[{i}]: \"{r}\" must also be listed in extensionsUsed"));
+        }
+    }
+}
+
 impl Ctx<'_> {
     /// Accessor `i` decoded as f64 components, with its vectorSize and component type; decoded
     /// once however many meshes and instances use it.
@@ -388,6 +450,7 @@ fn read_document(
     }
     let budget = opts.budget_for(input);
     let buffers = load_buffers(root, input, chunks, opts, &budget)?;
+    check_structure(root, diag);
     let ctx = Ctx { file, root, buffers, budget, accessors: RefCell::new(HashMap::new()) };
 
     // Parents from children lists; world matrices by an explicit stack walk (no recursion).
@@ -579,8 +642,10 @@ fn read_document(
                     slot_bone.push(None);
                 }
             }
-            if ji <= last {
-                diag.warn("g4mf.joint-order", format!("{spath}.skeleton.joints is not strictly increasing at [{k}]"));
+            // A repeat is tolerated: the spec lets a bone be listed several times to merge joints
+            // (SPEC-NOTES §11.4), against its own "strictly increasing".
+            if ji < last {
+                diag.warn("g4mf.joint-order", format!("{spath}.skeleton.joints is not in increasing node order at [{k}]"));
             }
             last = ji;
         }

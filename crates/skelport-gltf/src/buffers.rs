@@ -152,18 +152,15 @@ pub(crate) fn read_accessor(
         None => elem,
     };
     let a_off = acc.byte_offset.map(|o| o.0).unwrap_or(0) as usize;
-    if count > 0 {
-        let need = (count - 1).checked_mul(stride).and_then(|x| x.checked_add(elem)).and_then(|x| x.checked_add(a_off));
-        if need.is_none_or(|n| n as u64 > v_len) {
-            return Err(GltfError::invalid(
-                file,
-                &ap,
-                format!(
-                    "{count} elements of {elem} bytes (stride {stride}, offset {a_off}) do not fit in buffer view {} ({v_len} bytes)",
-                    view_idx.value()
-                ),
-            ));
-        }
+    if !fits(count, elem, stride, a_off, v_len) {
+        return Err(GltfError::invalid(
+            file,
+            &ap,
+            format!(
+                "{count} elements of {elem} bytes (stride {stride}, offset {a_off}) do not fit in buffer view {} ({v_len} bytes)",
+                view_idx.value()
+            ),
+        ));
     }
     if a_off % csize != 0 {
         return Err(GltfError::invalid(file, format!("{ap}/byteOffset"), "byteOffset is not a multiple of the component size"));
@@ -174,6 +171,37 @@ pub(crate) fn read_accessor(
     decode_into(&buf[base..], count, stride, ct, comps, acc.normalized, &mut values);
     apply_sparse(root, buffers, acc, &ap, file, ct, comps, &mut values)?;
     Ok(AccessorData { count, components: comps, values, component_type: ct, normalized: acc.normalized })
+}
+
+/// Whether `count` elements of `elem` bytes, `stride` apart from `offset`, fit in `view_len` bytes.
+fn fits(count: usize, elem: usize, stride: usize, offset: usize, view_len: u64) -> bool {
+    count == 0
+        || (count - 1)
+            .checked_mul(stride)
+            .and_then(|x| x.checked_add(elem))
+            .and_then(|x| x.checked_add(offset))
+            .is_some_and(|n| n as u64 <= view_len)
+}
+
+/// Why accessor `index` does not fit in its buffer view, from the JSON alone (no buffer data):
+/// the whole-file check of accessors nobody uses (what is used is checked again, as an error,
+/// when [`read_accessor`] decodes it). `None` when it fits, has no buffer view, or its type or
+/// view is unknown (those are refused where used).
+pub(crate) fn accessor_misfit(root: &Root, index: usize) -> Option<String> {
+    let acc = root.accessors.get(index)?;
+    let (Checked::Valid(ct), Checked::Valid(ty)) = (acc.component_type, acc.type_) else { return None };
+    let vi = acc.buffer_view?.value();
+    let view = root.buffer_views.get(vi)?;
+    let elem = type_components(ty) * component_size(ct.0);
+    let stride = view.byte_stride.map_or(elem, |s| s.0.max(elem));
+    let count = usize::try_from(acc.count.0).unwrap_or(usize::MAX);
+    let off = acc.byte_offset.map(|o| o.0).unwrap_or(0) as usize;
+    (!fits(count, elem, stride, off, view.byte_length.0)).then(|| {
+        format!(
+            "{count} elements of {elem} bytes (stride {stride}, offset {off}) do not fit in buffer view {vi} ({} bytes)",
+            view.byte_length.0
+        )
+    })
 }
 
 /// A buffer view, the bytes of its buffer, and its offset and length, checked to lie inside the

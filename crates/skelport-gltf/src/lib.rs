@@ -23,6 +23,7 @@ mod buffers;
 mod error;
 mod extras;
 mod read;
+pub use read::ACCESSOR_RANGE;
 mod write;
 
 pub use error::GltfError;
@@ -98,6 +99,9 @@ impl Format for GltfFormat {
     fn name(&self) -> &'static str {
         "gltf"
     }
+    fn structural(&self) -> &'static [&'static str] {
+        &[read::ACCESSOR_RANGE]
+    }
     fn description(&self) -> &'static str {
         "glTF 2.0 JSON (.gltf + .bin or data URIs): skins, joints, inverse bind matrices, skinned meshes"
     }
@@ -132,6 +136,9 @@ impl Format for GltfFormat {
 impl Format for GlbFormat {
     fn name(&self) -> &'static str {
         "glb"
+    }
+    fn structural(&self) -> &'static [&'static str] {
+        &[read::ACCESSOR_RANGE]
     }
     fn description(&self) -> &'static str {
         "glTF 2.0 binary (.glb): skins, joints, inverse bind matrices, skinned meshes"

@@ -22,6 +22,10 @@ use skelport_ir::{
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
+/// The code of a warning that an accessor does not fit in its buffer view (only for accessors
+/// nobody uses: a used one is refused), one of the format's structural codes.
+pub const ACCESSOR_RANGE: &str = "gltf.accessor-range";
+
 /// Weight sums further than this from 1 are reported and renormalized. The validator's own
 /// threshold is tighter (a few float32 ulps per weight); files from real exporters that are a
 /// little outside it still skin the same, so they are repaired with a warning rather than refused.
@@ -269,6 +273,11 @@ impl Reader<'_> {
                     format!("/bufferViews/{i}"),
                     format!("byteOffset {off} + byteLength {len} exceeds the buffer's {declared} bytes"),
                 ));
+            }
+        }
+        for i in 0..self.root.accessors.len() {
+            if let Some(why) = buffers::accessor_misfit(&self.root, i) {
+                self.diag.warn(ACCESSOR_RANGE, format!("/accessors/{i}: {why}"));
             }
         }
         for (mi, m) in self.root.meshes.iter().enumerate() {

@@ -414,6 +414,14 @@ pub trait Format: Sync + Send {
         let _ = demo;
         None
     }
+    /// The codes of this reader's diagnostics that mean the file breaks a structural rule of
+    /// the format's own specification (a buffer view past its buffer, a parent naming no bone, a
+    /// stored count that disagrees with the hierarchy). The reader goes past such a structure
+    /// when it can, so converting still works, but `validate` calls the file invalid. The
+    /// default is none: the reader refuses every broken structure it meets.
+    fn structural(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 impl std::fmt::Debug for dyn Format {

@@ -66,8 +66,8 @@ pub use budget::{Budget, BudgetError};
 pub use document::{Attribute, Bone, BoneId, Document, Faces, Mesh, Normals, Skeleton, Transform, UvSet, Uvs, VertexGroup};
 pub use ext::{Extension, Extensions};
 pub use format::{
-    with_hint, Diagnostic, Diagnostics, Format, FormatError, Holds, InMemoryFile, Input, InputKind, InputRole, Output, ReadOptions,
-    Severity, WriteOptions,
+    place_of, with_hint, Diagnostic, Diagnostics, Format, FormatError, Holds, InMemoryFile, Input, InputKind, InputRole, Output,
+    ReadOptions, Severity, WriteOptions,
 };
 pub use frame::{Axis, Frame, Handedness};
 pub use skin::{Influences, Padded, Skin};

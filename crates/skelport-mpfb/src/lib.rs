@@ -68,6 +68,10 @@ impl Format for MpfbFormat {
     fn sniff(&self, head: &[u8]) -> u8 {
         sniff_rig(head)
     }
+    fn structural(&self) -> &'static [&'static str] {
+        // A bone whose `parent` names no bone: read as a root.
+        &["mpfb.parent"]
+    }
     fn read(&self, input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
         Ok(read::read(input.bytes, &input.display_name(), opts, diag)?)
     }

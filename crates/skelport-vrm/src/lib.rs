@@ -46,6 +46,10 @@ impl Format for VrmFormat {
     fn extensions(&self) -> &'static [&'static str] {
         &["vrm"]
     }
+    /// A VRM is a GLB read by the glTF reader: the same structural rules.
+    fn structural(&self) -> &'static [&'static str] {
+        &[skelport_gltf::ACCESSOR_RANGE]
+    }
     /// A GLB naming a VRM extension in its first bytes is surely VRM; any other GLB may be (the
     /// extension usually comes last in the JSON): enough for a `.vrm` file, less than `glb`'s.
     fn sniff(&self, head: &[u8]) -> u8 {

@@ -11,11 +11,6 @@ use std::path::Path;
 /// The target name that checks the Second Life importer's rules (not a format name).
 pub const SL_TARGET: &str = "sl";
 
-/// Reader diagnostics (by code) for a broken structure the reader goes past (converting still
-/// works) but the format's rules forbid: `validate` calls such a file invalid. An MPFB bone whose
-/// `parent` names no bone (`mpfb.parent`: read as a root).
-pub const STRUCTURAL: &[&str] = &["mpfb.parent"];
-
 /// What [`validate`] found.
 #[derive(Debug, Serialize)]
 pub struct Validation {
@@ -42,19 +37,20 @@ impl Validation {
 pub fn validate(path: &Path, loaded: &Loaded, target: Option<&str>, sl_skeleton: Option<&Path>) -> Result<Validation> {
     let mut problems = skelport_ir::validate::validate(&loaded.doc);
     // What a lenient reader went past but the format's own rules forbid: the file is invalid.
+    let structural = loaded.format.structural();
     problems.extend(
         loaded
             .diagnostics
             .items
             .iter()
-            .filter(|d| STRUCTURAL.contains(&d.code.as_str()))
-            .map(|d| Problem { location: loaded.name.clone(), message: d.message.clone() }),
+            .filter(|d| structural.contains(&d.code.as_str()))
+            .map(|d| structural_problem(&loaded.name, &d.message)),
     );
     let mut warnings: Vec<String> = loaded
         .diagnostics
         .items
         .iter()
-        .filter(|d| d.severity != Severity::Info && !STRUCTURAL.contains(&d.code.as_str()))
+        .filter(|d| d.severity != Severity::Info && !structural.contains(&d.code.as_str()))
         .map(|d| d.message.clone())
         .collect();
     if let Some(t) = target {
@@ -68,6 +64,17 @@ pub fn validate(path: &Path, loaded: &Loaded, target: Option<&str>, sl_skeleton:
         }
     }
     Ok(Validation { format: loaded.format, problems, warnings })
+}
+
+/// A structural diagnostic as a problem: at the place its message begins with (`bufferViews[6]`,
+/// `$.bones.x.parent`), the file's name taken off the front where the reader put it there.
+fn structural_problem(file: &str, message: &str) -> Problem {
+    let m = message.strip_prefix(file).and_then(|m| m.strip_prefix(": ")).unwrap_or(message);
+    let m = m.strip_prefix("at ").unwrap_or(m);
+    match skelport_ir::place_of(m) {
+        Some(place) => Problem { location: place.to_owned(), message: m[place.len()..].trim_start_matches(':').trim_start().to_owned() },
+        None => Problem { location: "file".to_owned(), message: m.to_owned() },
+    }
 }
 
 /// The target format's rules: whatever the target's writer refuses or cannot hold.
