@@ -276,7 +276,7 @@ impl Reader<'_> {
             }
         }
         for i in 0..self.root.accessors.len() {
-            if let Some(why) = buffers::accessor_misfit(&self.root, i) {
+            if let Some(why) = buffers::accessor_misfit(self.root, i) {
                 self.diag.warn(ACCESSOR_RANGE, format!("/accessors/{i}: {why}"));
             }
         }
