@@ -287,6 +287,7 @@ fn collect_bones(doc: &Document) -> Vec<DrawBone> {
                 descendants: desc.get(i).copied().unwrap_or(0),
             });
         }
+        cap_inferred_lengths(&mut out[first..], sk);
         // Bones whose name says nothing: by position relative to the skeleton's centre line,
         // with a dead band of 1 % of its largest extent. The centre line is the mean head of the
         // roots whose names say no side (a body's root or pelvis), else midway between the mean
@@ -328,6 +329,25 @@ fn collect_bones(doc: &Document) -> Vec<DrawBone> {
         }
     }
     out
+}
+
+/// Bones without a stored length get a tail inferred from their children or parent
+/// (`proc::tails`): a root at the origin reaches its pelvis a metre up, and its octahedron
+/// dominates the side and top views. For drawing only, an inferred length is capped at the
+/// median length of the skeleton's bones (stored and inferred); the direction is kept.
+fn cap_inferred_lengths(bones: &mut [DrawBone], sk: &skelport_ir::Skeleton) {
+    let mut lengths: Vec<f64> = bones.iter().map(|b| b.head.distance(b.tail)).filter(|l| l.is_finite() && *l > 0.0).collect();
+    if lengths.is_empty() {
+        return;
+    }
+    lengths.sort_by(f64::total_cmp);
+    let median = lengths[lengths.len() / 2];
+    for (b, src) in bones.iter_mut().zip(&sk.bones) {
+        let len = b.head.distance(b.tail);
+        if src.length.is_none() && len > median {
+            b.tail = b.head + (b.tail - b.head) * (median / len);
+        }
+    }
 }
 
 /// Mesh positions in the report frame and triangles as index triples. A skinned mesh is drawn

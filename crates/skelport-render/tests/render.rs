@@ -251,3 +251,36 @@ fn footer_text_fits_inside_a_narrow_overlay_picture() {
     }
     assert!(checked >= 4, "caption, legend and overlay lines checked ({checked})");
 }
+
+/// The largest distance, in pixels, between two corners of the outline drawn for `name`.
+fn outline_extent(svg: &str, name: &str) -> f64 {
+    let key = format!("<title>{name}</title><path d=\"");
+    let i = svg.find(&key).expect("bone outline") + key.len();
+    let d = &svg[i..i + svg[i..].find('"').unwrap()];
+    let pts: Vec<(f64, f64)> = d
+        .trim_end_matches('Z')
+        .split(['M', 'L'])
+        .filter(|s| !s.is_empty())
+        .map(|p| {
+            let (x, y) = p.trim().split_once(' ').unwrap();
+            (x.parse().unwrap(), y.parse().unwrap())
+        })
+        .collect();
+    pts.iter().flat_map(|a| pts.iter().map(move |b| ((a.0 - b.0).powi(2) + (a.1 - b.1).powi(2)).sqrt())).fold(0.0, f64::max)
+}
+
+/// A root at the origin with no stored length reaches its pelvis 1 m up when inferred; drawn,
+/// it is capped at the median bone length (0.1 m here), so it no longer dwarfs the body.
+#[test]
+fn inferred_lengths_are_capped_at_the_median() {
+    let mut sk = Skeleton::new("t");
+    sk.push(bone("root", None, [0.0, 0.0, 0.0], None));
+    sk.push(bone("pelvis", Some(0), [0.0, 1.0, 0.0], Some(0.1)));
+    sk.push(bone("spine", Some(1), [0.0, 1.1, 0.0], Some(0.1)));
+    sk.push(bone("chest", Some(2), [0.0, 1.2, 0.0], Some(0.1)));
+    sk.push(bone("neck", Some(3), [0.0, 1.3, 0.0], Some(0.1)));
+    let doc = Document { frame: Frame::GLTF, skeletons: vec![sk], ..Default::default() };
+    let svg = render_svg(&doc, &opts(View::Front, 400)).unwrap();
+    let (root, pelvis) = (outline_extent(&svg, "root"), outline_extent(&svg, "pelvis"));
+    assert!(pelvis > 1.0 && root <= pelvis * 1.01, "root {root} px, pelvis {pelvis} px");
+}
