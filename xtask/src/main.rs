@@ -55,6 +55,30 @@ fn report(what: &str, stale: &[PathBuf], check: bool, total: usize) -> Result<()
     Ok(())
 }
 
+/// The man pages, from the command line's own clap definition (so they cannot drift from
+/// `--help`): `docs/man/skelport.1` and, as git does, one page per subcommand
+/// (`docs/man/skelport-convert.1`, …), each listed in the main page's SUBCOMMANDS section.
+fn man_pages() -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    let mut out = Vec::new();
+    man_page(skelport_cli::flags::command(), "skelport", "skelport", &mut out)?;
+    Ok(out)
+}
+
+/// `cmd`'s page as `title` (`skelport-bone`), and its subcommands' pages (`skelport-bone-add`),
+/// each page's synopsis naming the command as typed (`usage`, `skelport bone add`).
+fn man_page(cmd: clap::Command, title: &str, usage: &str, out: &mut Vec<(PathBuf, Vec<u8>)>) -> Result<()> {
+    // clap names take `&'static str`; xtask runs once, so leaking a few short names is fine.
+    let name: &'static str = Box::leak(title.to_owned().into_boxed_str());
+    let cmd = cmd.name(name).bin_name(usage);
+    let mut page = Vec::new();
+    clap_mangen::Man::new(cmd.clone()).title(title).date("").source(format!("skelport {}", env!("CARGO_PKG_VERSION"))).render(&mut page)?;
+    out.push((root().join("docs/man").join(format!("{title}.1")), page));
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
+        man_page(sub.clone(), &format!("{title}-{}", sub.get_name()), &format!("{usage} {}", sub.get_name()), out)?;
+    }
+    Ok(())
+}
+
 fn regen_fixtures(check: bool) -> Result<()> {
     let testdata = root().join("testdata");
     let mut files: Vec<(PathBuf, Vec<u8>)> = skelport::demo::fixtures().into_iter().map(|(rel, b)| (testdata.join(rel), b)).collect();
@@ -63,6 +87,7 @@ fn regen_fixtures(check: bool) -> Result<()> {
     files.extend(skelport_anvil::derived_fixtures(&anvil).into_iter().map(|(rel, b)| (anvil.join(rel), b)));
     files.extend(bad::fixtures().into_iter().map(|(rel, b)| (testdata.join(rel), b)));
     files.extend(external_buffer_seeds()?.into_iter().map(|(rel, b)| (testdata.join(rel), b)));
+    files.extend(man_pages()?);
     let mut stale = sync(&files, check)?;
     // A case dropped from bad.rs leaves its file (and snapshot) behind: remove them, or with
     // --check report them, so the suite holds exactly what the generator makes.

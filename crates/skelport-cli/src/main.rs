@@ -7,9 +7,8 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod cmd;
-mod flags;
 
-use flags::Command;
+use skelport_cli::flags::{self, Command};
 use std::process::ExitCode;
 
 /// glibc's malloc gives every block of 128 KiB or more its own fresh mapping and unmaps it when
