@@ -456,3 +456,49 @@ fn inspect_text_says_which_frame_the_numbers_are_in() {
     let first = String::from_utf8_lossy(&o.stdout).lines().next().unwrap().to_owned();
     assert!(first.contains("file frame") && first.contains("positions below in the report frame"), "{first}");
 }
+
+/// `--json` on merge, bone list, demo and render: each valid against its schema, each saying
+/// what the text says.
+#[test]
+fn json_reports_of_merge_bone_list_demo_and_render() {
+    let root = skelport_ir::testing::workspace_root();
+    let anvil = root.join("testdata/anvil");
+    let dir = tempfile::tempdir().unwrap();
+    let merged = dir.path().join("merged.xml");
+    let o = skelport(&["merge", s(&anvil.join("biped.schema.xml")), s(&anvil.join("sword_addon.schema.xml")), "-o", s(&merged), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_valid(&validator("merge-report.schema.json"), &v);
+    assert_eq!(v["format"], "anvil-schema");
+    assert!(v["added"].as_array().unwrap().len() > 0 && merged.exists());
+    // --json with -o -: both would go to stdout.
+    let o = skelport(&["merge", s(&anvil.join("biped.schema.xml")), s(&anvil.join("sword_addon.schema.xml")), "-o", "-", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("give -o FILE"), "{}", stderr(&o));
+
+    let o = skelport(&["bone", "list", s(&merged), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_valid(&validator("bone-list.schema.json"), &v);
+    let bones = v["bones"].as_array().unwrap();
+    assert!(bones[0]["parent"].is_null() && bones.iter().skip(1).all(|b| b["parent"].is_string()));
+    let text_rows = String::from_utf8_lossy(&skelport(&["bone", "list", s(&merged)]).stdout).lines().count() - 1;
+    assert_eq!(bones.len(), text_rows);
+
+    let o = skelport(&["demo", s(&dir.path().join("demo")), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_valid(&validator("demo-report.schema.json"), &v);
+    let files = v["files"].as_array().unwrap();
+    assert_eq!(files.len(), skelport::formats().iter().filter(|f| f.can_write()).count());
+    assert!(files.iter().all(|f| f["bones"] == 23 && f.get("error").is_none()), "{v}");
+    assert_eq!(v["failed"], 0);
+
+    let pic = dir.path().join("x.png");
+    let o = skelport(&["render", s(&root.join("testdata/demo/sample.glb")), "-o", s(&pic), "--view", "side", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_valid(&validator("render-report.schema.json"), &v);
+    assert_eq!((v["view"].as_str(), v["bones"].as_u64()), (Some("side"), Some(23)));
+    assert_eq!(v["bytes"].as_u64(), Some(std::fs::metadata(&pic).unwrap().len()));
+}

@@ -83,6 +83,22 @@ fn run_rename(a: BoneRenameArgs) -> Result<ExitCode> {
 fn run_list(a: BoneListArgs) -> Result<ExitCode> {
     let names = load_names(a.names.as_deref())?;
     let m = open(&a.file, &names)?;
+    if a.json {
+        let bones: Vec<serde_json::Value> = commands::bone_rows(&m, &names)
+            .map(|r| {
+                serde_json::json!({
+                    "index": r.index, "name": r.name, "hash": r.hash, "id": r.id,
+                    // A root's parent is null (the text listing prints `-`).
+                    "parent": if r.parent == "-" { serde_json::Value::Null } else { r.parent.into() },
+                    "modifiers": r.modifiers,
+                })
+            })
+            .collect();
+        let j =
+            serde_json::json!({ "file": a.file.display().to_string(), "format": crate::flags::anvil::format_name(m.form), "bones": bones });
+        println!("{}", serde_json::to_string_pretty(&j)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     use std::io::Write;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

@@ -2,7 +2,8 @@
 //! (`skelport_anvil::commands`).
 
 use crate::flags::anvil::MergeArgs;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
 use skelport_anvil::{commands, AnvilSkeleton, Form, Names};
 use std::path::Path;
 use std::process::ExitCode;
@@ -21,14 +22,43 @@ pub fn open(path: &Path, names: &Names) -> Result<AnvilSkeleton> {
     Ok(commands::open(&bytes, &path.display().to_string(), names)?)
 }
 
+/// `skelport merge --json`: what the merge did (schemas/merge-report.schema.json).
+#[derive(Serialize)]
+struct MergeJson<'a> {
+    output: String,
+    format: &'static str,
+    limit: usize,
+    bone_count: usize,
+    matched: &'a [String],
+    added: &'a [String],
+    modifiers_applied: usize,
+}
+
 /// Run `skelport merge`.
 pub fn run(a: MergeArgs) -> Result<ExitCode> {
+    if a.json && a.output.as_os_str() == "-" {
+        bail!("--json prints the report on stdout, where -o - would write the skeleton: give -o FILE");
+    }
     let names = load_names(a.names.as_deref())?;
     let main = open(&a.main, &names)?;
     let addons = a.addons.iter().map(|p| Ok((p.display().to_string(), open(p, &names)?))).collect::<Result<Vec<_>>>()?;
-    let merged = commands::merge_labelled(&main, &addons, a.form.map(Form::from), a.limit, names)?;
+    let form = a.form.map(Form::from);
+    let merged = commands::merge_labelled(&main, &addons, form, a.limit, names)?;
     super::write_file(&a.output, &merged.bytes)?;
     let report = &merged.report;
+    if a.json {
+        let j = MergeJson {
+            output: a.output.display().to_string(),
+            format: crate::flags::anvil::format_name(form.unwrap_or(main.form)),
+            limit: merged.limit,
+            bone_count: report.bone_count,
+            matched: &report.matched,
+            added: &report.added,
+            modifiers_applied: report.modifiers_applied,
+        };
+        println!("{}", serde_json::to_string_pretty(&j)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     for m in &report.matched {
         eprintln!("matched  {m}");
     }

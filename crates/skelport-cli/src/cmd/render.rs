@@ -35,6 +35,21 @@ pub fn run(a: RenderArgs) -> Result<ExitCode> {
         Some("png") => svg_to_png(&svg).map_err(|e| anyhow!("{}: {e}", a.output.display()))?,
         _ => bail!("{}: the picture must be .svg or .png", a.output.display()),
     };
+    let size = bytes.len();
     skelport::io::write_output(&a.output, &skelport::Output::single(bytes))?;
+    if a.json {
+        let j = serde_json::json!({
+            "file": a.file.display().to_string(),
+            "format": l.format.name(),
+            "output": a.output.display().to_string(),
+            "bytes": size,
+            "view": a.view.name(),
+            "size": a.size,
+            "bones": l.doc.skeletons.iter().map(|s| s.bones.len()).sum::<usize>(),
+            "meshes": if a.no_mesh { 0 } else { l.doc.meshes.len() },
+            "overlay": opts.overlay.as_ref().map(|o| o.caption.clone()),
+        });
+        println!("{}", serde_json::to_string_pretty(&j)?);
+    }
     Ok(ExitCode::SUCCESS)
 }

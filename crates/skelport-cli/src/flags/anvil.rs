@@ -17,6 +17,15 @@ pub enum FormArg {
     Schema,
 }
 
+/// The format name of an AnvilToolkit form (`anvil`, `anvil-schema`), as `--to` takes it.
+pub fn format_name(f: Form) -> &'static str {
+    use skelport::ir::Format;
+    match f {
+        Form::Standard => skelport_anvil::AnvilFormat.name(),
+        Form::Schema => skelport_anvil::AnvilSchemaFormat.name(),
+    }
+}
+
 impl From<FormArg> for Form {
     fn from(f: FormArg) -> Form {
         match f {
@@ -48,6 +57,10 @@ pub struct MergeArgs {
     /// More bone names to show hashes with (one per line, or TSV with the name first)
     #[arg(long, value_name = "FILE")]
     pub names: Option<PathBuf>,
+    /// Print what the merge did as JSON on stdout (schemas/merge-report.schema.json) instead of
+    /// text on stderr; needs -o FILE, not -o -
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `skelport bone ...`
@@ -144,6 +157,9 @@ pub struct BoneListArgs {
     /// More bone names to resolve hashes with (one per line, or TSV with the name first)
     #[arg(long, value_name = "FILE")]
     pub names: Option<PathBuf>,
+    /// Print the bones as JSON (schemas/bone-list.schema.json)
+    #[arg(long)]
+    pub json: bool,
 }
 
 fn parse_floats<const N: usize>(s: &str) -> Result<[f64; N], String> {

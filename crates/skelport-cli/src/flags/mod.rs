@@ -254,6 +254,13 @@ pub enum ViewArg {
     All,
 }
 
+impl ViewArg {
+    /// The name `--view` takes.
+    pub fn name(self) -> String {
+        clap::ValueEnum::to_possible_value(&self).map(|v| v.get_name().to_owned()).unwrap_or_default()
+    }
+}
+
 #[derive(Args)]
 pub struct RenderArgs {
     pub file: PathBuf,
@@ -278,6 +285,9 @@ pub struct RenderArgs {
     /// Rename the overlay's bones with a retarget map before matching
     #[arg(long, value_name = "NAME|FILE")]
     pub map: Option<String>,
+    /// Print what was drawn as JSON (schemas/render-report.schema.json)
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub read: ReadArgs,
 }
@@ -286,4 +296,7 @@ pub struct RenderArgs {
 pub struct DemoArgs {
     /// Directory to write the sample into (created if missing)
     pub dir: PathBuf,
+    /// Print one JSON object for the whole run (schemas/demo-report.schema.json)
+    #[arg(long)]
+    pub json: bool,
 }
