@@ -470,7 +470,7 @@ fn json_reports_of_merge_bone_list_demo_and_render() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_valid(&validator("merge-report.schema.json"), &v);
     assert_eq!(v["format"], "anvil-schema");
-    assert!(v["added"].as_array().unwrap().len() > 0 && merged.exists());
+    assert!(!v["added"].as_array().unwrap().is_empty() && merged.exists());
     // --json with -o -: both would go to stdout.
     let o = skelport(&["merge", s(&anvil.join("biped.schema.xml")), s(&anvil.join("sword_addon.schema.xml")), "-o", "-", "--json"]);
     assert_eq!(o.status.code(), Some(1));
