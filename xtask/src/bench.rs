@@ -178,7 +178,7 @@ fn big_skeleton() -> Document {
 /// least `bytes` long: a big real-shaped input for the throughput and scaling targets.
 fn big_collada(female: &Path, bytes: usize) -> Result<Vec<u8>> {
     let loaded = skelport::open(female, &Default::default())?;
-    let dae = skelport::format_for("dae", false)?;
+    let dae: &dyn skelport::ir::Format = &skelport_sl::DaeFormat;
     let one = skelport::render(&loaded.doc, dae, &WriteOptions::default())?.0.main.len();
     let doc = skelport_ir::testing::repeated(&loaded.doc, bytes.div_ceil(one.max(1)));
     Ok(skelport::render(&doc, dae, &WriteOptions::default())?.0.main)
@@ -273,10 +273,7 @@ pub fn compare(root: &Path) -> Result<()> {
     // (d) a generated 65,535-bone AnvilToolkit skeleton, read and written back by the CLI.
     const D: &str = "(d) 65,535-bone AnvilToolkit Standard skeleton round trip";
     let anvil_in = t.join("big-anvil.xml");
-    match skelport::format_for("anvil", false)
-        .map_err(anyhow::Error::from)
-        .and_then(|f| skelport::render(&big_skeleton(), f, &WriteOptions::default()))
-    {
+    match skelport::render(&big_skeleton(), &skelport_anvil::AnvilFormat, &WriteOptions::default()).map_err(anyhow::Error::from) {
         Ok((out, _)) => {
             std::fs::write(&anvil_in, &out.main)?;
             row(D, "d", "skelport anvil → anvil", format!("{sk} convert {} --to anvil -o {td}/d.xml", anvil_in.display()), size(&anvil_in));

@@ -110,7 +110,7 @@ fn regen_fixtures(check: bool) -> Result<()> {
 /// in `sample.bin` beside it (the bytes `Format::fuzz_side_file` gives), as text and binary.
 fn external_buffer_seeds() -> Result<Vec<(String, Vec<u8>)>> {
     use skelport_g4mf::container;
-    let f = skelport::format("g4b")?;
+    let f: &dyn skelport::ir::Format = &skelport_g4mf::G4bFormat;
     let out = f
         .write(&skelport::demo::sample(), &skelport::ir::WriteOptions::default(), &mut skelport::ir::Diagnostics::default())
         .map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -162,7 +162,11 @@ fn weights_without_mesh_find_the_base_mesh_or_are_refused_naming_mesh() {
         s(&out),
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("--mesh base.obj") && stderr(&o).contains("no mesh to bind them to"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("with --mesh (MakeHuman's 3dobjs/base.obj") && stderr(&o).contains("no mesh to bind them to"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!out.exists());
     // The MPFB target keeps weights without a mesh: not refused.
     let o = skelport(&[
@@ -501,4 +505,16 @@ fn json_reports_of_merge_bone_list_demo_and_render() {
     assert_valid(&validator("render-report.schema.json"), &v);
     assert_eq!((v["view"].as_str(), v["bones"].as_u64()), (Some("side"), Some(23)));
     assert_eq!(v["bytes"].as_u64(), Some(std::fs::metadata(&pic).unwrap().len()));
+}
+
+/// The demo's MPFB rig has its own mesh, not MakeHuman's: a skin dropped for want of a mesh
+/// says how to give one without claiming it is the base mesh's, and a glTF skin (whose file
+/// carries its mesh) gets no such hint at all.
+#[test]
+fn the_missing_mesh_hint_belongs_to_the_format() {
+    use skelport::ir::Format;
+    assert!(skelport::format("mpfb").unwrap().mesh_hint().is_some_and(|h| h.contains("--mesh")));
+    for f in skelport::formats().iter().filter(|f| f.name() != "mpfb") {
+        assert_eq!(f.mesh_hint(), None, "{}", f.name());
+    }
 }

@@ -422,6 +422,12 @@ pub trait Format: Sync + Send {
     fn structural(&self) -> &'static [&'static str] {
         &[]
     }
+    /// How to give the mesh that this format's skin weights number, when a file was read with
+    /// weights and no mesh (MPFB: `--mesh`): said after a `skin.dropped` loss. `None`, the
+    /// default, for formats whose files carry their meshes.
+    fn mesh_hint(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 impl std::fmt::Debug for dyn Format {

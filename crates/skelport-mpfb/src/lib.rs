@@ -22,7 +22,10 @@ use skelport_ir::{
 };
 
 /// The extension namespace of this format.
-pub const NAMESPACE: &str = "mpfb";
+pub const NAMESPACE: &str = NAME;
+
+/// The format's name, as `--from`/`--to` take it.
+pub const NAME: &str = "mpfb";
 
 /// Errors reading or writing MPFB files, with the place.
 #[derive(Debug, thiserror::Error)]
@@ -57,7 +60,10 @@ fn sniff_rig(head: &[u8]) -> u8 {
 
 impl Format for MpfbFormat {
     fn name(&self) -> &'static str {
-        "mpfb"
+        NAME
+    }
+    fn mesh_hint(&self) -> Option<&'static str> {
+        Some("give the body the weights number with --mesh (MakeHuman's 3dobjs/base.obj for MPFB's own rigs)")
     }
     fn description(&self) -> &'static str {
         "MPFB rig JSON (rig.*.json, v100/v110); --weights joins weights.*.json, --mesh places bones on base.obj"

@@ -421,8 +421,7 @@ fn skin_losses(doc: &Document, from: &dyn Format, target: &dyn Format, diags: &m
     if !holds.skins {
         return n;
     }
-    let mesh_hint =
-        if from.name() == "mpfb" { "; give MakeHuman's base mesh with --mesh base.obj (MPFB weights number its vertices)" } else { "" };
+    let mesh_hint = from.mesh_hint().map(|h| format!("; {h}")).unwrap_or_default();
     for skin in &doc.skins {
         let weighted = skin.influences.weighted_vertices();
         // A skin with joints and no weights is a carrier of joints (glTF knows joints only

@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 
 pub use skelport_mpfb::layout::{base_mesh_for, weights_beside, FileKind};
 
+/// The MPFB format's name (`skelport_mpfb::NAME`), for callers that branch on it.
+pub const FORMAT: &str = skelport_mpfb::NAME;
+
 /// One conversion of a batch: an input and the weights file joined to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BatchJob {
@@ -116,7 +119,7 @@ pub(crate) fn before_read(
     diags: &mut Diagnostics,
 ) -> Result<Option<ReaderOptions>> {
     let kind = FileKind::of(head);
-    if matches!(format, None | Some("mpfb")) && kind == FileKind::Weights {
+    if matches!(format, None | Some(skelport_mpfb::NAME)) && kind == FileKind::Weights {
         return Err(Error::new(ErrorCode::Kind, Some(name), weights_given_as_rig(name, path.unwrap_or(Path::new(name)))));
     }
     if format.is_none() && kind == FileKind::Obj {
@@ -125,7 +128,7 @@ pub(crate) fn before_read(
         );
         return Err(Error::new(ErrorCode::Kind, Some(name), msg));
     }
-    if format != Some("mpfb") {
+    if format != Some(skelport_mpfb::NAME) {
         return Ok(None);
     }
     if let Some(w) = &reader.weights {

@@ -148,7 +148,7 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
                 shown_diags.items.retain(|d| !(d.severity == skelport::Severity::Loss && d.code.starts_with("skin.")));
             }
             print_diagnostics(&shown, &shown_diags);
-            if o.result.is_ok() && a.read.weights.is_none() && o.from == Some("mpfb") {
+            if o.result.is_ok() && a.read.weights.is_none() && o.from == Some(skelport::mpfb_folder::FORMAT) {
                 if let Some(w) = skelport::mpfb_folder::weights_beside(input) {
                     if !super::quiet() {
                         eprintln!("note: {}: written without a skin; the weights beside it join with --weights {}", shown, w.display());
@@ -252,7 +252,7 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
         results.push(ConvertResult {
             input: input.display().to_string(),
             output: None,
-            from: Some("mpfb".into()),
+            from: Some(skelport::mpfb_folder::FORMAT.into()),
             to: target.name().into(),
             ok: false,
             skipped: false,
