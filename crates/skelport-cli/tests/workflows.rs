@@ -512,7 +512,6 @@ fn json_reports_of_merge_bone_list_demo_and_render() {
 /// carries its mesh) gets no such hint at all.
 #[test]
 fn the_missing_mesh_hint_belongs_to_the_format() {
-    use skelport::ir::Format;
     assert!(skelport::format("mpfb").unwrap().mesh_hint().is_some_and(|h| h.contains("--mesh")));
     for f in skelport::formats().iter().filter(|f| f.name() != "mpfb") {
         assert_eq!(f.mesh_hint(), None, "{}", f.name());
