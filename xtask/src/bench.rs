@@ -273,7 +273,7 @@ pub fn compare(root: &Path) -> Result<()> {
     // (d) a generated 65,535-bone AnvilToolkit skeleton, read and written back by the CLI.
     const D: &str = "(d) 65,535-bone AnvilToolkit Standard skeleton round trip";
     let anvil_in = t.join("big-anvil.xml");
-    match skelport::render(&big_skeleton(), &skelport_anvil::AnvilFormat, &WriteOptions::default()).map_err(anyhow::Error::from) {
+    match skelport::render(&big_skeleton(), &skelport_anvil::AnvilFormat, &WriteOptions::default()) {
         Ok((out, _)) => {
             std::fs::write(&anvil_in, &out.main)?;
             row(D, "d", "skelport anvil → anvil", format!("{sk} convert {} --to anvil -o {td}/d.xml", anvil_in.display()), size(&anvil_in));
