@@ -197,3 +197,18 @@ fn stored_index_disagreement_warns_and_dangling_link_is_an_error() {
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(err.contains("dangling") && err.contains("99") && err.contains("idx.xml"), "{err}");
 }
+
+/// `bone ... --in-place` through a symbolic link edits the file the link points to and keeps
+/// the link (it used to be renamed over with a regular file).
+#[cfg(unix)]
+#[test]
+fn in_place_through_a_link_edits_its_target_and_keeps_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.xml");
+    std::fs::copy(fixture("biped.schema.xml"), &real).unwrap();
+    let link = dir.path().join("link.xml");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    ok(&skelport(&["bone", "rename", s(&link), "Hips", "Pelvis2", "--in-place"]));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
+    assert!(std::fs::read_to_string(&real).unwrap().contains("Pelvis2"), "the target was not edited");
+}

@@ -571,7 +571,10 @@ pub fn validate_target(
     let mut report = TargetReport::default();
     let on_disk = doc.source_format.as_deref() == Some("dae") && file.as_os_str() != "-";
     let bytes = if on_disk {
-        std::fs::read(file).map_err(|e| crate::SlError::invalid(&name, 0, 0, format!("cannot read it again to check it: {e}")))?
+        // Through the checked reader, as every input is: a regular file within the input limit
+        // (the path may have been replaced by a FIFO or a device since it was read).
+        skelport_ir::files::read_user_file(file, None)
+            .map_err(|e| crate::SlError::invalid(&name, 0, 0, format!("cannot read it again to check it: {e}")))?
     } else {
         if doc.source_format.as_deref() == Some("dae") {
             report.warnings.push("read from stdin: checked as the .dae skelport would write of it".into());

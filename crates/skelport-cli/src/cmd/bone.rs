@@ -14,7 +14,9 @@ fn save(m: &AnvilSkeleton, input: &Path, out: &EditOutput) -> Result<PathBuf> {
     let bytes = m.to_bytes(form)?;
     let path = match (&out.output, out.in_place) {
         (Some(p), _) => p.clone(),
-        (None, true) => input.to_path_buf(),
+        // The file the input names: through a symbolic link, the file it points to is edited and
+        // the link stays (a rename over the link would replace it with a regular file).
+        (None, true) => std::fs::canonicalize(input).unwrap_or_else(|_| input.to_path_buf()),
         (None, false) => bail!("give -o OUT or --in-place"),
     };
     super::write_file(&path, &bytes)?;
