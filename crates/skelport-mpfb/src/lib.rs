@@ -38,6 +38,10 @@ pub enum MpfbError {
     File { file: String, message: String },
     #[error("{0}")]
     Obj(#[from] skelport_obj::ObjError),
+    /// The conversion's decode budget would be exceeded (a tiny weights file naming vertex
+    /// 16,000,000 would make per-vertex arrays of that length).
+    #[error(transparent)]
+    Budget(#[from] skelport_ir::BudgetError),
     #[error("cannot write MPFB: {0}")]
     Write(String),
 }

@@ -4,8 +4,8 @@ use crate::{MpfbError, NAMESPACE};
 use serde_json::{Map, Value};
 use skelport_ir::proc::{bone_from_head_tail, vec_roll_to_mat3};
 use skelport_ir::{
-    Anchor, AnchorStrategy, Attribute, Bone, BoneAnchors, BoneId, DMat4, DQuat, DVec3, Diagnostics, Document, Faces, Frame, InMemoryFile,
-    Influences, Mesh, ReadOptions, Skeleton, Skin, Transform, UvSet, VertexGroup,
+    Anchor, AnchorStrategy, Attribute, Bone, BoneAnchors, BoneId, Budget, DMat4, DQuat, DVec3, Diagnostics, Document, Faces, Frame,
+    InMemoryFile, Influences, Mesh, ReadOptions, Skeleton, Skin, Transform, UvSet, VertexGroup,
 };
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -449,7 +449,9 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
     }
     if let Some(weights) = weights {
         let (wfile, wf) = weights?;
-        let skin = read_weights_into(wf, &wfile, &sk, mesh.as_ref().map(|m| m.positions.len()), remap.as_deref(), &mut doc, diag)?;
+        let budget = opts.budget.clone().unwrap_or_else(|| Budget::for_input(bytes.len() as u64));
+        let vertices = mesh.as_ref().map(|m| m.positions.len());
+        let skin = read_weights_into(wf, &wfile, &sk, vertices, remap.as_deref(), &budget, &mut doc, diag)?;
         if let Some(mut s) = skin {
             s.mesh = (!doc.meshes.is_empty()).then_some(0);
             doc.skins.push(s);
@@ -565,7 +567,8 @@ pub fn read_weights(bytes: &[u8], file: &str, doc: &mut Document, diag: &mut Dia
     let Some(sk) = doc.skeletons.first().cloned() else {
         return Err(MpfbError::File { file: file.into(), message: "no skeleton to join the weights to; read a rig first".into() });
     };
-    if let Some(mut s) = read_weights_into(parse_weights(bytes, file)?, file, &sk, None, None, doc, diag)? {
+    let budget = Budget::for_input(bytes.len() as u64);
+    if let Some(mut s) = read_weights_into(parse_weights(bytes, file)?, file, &sk, None, None, &budget, doc, diag)? {
         s.mesh = None;
         doc.skins.push(s);
     }
@@ -598,6 +601,7 @@ fn read_weights_into(
     sk: &Skeleton,
     mesh_vertices: Option<usize>,
     remap: Option<&[Option<u32>]>,
+    budget: &Budget,
     doc: &mut Document,
     diag: &mut Diagnostics,
 ) -> Result<Option<Skin>, MpfbError> {
@@ -682,6 +686,9 @@ fn read_weights_into(
         (_, Some(m)) => m.positions.len(),
         _ => max_v,
     };
+    // Without a mesh the highest vertex number sets the skin's length: per-vertex arrays here
+    // and in every writer, charged before they are made (one entry is far smaller than that).
+    budget.charge_items::<[u64; 4]>(count, &file, "$.weights")?;
     let map = |vi: usize| -> Option<u32> {
         match remap {
             Some(r) => r.get(vi).copied().flatten(),
@@ -818,6 +825,12 @@ mod tests {
         let e =
             read_weights(br#"{"weights": {"root": [[16777216, 0.5]]}}"#, "w.json", &mut rig(), &mut Diagnostics::default()).unwrap_err();
         assert!(e.to_string().contains("vertex index 16777216"), "{e}");
-        read_weights(br#"{"weights": {"root": [[16777215, 0.5]]}}"#, "w.json", &mut rig(), &mut Diagnostics::default()).unwrap();
+        // Under the cap, but a 40-byte file asking for per-vertex arrays of 16,777,216 vertices
+        // (about 512 MiB): the decode budget refuses it (it took 132 MB before it was charged).
+        let e =
+            read_weights(br#"{"weights": {"root": [[16777215, 0.5]]}}"#, "w.json", &mut rig(), &mut Diagnostics::default()).unwrap_err();
+        assert!(matches!(e, MpfbError::Budget(_)) && e.to_string().contains("budget exceeded"), "{e}");
+        // What the budget allows (64 MiB at 32 bytes a vertex) still reads.
+        read_weights(br#"{"weights": {"root": [[2000000, 0.5]]}}"#, "w.json", &mut rig(), &mut Diagnostics::default()).unwrap();
     }
 }
