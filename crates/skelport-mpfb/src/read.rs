@@ -451,7 +451,8 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
         let (wfile, wf) = weights?;
         let budget = opts.budget.clone().unwrap_or_else(|| Budget::for_input(bytes.len() as u64));
         let vertices = mesh.as_ref().map(|m| m.positions.len());
-        let skin = read_weights_into(wf, &wfile, &sk, vertices, remap.as_deref(), &budget, &mut doc, diag)?;
+        let on = WeightsOn { mesh_vertices: vertices, remap: remap.as_deref(), budget: &budget };
+        let skin = read_weights_into(wf, &wfile, &sk, on, &mut doc, diag)?;
         if let Some(mut s) = skin {
             s.mesh = (!doc.meshes.is_empty()).then_some(0);
             doc.skins.push(s);
@@ -568,7 +569,8 @@ pub fn read_weights(bytes: &[u8], file: &str, doc: &mut Document, diag: &mut Dia
         return Err(MpfbError::File { file: file.into(), message: "no skeleton to join the weights to; read a rig first".into() });
     };
     let budget = Budget::for_input(bytes.len() as u64);
-    if let Some(mut s) = read_weights_into(parse_weights(bytes, file)?, file, &sk, None, None, &budget, doc, diag)? {
+    let on = WeightsOn { mesh_vertices: None, remap: None, budget: &budget };
+    if let Some(mut s) = read_weights_into(parse_weights(bytes, file)?, file, &sk, on, doc, diag)? {
         s.mesh = None;
         doc.skins.push(s);
     }
@@ -595,16 +597,23 @@ fn parse_weights(bytes: &[u8], file: &str) -> Result<WeightsFile, MpfbError> {
 }
 
 /// Join a weights file to the skeleton: a skin (and `mhmask-*` groups on the mesh).
+/// What a weights file is joined to besides the skeleton: the mesh's vertex count and its
+/// renumbering (helper geometry left out), when there is a mesh, and the conversion's budget.
+struct WeightsOn<'a> {
+    mesh_vertices: Option<usize>,
+    remap: Option<&'a [Option<u32>]>,
+    budget: &'a Budget,
+}
+
 fn read_weights_into(
     wf: WeightsFile,
     file: &str,
     sk: &Skeleton,
-    mesh_vertices: Option<usize>,
-    remap: Option<&[Option<u32>]>,
-    budget: &Budget,
+    on: WeightsOn<'_>,
     doc: &mut Document,
     diag: &mut Diagnostics,
 ) -> Result<Option<Skin>, MpfbError> {
+    let WeightsOn { mesh_vertices, remap, budget } = on;
     let file = file.to_string();
     let Some(groups) = wf.groups else {
         return Err(jerr(&file, "$.weights", "a weights file needs a \"weights\" object of group name → [[vertex, weight], ...]"));
