@@ -70,8 +70,17 @@ fn batch_over_the_standard_folder_skins_each_rig_with_its_own_weights() {
         let loaded = skelport::open(&glb, &Default::default()).unwrap();
         let weights = std_dir.join(format!("weights.{name}.json"));
         if !weights.exists() {
-            // rig.default.json and rig.default_no_toes.json have no weights beside them.
+            // rig.default.json and rig.default_no_toes.json have no weights beside them: their
+            // bones are placed on the base mesh all the same (standing on the ground as their
+            // siblings do, not 0.87 m below at their default positions), and no body is written.
             assert!(loaded.doc.skins.iter().all(|s| s.influences.weighted_vertices() == 0), "{name}");
+            assert!(loaded.doc.meshes.is_empty(), "{name}: a body nobody asked for");
+            let on_mesh = dir.path().join(format!("on-mesh.{name}.glb"));
+            let base = data.join("3dobjs/base.obj");
+            assert!(skelport(&["convert", s(&input), "--mesh", s(&base), "-o", s(&on_mesh), "-q"]).status.success());
+            let d = skelport(&["diff", s(&glb), s(&on_mesh), "--json"]);
+            let d: Value = serde_json::from_slice(&d.stdout).unwrap();
+            assert_eq!(d["max_head_distance"], 0.0, "{name}: {d:#}");
             continue;
         }
         skinned += 1;

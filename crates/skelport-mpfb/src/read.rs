@@ -442,7 +442,7 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
     doc.source_format = Some("mpfb".into());
     // The mesh, with helper geometry trimmed unless asked to keep it.
     let mut remap: Option<Vec<Option<u32>>> = None;
-    if let Some(m) = &mesh {
+    if let Some(m) = mesh.as_ref().filter(|_| !opts.mesh_for_placement || weights.is_some()) {
         let (ir, map) = build_mesh(m, lift_v, opts.keep_helpers);
         remap = map;
         doc.meshes.push(ir);

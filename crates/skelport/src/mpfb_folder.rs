@@ -173,5 +173,20 @@ pub(crate) fn before_read(
             return Ok(Some(ReaderOptions { mesh: Some(mesh), ..reader.clone() }));
         }
     }
+    if !has_weights && reader.mesh.is_none() && reader.mesh_data.is_none() {
+        // A rig alone in MPFB's data folder: its bones placed on the base mesh there, as its
+        // siblings with weights are, so a batch over the folder puts every rig on the ground
+        // alike; the body itself is not written.
+        if let Some(mesh) = path.and_then(layout::base_mesh_for) {
+            diags.info(
+                "mpfb.base-mesh",
+                format!(
+                    "no --mesh given: bones placed on MakeHuman's base mesh {} (MPFB's data folder, beside rigs/), as the rigs with weights are; the body is not written (give --mesh to write it)",
+                    mesh.display()
+                ),
+            );
+            return Ok(Some(ReaderOptions { mesh: Some(mesh), mesh_for_placement: true, ..reader.clone() }));
+        }
+    }
     Ok(None)
 }
