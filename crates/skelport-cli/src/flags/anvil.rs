@@ -6,15 +6,28 @@ use clap::{Args, Subcommand, ValueEnum};
 use skelport_anvil::Form;
 use std::path::PathBuf;
 
-/// Which AnvilToolkit form to write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+/// Which AnvilToolkit form to write: `standard` or `schema`, or the format names `--to` takes
+/// for them (`anvil`, `anvil-schema`, from the format crate) as aliases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FormArg {
-    /// Standard exporter: UTF-16, type="0" (up to 65535 bones); `anvil` as `--to` names it
-    #[value(alias = "anvil")]
+    /// Standard exporter: UTF-16, type="0" (up to 65535 bones)
     Standard,
-    /// Schema-Based exporter: UTF-8, type="1" (at most 255 bones); `anvil-schema` as `--to` names it
-    #[value(alias = "anvil-schema")]
+    /// Schema-Based exporter: UTF-8, type="1" (at most 255 bones)
     Schema,
+}
+
+impl ValueEnum for FormArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[FormArg::Standard, FormArg::Schema]
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let (name, form, help) = match self {
+            FormArg::Standard => ("standard", Form::Standard, "Standard exporter: UTF-16, type=\"0\" (up to 65535 bones)"),
+            FormArg::Schema => ("schema", Form::Schema, "Schema-Based exporter: UTF-8, type=\"1\" (at most 255 bones)"),
+        };
+        let alias = format_name(form);
+        Some(clap::builder::PossibleValue::new(name).alias(alias).help(format!("{help}; `{alias}` as --to names it")))
+    }
 }
 
 /// The format name of an AnvilToolkit form (`anvil`, `anvil-schema`), as `--to` takes it.
