@@ -309,7 +309,7 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
     }
     if super::INTERRUPTED.load(Ordering::SeqCst) {
         eprintln!("interrupted: re-run with --skip-existing to resume");
-        return Ok(ExitCode::from(130));
+        return Ok(ExitCode::from(super::SIGNAL_EXIT.load(Ordering::SeqCst)));
     }
     Ok(if any_failed.load(Ordering::Relaxed) { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -21,26 +21,44 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 pub static BATCH: AtomicBool = AtomicBool::new(false);
 /// A batch was asked to stop.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// The exit code of the last stopping signal: 128 + its number (130 SIGINT, 143 SIGTERM, 129
+/// SIGHUP), as a shell reports a process the signal ended.
+pub static SIGNAL_EXIT: AtomicU8 = AtomicU8::new(130);
 
-/// What SIGINT, SIGTERM and SIGHUP do (ctrlc runs this on a thread of its own, not in the
-/// signal handler): in a batch the first stops new files; otherwise every temporary file not yet
-/// renamed into place is removed and the process ends with exit code 130. SIGXFSZ (a write past
-/// the file size limit, `ulimit -f`) is ignored, so the write fails with an error that removes its
-/// temporary instead of killing the process.
+/// What SIGINT, SIGTERM and SIGHUP do (on a thread of its own, not in the signal handler): in a
+/// batch the first stops new files; otherwise every temporary file not yet renamed into place is
+/// removed and the process ends with exit code 128 + the signal's number ([`SIGNAL_EXIT`]).
+/// SIGXFSZ (a write past the file size limit, `ulimit -f`) is ignored, so the write fails with an
+/// error that removes its temporary instead of killing the process.
 pub fn on_signals() {
     #[cfg(unix)]
-    // SAFETY: setting a signal's disposition to "ignore".
-    unsafe {
-        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-    }
-    let _ = ctrlc::set_handler(|| {
-        if BATCH.load(Ordering::SeqCst) && !INTERRUPTED.swap(true, Ordering::SeqCst) {
-            return;
+    {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        // SAFETY: setting a signal's disposition to "ignore".
+        unsafe {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
         }
-        skelport::io::remove_temporaries();
-        eprintln!("interrupted: temporary files removed, nothing half-written");
-        std::process::exit(130);
-    });
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else { return };
+        std::thread::spawn(move || {
+            for sig in signals.forever() {
+                stop(128 + sig as u8);
+            }
+        });
+    }
+    #[cfg(not(unix))]
+    let _ = ctrlc::set_handler(|| stop(130));
+}
+
+/// A stopping signal arrived (`code` is the exit code it means): stop a batch starting files, or
+/// end the process without leaving a temporary behind.
+fn stop(code: u8) {
+    SIGNAL_EXIT.store(code, Ordering::SeqCst);
+    if BATCH.load(Ordering::SeqCst) && !INTERRUPTED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    skelport::io::remove_temporaries();
+    eprintln!("interrupted: temporary files removed, nothing half-written");
+    std::process::exit(code.into());
 }
 
 /// How much to print: 0 quiet (`-q`), 1 normal, 2 verbose (`-v`). Set once in `main`.
