@@ -533,10 +533,7 @@ pub(crate) fn build_document(
     e.insert("modifiers".into(), Json::from(bones.iter().map(|b| b.modifiers).sum::<usize>()));
     sk.ext.set_raw(NAMESPACE, Json::Object(e));
     let mut doc = Document::new(ANVIL_FRAME);
-    doc.source_format = Some(match info.form {
-        Form::Standard => "anvil".into(),
-        Form::Schema => "anvil-schema".into(),
-    });
+    doc.source_format = Some(info.form.dialect().format_name.into());
     doc.skeletons.push(sk);
     Ok(doc)
 }
