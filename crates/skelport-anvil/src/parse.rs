@@ -523,18 +523,4 @@ impl AnvilSkeleton {
             _ => (0, 0),
         }
     }
-
-    /// Give back the source text (without copying when nothing else holds it).
-    pub(crate) fn take_source_text(&mut self) -> Option<String> {
-        let src = self.source.take()?;
-        // Drop every shared slice first.
-        self.root = Object::new("Skeleton", None);
-        match Arc::try_unwrap(src) {
-            Ok(s) => {
-                let Source { text, .. } = s;
-                Some(Arc::try_unwrap(text).unwrap_or_else(|a| (*a).clone()))
-            }
-            Err(a) => Some((*a.text).clone()),
-        }
-    }
 }

@@ -1,4 +1,5 @@
-//! Element tree → IR directly: the reading path of the `Format` impls.
+//! Element tree → IR directly: the one reading path into the IR (the `Format` impls, and
+//! [`crate::ir::to_document`] for a model, written as text first).
 //!
 //! Building the full [`crate::model`] of a 65,535-bone file means millions of small values; the
 //! IR needs only each bone's ID, hash, links and transforms. This reader takes them straight from
@@ -159,6 +160,18 @@ fn pose(p: Option<([f64; 4], usize)>, r: Option<([f64; 4], usize)>) -> Option<Po
 /// Read decoded text into an IR document.
 pub(crate) fn read_text(text: String, bytes: ByteForm, names: &Names, file: &str, stem: &str, diag: &mut Diagnostics) -> Result<Document> {
     crate::validate::check_text(&text, bytes, file)?;
+    read_decoded(text, bytes, names, file, stem, diag)
+}
+
+/// [`read_text`] for text already known to be well encoded (written from a model).
+pub(crate) fn read_decoded(
+    text: String,
+    bytes: ByteForm,
+    names: &Names,
+    file: &str,
+    stem: &str,
+    diag: &mut Diagnostics,
+) -> Result<Document> {
     let text = Arc::new(text);
     let (bones, form) = match streaming(&text, file) {
         Some(found) => found,
