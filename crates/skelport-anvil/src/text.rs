@@ -454,6 +454,21 @@ mod tests {
     }
 
     #[test]
+    fn utf16_of_ascii_runs_between_other_characters_is_each_code_unit() {
+        // ASCII runs of every length from 0 to 20 (the widening loop takes eight bytes at a
+        // time and the rest one by one) between characters of two, three and four UTF-8 bytes.
+        let mut s = String::new();
+        for n in 0..=20 {
+            s.extend((0..n).map(|i| b"<a b=\"1\"/>xyz"[i % 13] as char));
+            s.push(['é', '漢', '😀'][n % 3]);
+        }
+        for (enc, le) in [(Encoding::Utf16Le, true), (Encoding::Utf16Be, false)] {
+            let want: Vec<u8> = s.encode_utf16().flat_map(|u| if le { u.to_le_bytes() } else { u.to_be_bytes() }).collect();
+            assert_eq!(encode(&s, ByteForm { encoding: enc, bom: false }), want, "{enc:?}");
+        }
+    }
+
+    #[test]
     fn positions_and_entities() {
         assert_eq!(line_col("ab\ncd", 4), (2, 2));
         assert_eq!(unescape("a&lt;b&#x41;&#66;").unwrap(), "a<bAB");
