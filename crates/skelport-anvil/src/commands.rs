@@ -17,10 +17,7 @@ pub fn open(bytes: &[u8], file: &str, names: &Names) -> Result<AnvilSkeleton> {
 /// The bone limit of a game generation, told by the form its skeletons are written in: 255 for
 /// Schema-Based (before Unity), 65,535 for Standard (Unity and later).
 pub fn default_limit(form: Form) -> usize {
-    match form {
-        Form::Schema => 255,
-        Form::Standard => 65_535,
-    }
+    form.dialect().max_bones
 }
 
 /// A finished merge.

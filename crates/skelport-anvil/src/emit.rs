@@ -6,6 +6,7 @@
 //! children; only changed or new values are generated. Otherwise the whole file is generated with
 //! two-space indentation and the source's line ending (CRLF for new files, as .NET writes).
 
+use crate::dialect::Dialect;
 use crate::error::{AnvilError, Result};
 use crate::model::*;
 use crate::parse::Parser;
@@ -46,13 +47,13 @@ fn is_attr_field(f: &Field) -> bool {
     matches!(f.name.as_deref(), Some("BlendWeight" | "UseModifiedBoneMatrix")) && matches!(f.value, Value::Scalar(_))
 }
 
-fn standard_name<'n>(class: &str, name: &'n str) -> &'n str {
+/// How `d` spells the field the model names `name` in an object of class `class`.
+fn file_name<'n>(d: &Dialect, class: &str, name: &'n str) -> &'n str {
     if class == "Bone" {
-        if let Some((s, _)) = BONE_FIELD_NAMES.iter().find(|(_, c)| *c == name) {
-            return s;
-        }
+        d.file_bone_field(name)
+    } else {
+        name
     }
-    name
 }
 
 fn infer_item_type(items: &[Field]) -> Cow<'static, str> {
@@ -112,6 +113,12 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// The dialect's words.
+    #[inline]
+    fn d(&self) -> &'static Dialect {
+        self.form.dialect()
+    }
+
     fn push(&mut self, s: &str) {
         self.out.push_str(s);
     }
@@ -141,10 +148,9 @@ impl<'a> Emitter<'a> {
         let tag = s.name(n);
         match &f.value {
             Value::List(l) => {
-                let want_tag = if self.form == Form::Standard { "List" } else { "DynamicSmallArray" };
                 let sname = s.attr(n, "Name");
-                let fname = f.name.as_deref().map(|x| if self.form == Form::Standard { standard_name(class, x) } else { x });
-                if tag != want_tag || sname != fname || s.attr(n, "Type") != l.item_type.as_deref() {
+                let fname = f.name.as_deref().map(|x| file_name(self.d(), class, x));
+                if tag != self.d().list_tag || sname != fname || s.attr(n, "Type") != l.item_type.as_deref() {
                     return false;
                 }
                 if l.items.is_empty() {
@@ -164,6 +170,8 @@ impl<'a> Emitter<'a> {
                 self.push(s.end_tag(n));
                 true
             }
+            // Structural (see crate::dialect): a Standard pointer or embedded object wraps the
+            // class-named object element; a Schema-Based `<ObjectPtr>`/`<Object>` is the object.
             Value::Ptr(Ptr { target: Target::Inline(o), base }) => {
                 if self.form == Form::Standard && self.same(o.src) == Some(n) {
                     // An item: the element is the object itself.
@@ -194,6 +202,7 @@ impl<'a> Emitter<'a> {
                 // Same kind, only the text changed: keep the tags, replace the content.
                 match (&re.value, &f.value) {
                     (Value::Vector(a), Value::Vector(b)) if a.kind == b.kind => {
+                        // Structural (see crate::dialect): one `<X>` child per component, or one `( x, y )` text.
                         if self.form == Form::Standard {
                             let kids: Vec<u32> = s.children(n).collect();
                             let (mut from, _) = (s.node(n).start as usize, 0);
@@ -245,7 +254,7 @@ impl<'a> Emitter<'a> {
     #[allow(clippy::too_many_arguments)]
     fn wrapper_from_source(&mut self, f: &Field, n: u32, want: &str, o: &Object, class: &str, owner: Option<u64>) -> bool {
         let s = self.src.expect("same source");
-        let fname = f.name.as_deref().map(|x| standard_name(class, x));
+        let fname = f.name.as_deref().map(|x| file_name(self.d(), class, x));
         if s.name(n) != want || s.attr(n, "Name") != fname || s.attrs(n).any(|a| a.name != "Name") {
             return false;
         }
@@ -271,8 +280,10 @@ impl<'a> Emitter<'a> {
     fn object_fields<'o>(&self, o: &'o Object, owner: Option<u64>) -> Vec<Cow<'o, Field>> {
         let bone = o.class == "Bone";
         let mut out: Vec<Cow<'o, Field>> = Vec::with_capacity(o.fields.len() + 2);
-        match self.form {
-            Form::Standard => {
+        // Index, ChildBoneCount and Owner are computed values: a dialect that stores them gets
+        // them recomputed, the other keeps them only where its file had them.
+        match self.d().stores_hierarchy {
+            false => {
                 for f in &o.fields {
                     if is_attr_field(f) {
                         continue;
@@ -288,7 +299,7 @@ impl<'a> Emitter<'a> {
                     out.push(Cow::Borrowed(f));
                 }
             }
-            Form::Schema => {
+            true => {
                 if let Some(owner) = owner {
                     if o.field(names::OWNER).map(|f| !matches!(f.value, Value::Ptr(_))).unwrap_or(true) {
                         out.push(Cow::Owned(Field::new(
@@ -357,6 +368,8 @@ impl<'a> Emitter<'a> {
         if let Some(id) = o.id {
             v.push(("ID".into(), id.to_string()));
         }
+        // Structural (see crate::dialect): modifier fields as attributes of the class-named tag, against
+        // `Type`, `Name` and `PointerType` attributes.
         match self.form {
             Form::Standard => {
                 for f in o.fields.iter().filter(|f| is_attr_field(f)) {
@@ -385,6 +398,7 @@ impl<'a> Emitter<'a> {
     fn object_from_source(&mut self, o: &Object, n: u32, indent: &str, name: Option<&str>, owner: Option<u64>) -> bool {
         let s = self.src.expect("same source");
         let tag = s.name(n);
+        // Structural (see crate::dialect): the object element is its class, or `<ObjectPtr>`/`<Object>`.
         let ptr = self.form == Form::Schema && tag == "ObjectPtr";
         match self.form {
             Form::Standard if tag != o.class.as_str() => return false,
@@ -483,6 +497,7 @@ impl<'a> Emitter<'a> {
         match (&f.value, owner) {
             (Value::Ptr(Ptr { target: Target::Inline(o), .. }), Some(_)) => {
                 if let Some(n) = self.same(f.src) {
+                    // Structural (see crate::dialect): a Standard item is the object element itself.
                     let ok = match self.form {
                         Form::Standard => self.same(o.src) == Some(n) && self.object_from_source(o, n, indent, None, owner),
                         Form::Schema => self.object_from_source(o, n, indent, None, owner),
@@ -501,6 +516,7 @@ impl<'a> Emitter<'a> {
 
     fn object_tag(&self, o: &Object, name: Option<&str>, ptr: bool) -> Tag {
         let id = o.id.map(|i| i.to_string());
+        // Structural (see crate::dialect): as in `header_attrs`.
         match self.form {
             Form::Standard => {
                 let mut t = Tag::new(&o.class).opt("ID", id.as_deref());
@@ -564,8 +580,27 @@ impl<'a> Emitter<'a> {
     }
 
     fn gen_field(&mut self, f: &Field, indent: &str, class: &str, owner: Option<u64>) {
-        let name: Option<&str> = f.name.as_deref().map(|n| if self.form == Form::Standard { standard_name(class, n) } else { n });
+        let name: Option<&str> = f.name.as_deref().map(|n| file_name(self.d(), class, n));
         let nl = self.nl;
+        let d = self.d();
+        match &f.value {
+            Value::List(l) => {
+                // The item type is said always (Schema-Based) or where the items do not tell it.
+                let inferred = infer_item_type(&l.items);
+                let ty = match l.item_type.as_deref() {
+                    Some(t) if d.list_type_always || t != inferred.as_ref() => Some(t),
+                    Some(_) => None,
+                    None => d.list_type_always.then_some(inferred.as_ref()),
+                };
+                let t = Tag::new(d.list_tag).opt("Name", name).opt("Type", ty);
+                return self.gen_list(t, &l.items, indent, class, owner, d.list_tag);
+            }
+            Value::Raw(r) => return self.push(r),
+            _ => {}
+        }
+        // Scalars, vectors, pointers and objects differ in structure, not only in words: typed
+        // `<Value Type>` elements, `<X>` children, `<Link><Value>` and class-named object tags
+        // (Standard) against typed tags, `( x, y )` text, `PointerType` and `<Object Type>`.
         match self.form {
             Form::Standard => match &f.value {
                 Value::Scalar(sc) => {
@@ -592,7 +627,7 @@ impl<'a> Emitter<'a> {
                     self.leaf(t.open(), &e.text, "Value");
                 }
                 Value::Vector(v) => {
-                    let tag = v.kind.standard_tag();
+                    let tag = d.vector_tag(v.kind);
                     self.push(&Tag::new(tag).opt("Name", name).open());
                     self.push(nl);
                     self.push(indent);
@@ -647,13 +682,7 @@ impl<'a> Emitter<'a> {
                     self.push(indent);
                     self.push("</BaseObject>");
                 }
-                Value::List(l) => {
-                    let inferred = infer_item_type(&l.items);
-                    let ty = l.item_type.as_deref().filter(|t| *t != inferred.as_ref());
-                    let t = Tag::new("List").opt("Name", name).opt("Type", ty);
-                    self.gen_list(t, &l.items, indent, class, owner, "List");
-                }
-                Value::Raw(r) => self.push(r),
+                Value::List(_) | Value::Raw(_) => unreachable!("written above"),
             },
             Form::Schema => match &f.value {
                 Value::Scalar(sc) => {
@@ -674,7 +703,7 @@ impl<'a> Emitter<'a> {
                     self.leaf(t.open(), &e.text, "Enum");
                 }
                 Value::Vector(v) => {
-                    let tag = v.kind.schema_tag();
+                    let tag = d.vector_tag(v.kind);
                     let inner = v.comps.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ");
                     self.leaf(Tag::new(tag).opt("Name", name).open(), &format!("( {inner} )"), tag);
                 }
@@ -695,12 +724,7 @@ impl<'a> Emitter<'a> {
                     Target::Inline(o) => self.gen_object(o, indent, name, true, owner),
                 },
                 Value::Object(o) => self.gen_object(o, indent, name, false, None),
-                Value::List(l) => {
-                    let ty = l.item_type.as_deref().map(Cow::Borrowed).unwrap_or_else(|| infer_item_type(&l.items));
-                    let t = Tag::new("DynamicSmallArray").opt("Name", name).attr("Type", &ty);
-                    self.gen_list(t, &l.items, indent, class, owner, "DynamicSmallArray");
-                }
-                Value::Raw(r) => self.push(r),
+                Value::List(_) | Value::Raw(_) => unreachable!("written above"),
             },
         }
     }
@@ -745,7 +769,7 @@ impl AnvilSkeleton {
         let src = self.source.as_deref().filter(|_| self.form == form);
         let nl = src.map(|s| s.newline()).unwrap_or("\r\n");
         let mut bone_info = HashMap::new();
-        if form == Form::Schema {
+        if form.dialect().stores_hierarchy {
             let counts = self.descendant_counts();
             for (i, b) in self.bones().enumerate() {
                 if let Some(id) = b.id {
@@ -800,11 +824,9 @@ impl AnvilSkeleton {
 /// Check a bone count against a form (Schema-Based: Unsigned8 indices, 255 bones; Standard:
 /// 65,535) and an optional lower limit.
 pub fn check_bone_count(n: usize, form: Form, limit: Option<usize>) -> Result<()> {
-    if form == Form::Schema && n > 255 {
-        return Err(AnvilError::Limit(format!(
-            "{n} bones do not fit the Schema-Based form: it stores Index and ChildBoneCount as Unsigned8, which holds at most 255 bones \
-                 (use the Standard form, `anvil`, for Unity and later, up to 65535)"
-        )));
+    let d = form.dialect();
+    if let Some(reason) = d.limit_reason.filter(|_| n > d.max_bones) {
+        return Err(AnvilError::Limit(format!("{n} bones do not fit the {} form: {reason}", d.title)));
     }
     if n > 65_535 {
         return Err(AnvilError::Limit(format!("{n} bones exceed the engine's limit of 65535 bones (16-bit bone indices)")));

@@ -331,33 +331,15 @@ pub(crate) struct ReadInfo {
 }
 
 /// Build the IR document of a model (checked with [`check`]). Warnings go to `diag`; `stem`
-/// names the skeleton. The model is consumed so its source text moves into the document.
-pub fn to_document(mut model: AnvilSkeleton, names: &Names, file: &str, stem: &str, diag: &mut Diagnostics) -> Result<Document> {
+/// names the skeleton.
+///
+/// There is one reading path into the IR: the model is written as text in its own form (its
+/// source byte for byte when unedited, the edits included when not) and read by the reader the
+/// `Format` impls use, so a model and a file give the same document.
+pub fn to_document(model: AnvilSkeleton, names: &Names, file: &str, stem: &str, diag: &mut Diagnostics) -> Result<Document> {
     check(&model, names, file)?;
-    let bones: Vec<BoneData> = model
-        .bones()
-        .map(|b| BoneData {
-            id: b.id.unwrap_or(0),
-            hash: b.bone_hash().unwrap_or(0),
-            label: b.bone_label().map(str::to_string),
-            parent: b.bone_parent(),
-            mirror: b.bone_mirror(),
-            global: b.global_pose(),
-            local: b.local_pose(),
-            index: b.field(names::INDEX).map(|_| b.text(names::INDEX).and_then(|t| t.trim().parse().ok())),
-            child_count: b.field(names::CHILD_BONE_COUNT).map(|_| b.text(names::CHILD_BONE_COUNT).and_then(|t| t.trim().parse().ok())),
-            bad_owners: b
-                .modifiers()
-                .filter(|m| m.link(names::OWNER).map(|o| Some(o) != b.id).unwrap_or(false))
-                .map(|m| m.class.to_string())
-                .collect(),
-            modifiers: b.modifiers().count(),
-        })
-        .collect();
-    let form = model.form;
-    let bytes = model.bytes;
-    let text = model.take_source_text().unwrap_or_default();
-    build_document(bones, ReadInfo { form, bytes, text }, names, file, stem, diag)
+    let text = model.to_text(model.form)?;
+    crate::read::read_decoded(text, model.bytes, names, file, stem, diag)
 }
 
 /// The IR document of bones read from a file.
@@ -533,10 +515,7 @@ pub(crate) fn build_document(
     e.insert("modifiers".into(), Json::from(bones.iter().map(|b| b.modifiers).sum::<usize>()));
     sk.ext.set_raw(NAMESPACE, Json::Object(e));
     let mut doc = Document::new(ANVIL_FRAME);
-    doc.source_format = Some(match info.form {
-        Form::Standard => "anvil".into(),
-        Form::Schema => "anvil-schema".into(),
-    });
+    doc.source_format = Some(info.form.dialect().format_name.into());
     doc.skeletons.push(sk);
     Ok(doc)
 }

@@ -38,6 +38,7 @@
 #![warn(missing_docs)]
 
 pub mod commands;
+pub mod dialect;
 pub mod emit;
 pub mod error;
 pub mod ir;
@@ -50,6 +51,7 @@ pub mod text;
 pub mod validate;
 pub mod xml;
 
+pub use dialect::{Dialect, DIALECTS};
 pub use error::AnvilError;
 pub use ir::{GenerateOptions, ANVIL_FRAME};
 pub use model::{AnvilSkeleton, Form, ModifierKind};
@@ -71,25 +73,18 @@ pub fn sniff_form(head: &[u8]) -> Option<(Form, u8)> {
         let end = t[p..].find("?>").map(|e| p + e).unwrap_or(t.len());
         let pi = &t[p..end];
         if pi.contains("AnvilToolkit") {
-            let form = match parse::info_attr(&t[p..], "type").as_deref() {
-                Some("1") => Form::Schema,
-                Some("0") => Form::Standard,
-                _ => {
-                    return if t.contains("<Skeleton") {
-                        Some((Form::Standard, 60))
-                    } else if t.contains("Type=\"Skeleton\"") {
-                        Some((Form::Schema, 60))
-                    } else {
-                        None
-                    }
-                }
+            let Some(form) = parse::info_attr(&t[p..], "type").and_then(|v| Dialect::by_type_attr(&v)).map(|d| d.form) else {
+                // No usable type: the root's marker tells.
+                return DIALECTS.into_iter().find(|d| t.contains(d.root_marker)).map(|d| (d.form, 60));
             };
             // Any ATK export: a skeleton if the root says so.
-            let is_skeleton = t.contains("<Skeleton") || t.contains("Type=\"Skeleton\"") || !t[end..].contains('<');
+            let is_skeleton = DIALECTS.into_iter().any(|d| t.contains(d.root_marker)) || !t[end..].contains('<');
             return is_skeleton.then_some((form, 100));
         }
     }
-    // No <?info?> line: a root element that looks like a skeleton.
+    // No <?info?> line: a root element that looks like a skeleton. A structural difference: the
+    // Standard root is the class itself with an ID, the Schema-Based one a generic <Object> whose
+    // Type says Skeleton.
     let body = t.trim_start();
     let root = body.match_indices('<').map(|(i, _)| &body[i..]).find(|s| !s.starts_with("<?") && !s.starts_with("<!")).unwrap_or("");
     if root.starts_with("<Skeleton ") && root.contains("ID=") {
@@ -196,83 +191,53 @@ pub fn write_document(doc: &Document, form: Form, opts: &WriteOptions, diag: &mu
 /// and a Local that is not inverse(parent Global) × Global. `validate` calls such a file invalid.
 pub const STRUCTURAL: &[&str] = &["anvil.index", "anvil.owner", "anvil.hash-label", "anvil.local-global-mismatch"];
 
-impl Format for AnvilFormat {
-    fn name(&self) -> &'static str {
-        "anvil"
-    }
-    fn description(&self) -> &'static str {
-        "AnvilToolkit Skeleton XML, Standard form (UTF-16, type=\"0\"): lossless, Assassin's Creed"
-    }
-    fn extensions(&self) -> &'static [&'static str] {
-        &["xml"]
-    }
-    fn sniff(&self, head: &[u8]) -> u8 {
-        sniff_for(head, Form::Standard)
-    }
-    fn read(&self, input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
-        Ok(read_document(input, opts, diag)?)
-    }
-    fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
-        Ok(Output::single(write_document(doc, Form::Standard, opts, diag)?))
-    }
-    fn holds(&self) -> Holds {
-        Holds { any_skeleton: true, orientations: true, max_bones: Some(65_535), ..Holds::NOTHING }
-    }
-    fn inputs(&self) -> &'static [InputKind] {
-        &[InputKind { role: InputRole::Main, suite: "anvil", fuzz_target: "anvil" }]
-    }
-    fn namespace(&self) -> Option<&'static str> {
-        Some(ir::NAMESPACE)
-    }
-    fn check_losses(&self, doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
-        check_losses(doc, target, diag)
-    }
-    fn humanoid_names(&self) -> Option<&'static str> {
-        Some("ac-biped")
-    }
-    fn structural(&self) -> &'static [&'static str] {
-        STRUCTURAL
-    }
+/// The `Format` of one dialect: the two impls differ only in the [`Dialect`] they read.
+macro_rules! dialect_format {
+    ($ty:ty, $d:expr) => {
+        impl Format for $ty {
+            fn name(&self) -> &'static str {
+                $d.format_name
+            }
+            fn description(&self) -> &'static str {
+                $d.description
+            }
+            fn extensions(&self) -> &'static [&'static str] {
+                &["xml"]
+            }
+            fn sniff(&self, head: &[u8]) -> u8 {
+                sniff_for(head, $d.form)
+            }
+            fn read(&self, input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
+                Ok(read_document(input, opts, diag)?)
+            }
+            fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
+                Ok(Output::single(write_document(doc, $d.form, opts, diag)?))
+            }
+            fn holds(&self) -> Holds {
+                Holds { any_skeleton: true, orientations: true, max_bones: Some($d.max_bones), ..Holds::NOTHING }
+            }
+            fn inputs(&self) -> &'static [InputKind] {
+                const INPUTS: &[InputKind] = &[InputKind { role: InputRole::Main, suite: $d.suite, fuzz_target: $d.fuzz_target }];
+                INPUTS
+            }
+            fn namespace(&self) -> Option<&'static str> {
+                Some(ir::NAMESPACE)
+            }
+            fn check_losses(&self, doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
+                check_losses(doc, target, diag)
+            }
+            fn humanoid_names(&self) -> Option<&'static str> {
+                Some("ac-biped")
+            }
+            fn structural(&self) -> &'static [&'static str] {
+                STRUCTURAL
+            }
+        }
+    };
 }
 
-impl Format for AnvilSchemaFormat {
-    fn name(&self) -> &'static str {
-        "anvil-schema"
-    }
-    fn description(&self) -> &'static str {
-        "AnvilToolkit Skeleton XML, Schema-Based form (UTF-8, type=\"1\", at most 255 bones)"
-    }
-    fn extensions(&self) -> &'static [&'static str] {
-        &["xml"]
-    }
-    fn sniff(&self, head: &[u8]) -> u8 {
-        sniff_for(head, Form::Schema)
-    }
-    fn read(&self, input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
-        Ok(read_document(input, opts, diag)?)
-    }
-    fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
-        Ok(Output::single(write_document(doc, Form::Schema, opts, diag)?))
-    }
-    fn holds(&self) -> Holds {
-        Holds { any_skeleton: true, orientations: true, max_bones: Some(255), ..Holds::NOTHING }
-    }
-    fn inputs(&self) -> &'static [InputKind] {
-        &[InputKind { role: InputRole::Main, suite: "anvil-schema", fuzz_target: "anvil_schema" }]
-    }
-    fn namespace(&self) -> Option<&'static str> {
-        Some(ir::NAMESPACE)
-    }
-    fn check_losses(&self, doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
-        check_losses(doc, target, diag)
-    }
-    fn humanoid_names(&self) -> Option<&'static str> {
-        Some("ac-biped")
-    }
-    fn structural(&self) -> &'static [&'static str] {
-        STRUCTURAL
-    }
-}
+dialect_format!(AnvilFormat, dialect::STANDARD);
+dialect_format!(AnvilSchemaFormat, dialect::SCHEMA);
 
 /// What writing `doc` as a format other than AnvilToolkit loses: the bone modifiers the reader
 /// counted (kept for skelport only by a target that keeps extras: a note).

@@ -37,24 +37,15 @@ pub enum Form {
 impl Form {
     /// The `type` attribute of the `<?info?>` line.
     pub fn type_attr(self) -> &'static str {
-        match self {
-            Form::Standard => "0",
-            Form::Schema => "1",
-        }
+        self.dialect().type_attr
     }
     /// The byte form new files of this form are written in.
     pub fn default_bytes(self) -> ByteForm {
-        match self {
-            Form::Standard => ByteForm { encoding: crate::text::Encoding::Utf16Le, bom: true },
-            Form::Schema => ByteForm { encoding: crate::text::Encoding::Utf8, bom: false },
-        }
+        self.dialect().bytes
     }
     /// The most bones a file of this form can hold.
     pub fn max_bones(self) -> usize {
-        match self {
-            Form::Standard => 65_535,
-            Form::Schema => 255,
-        }
+        self.dialect().max_bones
     }
 }
 

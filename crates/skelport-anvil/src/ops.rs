@@ -450,10 +450,7 @@ pub fn merge(main: &AnvilSkeleton, addons: &[AnvilSkeleton], opts: &MergeOptions
             hash_idx = out.bones().enumerate().filter_map(|(i, b)| b.bone_hash().map(|h| (h, i))).collect();
         }
     }
-    let limit = opts.limit.unwrap_or(match main.form {
-        Form::Schema => 255,
-        Form::Standard => 65_535,
-    });
+    let limit = opts.limit.unwrap_or(main.form.dialect().max_bones);
     report.bone_count = out.bone_count();
     if out.bone_count() > limit {
         return Err(AnvilError::Limit(format!(

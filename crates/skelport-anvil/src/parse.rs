@@ -1,5 +1,6 @@
 //! XML tree → model, for both forms.
 
+use crate::dialect::{Dialect, DIALECTS};
 use crate::error::{AnvilError, Result};
 use crate::model::*;
 use crate::text::{decode, unescape, ByteForm, Txt};
@@ -8,18 +9,14 @@ use std::sync::Arc;
 
 /// Which form a text is in: the `<?info ... type="0|1"?>` line, else the root element.
 pub fn detect_form(src: &Source) -> Option<Form> {
-    if let Some(t) = info_attr(src.prolog(), "type") {
-        match t.as_str() {
-            "0" => return Some(Form::Standard),
-            "1" => return Some(Form::Schema),
-            _ => {}
-        }
+    if let Some(d) = info_attr(src.prolog(), "type").and_then(|t| Dialect::by_type_attr(&t)) {
+        return Some(d.form);
     }
-    match src.name(src.root) {
-        "Skeleton" => Some(Form::Standard),
-        "Object" if src.attr(src.root, "Type") == Some("Skeleton") => Some(Form::Schema),
-        _ => None,
-    }
+    let root = src.name(src.root);
+    DIALECTS
+        .into_iter()
+        .find(|d| root == d.root_tag && d.class_attr.is_none_or(|a| src.attr(src.root, a) == Some("Skeleton")))
+        .map(|d| d.form)
 }
 
 /// An attribute of the `<?info ...?>` processing instruction in a prolog.
@@ -53,6 +50,7 @@ pub(crate) enum PtrParts {
 pub(crate) fn ptr_parts(s: &Source, n: u32, form: Form) -> std::result::Result<PtrParts, u32> {
     let mut kids = s.children(n);
     let (k0, k1) = (kids.next(), kids.next());
+    // Structural (see crate::dialect): `<Link><Value>id</Value></Link>` against `PointerType` and a bare `<Link>`.
     match form {
         Form::Standard => {
             if s.attrs(n).any(|a| a.name != "Name") {
@@ -99,13 +97,7 @@ pub(crate) fn ptr_parts(s: &Source, n: u32, form: Form) -> std::result::Result<P
 
 /// The kind of a vector element name in a form.
 pub(crate) fn vector_kind(tag: &str, form: Form) -> Option<VecKind> {
-    match (tag, form) {
-        ("Vector2", _) => Some(VecKind::Vector2),
-        ("Vector3", _) => Some(VecKind::Vector3),
-        ("Vector4", _) => Some(VecKind::Vector4),
-        ("Quat", Form::Standard) | ("Quaternion", Form::Schema) => Some(VecKind::Quat),
-        _ => None,
-    }
+    form.dialect().vector_kind(tag)
 }
 
 /// The component texts (raw, as written) of a vector element, or `None` when it is not one the
@@ -115,6 +107,7 @@ pub(crate) fn vector_parts<'s>(s: &'s Source, n: u32, form: Form, mut f: impl Fn
     if s.attrs(n).any(|a| a.name != "Name") {
         return None;
     }
+    // Structural (see crate::dialect): `<X>…</X>` children against `( x, y, z )` text.
     match form {
         Form::Standard => {
             const AXES: [&str; 4] = ["X", "Y", "Z", "W"];
@@ -193,8 +186,8 @@ impl<'a> Parser<'a> {
     }
 
     fn canonical_name(&self, class: &str, name: Txt) -> Txt {
-        if self.form == Form::Standard && class == "Bone" {
-            if let Some((_, c)) = BONE_FIELD_NAMES.iter().find(|(s, _)| name == *s) {
+        if class == "Bone" {
+            if let Some((_, c)) = self.form.dialect().bone_field_names.iter().find(|(s, _)| name == *s) {
                 return Txt::from_static(c);
             }
         }
@@ -204,6 +197,7 @@ impl<'a> Parser<'a> {
     /// Parse the element `n` as a field of an object of class `class`.
     pub fn field(&self, n: u32, class: &str) -> Result<Field> {
         let name = self.attr_txt(n, "Name").map(|t| self.canonical_name(class, t));
+        // Structural (see crate::dialect): `<Value Type>` and class-named elements against typed tags.
         let value = match self.form {
             Form::Standard => self.std_value(n, name.as_deref(), class)?,
             Form::Schema => self.schema_value(n, name.as_deref())?,
@@ -451,6 +445,7 @@ impl<'a> Parser<'a> {
     /// The root object.
     pub fn root(&self) -> Result<Object> {
         let r = self.src.root;
+        // Structural (see crate::dialect): a class-named root with an ID against `<Object Type>`.
         match self.form {
             Form::Standard => {
                 if self.src.attr(r, "ID").is_none() {
@@ -526,20 +521,6 @@ impl AnvilSkeleton {
         match (&self.source, r) {
             (Some(s), Some(r)) if r.source == s.id => s.pos(r.node),
             _ => (0, 0),
-        }
-    }
-
-    /// Give back the source text (without copying when nothing else holds it).
-    pub(crate) fn take_source_text(&mut self) -> Option<String> {
-        let src = self.source.take()?;
-        // Drop every shared slice first.
-        self.root = Object::new("Skeleton", None);
-        match Arc::try_unwrap(src) {
-            Ok(s) => {
-                let Source { text, .. } = s;
-                Some(Arc::try_unwrap(text).unwrap_or_else(|a| (*a).clone()))
-            }
-            Err(a) => Some((*a.text).clone()),
         }
     }
 }

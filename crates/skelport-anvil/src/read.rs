@@ -1,4 +1,5 @@
-//! Element tree → IR directly: the reading path of the `Format` impls.
+//! Element tree → IR directly: the one reading path into the IR (the `Format` impls, and
+//! [`crate::ir::to_document`] for a model, written as text first).
 //!
 //! Building the full [`crate::model`] of a 65,535-bone file means millions of small values; the
 //! IR needs only each bone's ID, hash, links and transforms. This reader takes them straight from
@@ -6,9 +7,10 @@
 //! the writer relies on to tell unchanged bones), checks IDs and links as strictly, and keeps the
 //! text for the writer. The model is built only when a document is edited or converted.
 
+use crate::dialect::Dialect;
 use crate::error::{AnvilError, Result};
 use crate::ir::{build_document, BoneData, Pose, ReadInfo};
-use crate::model::{names, parse_number, Form, BONE_FIELD_NAMES};
+use crate::model::{names, parse_number, Form};
 use crate::names::Names;
 use crate::parse::{detect_form, ptr_parts, vector_parts, PtrParts};
 use crate::text::{unescape, ByteForm};
@@ -33,22 +35,25 @@ impl<'a> Ctx<'a> {
         raw.trim().parse::<u64>().map_err(|_| self.err(n, format!("<{}>: ID '{raw}' is not an unsigned 64-bit number", self.src.name(n))))
     }
 
+    /// The dialect's words.
+    #[inline]
+    fn d(&self) -> &'static Dialect {
+        self.form.dialect()
+    }
+
     /// A field name as the model stores it.
     fn field_name(&self, n: u32, in_bone: bool) -> Option<&'a str> {
         let s: &'a str = self.src.attr(n, "Name")?;
-        if self.form == Form::Standard && in_bone {
-            if let Some((_, c)) = BONE_FIELD_NAMES.iter().find(|(st, _)| *st == s) {
-                return Some(c);
-            }
-        }
-        Some(s)
+        Some(if in_bone { self.d().model_bone_field(s) } else { s })
     }
 
     fn is_pointer(&self, n: u32) -> bool {
-        match self.form {
-            Form::Standard => matches!(self.src.name(n), "ObjectPtr" | "BaseObjectPtr"),
-            Form::Schema => self.src.name(n) == "ObjectPtr",
-        }
+        self.d().is_pointer_tag(self.src.name(n))
+    }
+
+    /// Whether object element `n` lacks the class attribute its dialect requires.
+    fn lacks_class(&self, n: u32) -> bool {
+        self.d().class_attr.is_some_and(|a| self.src.attr(n, a).is_none())
     }
 
     /// The link or null of a pointer field element (`None` for anything else).
@@ -87,6 +92,7 @@ impl<'a> Ctx<'a> {
         }
         let text = || unescape(s.content(n)).unwrap_or(std::borrow::Cow::Borrowed(s.content(n))).trim().parse::<u32>().ok();
         let val = |raw: &str| unescape(raw).map(|c| c.into_owned()).unwrap_or_else(|| raw.to_string());
+        // Structural (see crate::dialect): a hash is a `<Value Type HashName>` or a typed `<Hash32 HashValue>`.
         match self.form {
             Form::Standard => {
                 if s.name(n) != "Value" {
@@ -122,6 +128,8 @@ impl<'a> Ctx<'a> {
     /// Whether element `n` is an object (carries an object ID) as the model parser sees it.
     fn is_object(&self, n: u32) -> bool {
         let s = self.src;
+        // Structural (see crate::dialect): an object is any class-named element with an ID, or an `<Object>` or an
+        // inlined `<ObjectPtr>`.
         match self.form {
             Form::Standard => {
                 s.attr(n, "ID").is_some()
@@ -152,6 +160,18 @@ fn pose(p: Option<([f64; 4], usize)>, r: Option<([f64; 4], usize)>) -> Option<Po
 /// Read decoded text into an IR document.
 pub(crate) fn read_text(text: String, bytes: ByteForm, names: &Names, file: &str, stem: &str, diag: &mut Diagnostics) -> Result<Document> {
     crate::validate::check_text(&text, bytes, file)?;
+    read_decoded(text, bytes, names, file, stem, diag)
+}
+
+/// [`read_text`] for text already known to be well encoded (written from a model).
+pub(crate) fn read_decoded(
+    text: String,
+    bytes: ByteForm,
+    names: &Names,
+    file: &str,
+    stem: &str,
+    diag: &mut Diagnostics,
+) -> Result<Document> {
     let text = Arc::new(text);
     let (bones, form) = match streaming(&text, file) {
         Some(found) => found,
@@ -388,7 +408,7 @@ impl Seen {
                 crate::validate::check_value(s, k, c.form).map_err(drop)?;
             }
             if c.is_object(k) {
-                if c.form == Form::Schema && s.attr(k, "Type").is_none() {
+                if c.lacks_class(k) {
                     return Err(());
                 }
                 if let Some(raw) = s.attr(k, "ID") {
@@ -415,6 +435,7 @@ impl Seen {
 /// The root element is a skeleton object with a numeric ID (Standard) or a Type (Schema-Based).
 fn root_ok(c: &Ctx<'_>) -> bool {
     let (s, r) = (c.src, c.src.root);
+    // Structural (see crate::dialect): the Standard root is the class with an ID, the Schema-Based one `<Object Type>`.
     match c.form {
         Form::Standard => s.attr(r, "ID").is_some_and(|id| c.parse_id(r, id).is_ok()) && s.name(r) == "Skeleton",
         Form::Schema => s.name(r) == "Object" && s.attr(r, "Type") == Some("Skeleton"),
@@ -423,13 +444,13 @@ fn root_ok(c: &Ctx<'_>) -> bool {
 
 /// The Bones element is the form's list element with no attributes but Name and Type.
 fn bones_list_ok(s: &Source, list: u32, form: Form) -> bool {
-    let list_tag = if form == Form::Standard { "List" } else { "DynamicSmallArray" };
-    s.name(list) == list_tag && s.attrs(list).all(|a| matches!(a.name, "Name" | "Type"))
+    s.name(list) == form.dialect().list_tag && s.attrs(list).all(|a| matches!(a.name, "Name" | "Type"))
 }
 
 /// An item of the Bones list is a bone object with an ID.
 fn is_bone_item(c: &Ctx<'_>, item: u32) -> bool {
     let s = c.src;
+    // Structural (see crate::dialect): a `<Bone ID>` element, or an inlined `<ObjectPtr Type="Bone" ID>`.
     match c.form {
         Form::Standard => s.name(item) == "Bone" && s.attr(item, "ID").is_some() && s.attr(item, "Name").is_none(),
         Form::Schema => {
@@ -441,7 +462,7 @@ fn is_bone_item(c: &Ctx<'_>, item: u32) -> bool {
 fn extract(c: &Ctx<'_>, names: &Names) -> Result<Vec<BoneData>> {
     let s = c.src;
     let r = s.root;
-    // The root object.
+    // The root object. Structural (see crate::dialect): as in `root_ok`, with a message for each way it is wrong.
     match c.form {
         Form::Standard => {
             let Some(id) = s.attr(r, "ID") else {
@@ -467,7 +488,7 @@ fn extract(c: &Ctx<'_>, names: &Names) -> Result<Vec<BoneData>> {
     let mut ids: HashSet<u64, crate::ir::IdHash> = HashSet::with_capacity_and_hasher(s.nodes.len() / 30, Default::default());
     for n in 0..s.nodes.len() as u32 {
         if c.is_object(n) {
-            if c.form == Form::Schema && s.attr(n, "Type").is_none() {
+            if c.lacks_class(n) {
                 return Err(c.err(n, format!("<{}> object without a Type attribute", s.name(n))));
             }
             if let Some(raw) = s.attr(n, "ID") {
@@ -529,11 +550,7 @@ fn extract(c: &Ctx<'_>, names: &Names) -> Result<Vec<BoneData>> {
             None => "the skeleton".to_string(),
         };
         let field = s.attr(ptr, "Name").or_else(|| s.attr(s.node(ptr).parent, "Name")).unwrap_or("");
-        let field = if c.form == Form::Standard {
-            BONE_FIELD_NAMES.iter().find(|(st, _)| *st == field).map(|(_, sc)| *sc).unwrap_or(field)
-        } else {
-            field
-        };
+        let field = c.d().model_bone_field(field);
         let (line, column) = s.pos(ptr);
         return Err(AnvilError::DanglingLink {
             file: c.file.into(),
@@ -614,11 +631,7 @@ fn bone(c: &Ctx<'_>, item: u32, id: u64, parsed: &mut [u32; 4]) -> Result<BoneDa
             names::CHILD_BONE_COUNT if b.child_count.is_none() => b.child_count = Some(leaf_number(s, k)),
             names::MODIFIERS if !seen_mods => {
                 seen_mods = true;
-                let list_ok = match c.form {
-                    Form::Standard => s.name(k) == "List",
-                    Form::Schema => s.name(k) == "DynamicSmallArray",
-                };
-                if !list_ok {
+                if s.name(k) != c.d().list_tag {
                     continue;
                 }
                 for m in s.children(k) {
@@ -629,7 +642,10 @@ fn bone(c: &Ctx<'_>, item: u32, id: u64, parsed: &mut [u32; 4]) -> Result<BoneDa
                     let Some(o) = s.children(m).find(|&f| s.attr(f, "Name") == Some(names::OWNER)) else { continue };
                     if let Some(Some(owner)) = c.link(o)? {
                         if owner != id {
-                            let class = if c.form == Form::Schema { s.attr(m, "Type").unwrap_or("") } else { s.name(m) };
+                            let class = match c.d().class_attr {
+                                Some(a) => s.attr(m, a).unwrap_or(""),
+                                None => s.name(m),
+                            };
                             b.bad_owners.push(class.to_string());
                         }
                     }

@@ -211,13 +211,14 @@ pub fn encode(text: &str, form: ByteForm) -> Vec<u8> {
             let bytes = text.as_bytes();
             let mut i = 0;
             while i < bytes.len() {
-                // ASCII fast path, eight bytes at a time.
-                if le && i + 8 <= bytes.len() {
-                    let x = u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
-                    if x & 0x8080_8080_8080_8080 == 0 {
-                        out.extend_from_slice(&spread(x & 0xFFFF_FFFF).to_le_bytes());
-                        out.extend_from_slice(&spread(x >> 32).to_le_bytes());
-                        i += 8;
+                // A run of ASCII: widened by the one SWAR loop, eight bytes at a time.
+                if le {
+                    let run = bytes[i..].iter().position(|&b| b >= 0x80).unwrap_or(bytes.len() - i);
+                    if run >= 8 {
+                        let at = out.len();
+                        out.resize(at + run * 2, 0);
+                        widen_ascii(&bytes[i..i + run], &mut out[at..]);
+                        i += run;
                         continue;
                     }
                 }
@@ -450,6 +451,21 @@ mod tests {
         // An unpaired low surrogate after "<a" (BOM + 2 units): offset 6.
         let bad = [0xFF, 0xFE, b'<', 0, b'a', 0, 0x00, 0xDC, b'>', 0];
         assert_eq!(decode(&bad).unwrap_err().offset, 6);
+    }
+
+    #[test]
+    fn utf16_of_ascii_runs_between_other_characters_is_each_code_unit() {
+        // ASCII runs of every length from 0 to 20 (the widening loop takes eight bytes at a
+        // time and the rest one by one) between characters of two, three and four UTF-8 bytes.
+        let mut s = String::new();
+        for n in 0..=20 {
+            s.extend((0..n).map(|i| b"<a b=\"1\"/>xyz"[i % 13] as char));
+            s.push(['é', '漢', '😀'][n % 3]);
+        }
+        for (enc, le) in [(Encoding::Utf16Le, true), (Encoding::Utf16Be, false)] {
+            let want: Vec<u8> = s.encode_utf16().flat_map(|u| if le { u.to_le_bytes() } else { u.to_be_bytes() }).collect();
+            assert_eq!(encode(&s, ByteForm { encoding: enc, bom: false }), want, "{enc:?}");
+        }
     }
 
     #[test]

@@ -177,6 +177,7 @@ pub(crate) fn check_value(src: &Source, n: u32, form: Form) -> std::result::Resu
     let name = src.name(n);
     // Vectors: the seed writes `<X>…</X>…` children (Standard) or `( x, y, z, w )` (Schema-Based).
     if let Some(kind) = vector_kind(name, form) {
+        // Structural (see crate::dialect): `<X>…</X>` children against `( x, y, z )` text.
         match form {
             Form::Standard => {
                 const AXES: [&str; 4] = ["X", "Y", "Z", "W"];
@@ -217,6 +218,7 @@ pub(crate) fn check_value(src: &Source, n: u32, form: Form) -> std::result::Resu
         }
         return Ok(());
     }
+    // Structural (see crate::dialect): the type is a `Type` attribute of `<Value>`, or the tag itself.
     let ty = match form {
         Form::Standard if name == "Value" => match src.attr(n, "Type") {
             Some(t) => t,
@@ -245,7 +247,7 @@ pub(crate) fn check_value(src: &Source, n: u32, form: Form) -> std::result::Resu
         if parse_number(&v).is_none() {
             return Err(format!("{ty} value '{v}' is not a finite number; write a decimal number such as 0 or 0.5"));
         }
-    } else if ty == "Bool" && form == Form::Standard && !matches!(&*v, "True" | "False") {
+    } else if ty == "Bool" && form.dialect().bool_words && !matches!(&*v, "True" | "False") {
         return Err(format!("Bool value '{v}' is not True or False; write one of those"));
     }
     Ok(())

@@ -755,3 +755,27 @@ fn merged_bones_get_their_global_from_the_main_parent_and_their_local() {
         assert!(diag.items.iter().all(|d| d.code != "anvil.local-global-mismatch"), "{form:?}: {:?}", diag.items);
     }
 }
+
+/// A model and its file reach the IR by one reader: an unedited model gives the document the
+/// `Format` reader gives, and an edited one a document holding the edit (it used to carry the
+/// file's original text, so writing it back brought a removed bone back).
+#[test]
+fn a_model_reaches_the_ir_by_the_reader_of_its_file() {
+    for variant in ["standard.xml", "schema.xml"] {
+        let bytes = fixture("biped", variant);
+        let names = Names::builtin();
+        let (from_file, _) = read_doc(&bytes);
+        let doc = skelport_anvil::ir::to_document(model(&bytes), &names, "t.xml", "t", &mut Diagnostics::default()).unwrap();
+        assert_eq!(doc.skeletons[0].bones, from_file.skeletons[0].bones, "{variant}");
+        let form = model(&bytes).form;
+        assert!(write_doc(form, &doc) == bytes, "{variant}: unedited, written back byte for byte");
+
+        let mut m = model(&bytes);
+        m.remove_bone("LeftEye", &names).unwrap();
+        let edited = m.to_bytes(form).unwrap();
+        let doc = skelport_anvil::ir::to_document(m, &names, "t.xml", "t", &mut Diagnostics::default()).unwrap();
+        assert_eq!(doc.skeletons[0].bones.len(), from_file.skeletons[0].bones.len() - 1, "{variant}");
+        assert!(doc.skeletons[0].bones.iter().all(|b| b.name != "LeftEye"), "{variant}");
+        assert!(write_doc(form, &doc) == edited, "{variant}: the edited model's text");
+    }
+}
