@@ -352,8 +352,8 @@ impl Reader<'_> {
                 let world = doc.skeletons[sk].world_matrices()[bone.index()];
                 doc.skins.push(Skin {
                     name,
-                    skeleton: sk,
-                    mesh: Some(doc.meshes.len() - 1),
+                    skeleton: skelport_ir::SkeletonId::from_index(sk),
+                    mesh: Some(skelport_ir::MeshId::from_index(doc.meshes.len() - 1)),
                     joints: vec![bone],
                     inverse_bind: vec![world.inverse()],
                     bind_shape: DMat4::IDENTITY,
@@ -654,11 +654,11 @@ impl Reader<'_> {
             doc.meshes.push(mesh);
             (Some(doc.meshes.len() - 1), infl)
         };
-        let ir_joints: Vec<BoneId> = joints.iter().map(|j| bone_of.get(j).copied().unwrap_or(BoneId(0))).collect();
+        let ir_joints: Vec<BoneId> = joints.iter().map(|j| bone_of.get(j).copied().unwrap_or(BoneId::new(0))).collect();
         doc.skins.push(Skin {
             name: skin_name,
-            skeleton: skeleton_index,
-            mesh: mesh_index,
+            skeleton: skelport_ir::SkeletonId::from_index(skeleton_index),
+            mesh: mesh_index.map(skelport_ir::MeshId::from_index),
             joints: ir_joints,
             inverse_bind: ibm,
             bind_shape: DMat4::IDENTITY,
@@ -717,7 +717,7 @@ impl Reader<'_> {
         let mut bone_of: HashMap<usize, BoneId> = HashMap::new();
         stack = roots.iter().rev().copied().collect();
         while let Some(i) = stack.pop() {
-            bone_of.insert(i, BoneId::from(order.len()));
+            bone_of.insert(i, BoneId::from_index(order.len()));
             order.push(i);
             stack.extend(g.children[i].iter().rev().copied().filter(|c| in_set.contains(c)));
         }

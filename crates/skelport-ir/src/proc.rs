@@ -367,7 +367,7 @@ pub fn report_skeletons(doc: &Document) -> Vec<ReportSkeleton> {
             ext: Default::default(),
         })
         .collect();
-    let mut d = Document { frame: doc.frame, skeletons: doc.skeletons.clone(), skins, ..Default::default() };
+    let mut d = Document { skeletons: doc.skeletons.clone(), skins, ..Document::new(doc.frame) };
     d.convert_frame(Frame::REPORT);
     d.skeletons
         .iter()
@@ -376,7 +376,7 @@ pub fn report_skeletons(doc: &Document) -> Vec<ReportSkeleton> {
             let world = sk.world_transforms();
             let tails = tails(sk, &world, 1.0);
             let mut bind: Vec<Option<DMat4>> = vec![None; sk.bones.len()];
-            for s in d.skins.iter().filter(|s| s.skeleton == si) {
+            for s in d.skins.iter().filter(|s| s.skeleton.index() == si) {
                 for (j, ibm) in s.joints.iter().zip(&s.inverse_bind) {
                     if let Some(slot @ None) = bind.get_mut(j.index()) {
                         let m = ibm.inverse();
@@ -440,15 +440,15 @@ mod tests {
         use crate::document::{Bone, BoneId};
         let mut sk = Skeleton::new("s");
         sk.push(Bone::new("root", None, Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 0.0, 1.0))));
-        sk.push(Bone::new("tip", Some(BoneId(0)), Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 0.0, 0.5))));
+        sk.push(Bone::new("tip", Some(BoneId::new(0)), Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 0.0, 0.5))));
         let ib = (DMat4::from_translation(DVec3::new(0.0, 0.0, -0.02)) * sk.world_matrices()[0]).inverse();
         let mut doc = Document::new(Frame::BLENDER);
         doc.skeletons.push(sk);
         doc.skins.push(Skin {
             name: "k".into(),
-            skeleton: 0,
+            skeleton: crate::SkeletonId::new(0),
             mesh: None,
-            joints: vec![BoneId(0)],
+            joints: vec![BoneId::new(0)],
             inverse_bind: vec![ib],
             bind_shape: DMat4::IDENTITY,
             influences: Default::default(),

@@ -1,6 +1,6 @@
 //! Skins: sparse per-vertex influences and the operations every converter needs.
 
-use crate::document::BoneId;
+use crate::document::{BoneId, MeshId, SkeletonId};
 use crate::ext::Extensions;
 use glam::DMat4;
 use serde::{Deserialize, Serialize};
@@ -280,11 +280,12 @@ pub struct Padded {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Skin {
     pub name: String,
-    /// Index into `Document::skeletons`.
-    pub skeleton: usize,
-    /// Index into `Document::meshes`, when the document carries the geometry.
+    /// The skeleton in `Document::skeletons` ([`crate::Document::skeleton`]).
+    pub skeleton: SkeletonId,
+    /// The mesh in `Document::meshes`, when the document carries the geometry
+    /// ([`crate::Document::mesh_of`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mesh: Option<usize>,
+    pub mesh: Option<MeshId>,
     /// The joints; influences refer to positions (slots) in this list.
     pub joints: Vec<BoneId>,
     /// One inverse bind matrix per joint: document space → the joint's bind-pose space.

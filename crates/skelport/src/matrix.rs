@@ -88,8 +88,8 @@ impl Attr {
 fn bound_normals(doc: &Document, k: usize, smooth: bool) -> skelport_ir::Mesh {
     use skelport_ir::{DMat3, DMat4};
     let m = &doc.meshes[k];
-    let skin = doc.skins.iter().find(|s| s.mesh == Some(k));
-    let world = skin.and_then(|s| doc.skeletons.get(s.skeleton)).map(|sk| sk.world_matrices()).unwrap_or_default();
+    let skin = doc.skins.iter().find(|s| s.mesh.map(skelport_ir::MeshId::index) == Some(k));
+    let world = skin.and_then(|s| doc.get_skeleton(s.skeleton)).map(|sk| sk.world_matrices()).unwrap_or_default();
     let normal_matrix = |v: usize| -> DMat3 {
         let Some(s) = skin else { return DMat3::IDENTITY };
         let (mut acc, mut total) = (DMat4::ZERO, 0.0);
@@ -299,7 +299,7 @@ fn expresses(target: &dyn Format, doc: &Document) -> bool {
 /// Whether every skin of `doc` is bound in its skeleton's rest pose.
 fn bound_at_rest(doc: &Document) -> bool {
     doc.skins.iter().all(|s| {
-        let Some(sk) = doc.skeletons.get(s.skeleton) else { return false };
+        let Some(sk) = doc.get_skeleton(s.skeleton) else { return false };
         let world = sk.world_matrices();
         s.joints.iter().zip(&s.inverse_bind).all(|(j, ib)| {
             let m = world[j.index()] * *ib * s.bind_shape.inverse();
