@@ -460,15 +460,12 @@ impl Reader<'_> {
         // World matrices in an order where parents come first (walk from the tops).
         let mut world = vec![DMat4::IDENTITY; n];
         let mut depth = vec![0usize; n];
-        let mut preorder = Vec::with_capacity(n);
-        let mut stack: Vec<usize> = (0..n).filter(|&i| parent[i].is_none()).collect();
-        while let Some(i) = stack.pop() {
-            preorder.push(i);
+        let preorder = skelport_ir::proc::preorder_from(&children, (0..n).filter(|&i| parent[i].is_none()));
+        for &i in &preorder {
             (world[i], depth[i]) = match parent[i] {
                 Some(p) => (world[p] * local[i], depth[p] + 1),
                 None => (local[i], 0),
             };
-            stack.extend(children[i].iter().copied());
         }
         Ok(Graph { parent, children, top, names, local, world, depth, preorder })
     }
@@ -685,16 +682,11 @@ impl Reader<'_> {
         // Bones: the subtree of the skin's `skeleton` node (or, without one, of the joints'
         // lowest common ancestor): the joints, the nodes between them, helper and end nodes.
         // Nodes carrying a mesh or camera (and what hangs below them) are not bones.
-        let mut in_set: HashSet<usize> = HashSet::new();
-        let mut stack = vec![skel_root];
-        while let Some(i) = stack.pop() {
+        let is_bone = |i: usize| {
             let node = &self.root.nodes[i];
-            if i != skel_root && !joint_set.contains(&i) && (node.mesh.is_some() || node.camera.is_some()) {
-                continue;
-            }
-            in_set.insert(i);
-            stack.extend(g.children[i].iter().copied());
-        }
+            joint_set.contains(&i) || (node.mesh.is_none() && node.camera.is_none())
+        };
+        let mut in_set: HashSet<usize> = skelport_ir::proc::preorder_where(&g.children, [skel_root], is_bone).into_iter().collect();
         for &j in joints {
             // A joint below a mesh node still belongs, with the nodes leading to it.
             let mut x = j;
@@ -713,14 +705,8 @@ impl Reader<'_> {
             in_set.remove(&lca);
             roots = g.children[lca].iter().copied().filter(|c| in_set.contains(c)).collect();
         }
-        let mut order: Vec<usize> = Vec::with_capacity(in_set.len());
-        let mut bone_of: HashMap<usize, BoneId> = HashMap::new();
-        stack = roots.iter().rev().copied().collect();
-        while let Some(i) = stack.pop() {
-            bone_of.insert(i, BoneId::from_index(order.len()));
-            order.push(i);
-            stack.extend(g.children[i].iter().rev().copied().filter(|c| in_set.contains(c)));
-        }
+        let order = skelport_ir::proc::preorder_where(&g.children, roots.iter().copied(), |c| in_set.contains(&c));
+        let bone_of: HashMap<usize, BoneId> = order.iter().enumerate().map(|(b, &i)| (i, BoneId::from_index(b))).collect();
         let mut sk = Skeleton::new(skin_extras.skeleton.clone().unwrap_or_else(|| skin_name.to_string()));
         sk.ext = skin_extras.skeleton_ext.clone();
         let mut mirrors: Vec<(usize, String)> = Vec::new();

@@ -844,43 +844,28 @@ fn write_controller(o: &mut String, c: &str, geo: &str, name: &str, skin: &Skin,
 /// The joint tree, depth first, without recursion (a 65,535-deep chain must not overflow the
 /// stack); indentation stops growing past 32 levels so deep chains stay linear in size.
 fn write_joints(o: &mut String, joints: &[SceneJoint]) {
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); joints.len()];
-    let mut roots = Vec::new();
-    for (i, j) in joints.iter().enumerate() {
-        match j.parent {
-            Some(p) => children[p].push(i),
-            None => roots.push(i),
-        }
-    }
-    enum Step {
-        Open(usize, usize),
-        Close(usize),
-    }
-    let mut stack: Vec<Step> = roots.iter().rev().map(|&r| Step::Open(r, 0)).collect();
+    use skelport_ir::proc::{children_of, walk_from, Step};
+    let parents: Vec<Option<usize>> = joints.iter().map(|j| j.parent).collect();
     let pad = |o: &mut String, depth: usize| {
         for _ in 0..(8 + 2 * depth.min(32)) {
             o.push(' ');
         }
     };
-    while let Some(s) = stack.pop() {
-        match s {
-            Step::Open(i, d) => {
-                let j = &joints[i];
-                pad(o, d);
-                let _ = writeln!(o, "<node id=\"{}\" name=\"{}\" sid=\"{}\" type=\"JOINT\">", j.id, esc(&j.name), j.id);
-                pad(o, d + 1);
-                o.push_str("<matrix sid=\"transform\">");
-                matrix(o, &j.local);
-                o.push_str("</matrix>\n");
-                stack.push(Step::Close(d));
-                stack.extend(children[i].iter().rev().map(|&c| Step::Open(c, d + 1)));
-            }
-            Step::Close(d) => {
-                pad(o, d);
-                o.push_str("</node>\n");
-            }
+    walk_from(&children_of(&parents), (0..joints.len()).filter(|&i| parents[i].is_none()), |step| match step {
+        Step::Enter { node, depth: d } => {
+            let j = &joints[node];
+            pad(o, d);
+            let _ = writeln!(o, "<node id=\"{}\" name=\"{}\" sid=\"{}\" type=\"JOINT\">", j.id, esc(&j.name), j.id);
+            pad(o, d + 1);
+            o.push_str("<matrix sid=\"transform\">");
+            matrix(o, &j.local);
+            o.push_str("</matrix>\n");
         }
-    }
+        Step::Leave { depth: d, .. } => {
+            pad(o, d);
+            o.push_str("</node>\n");
+        }
+    });
 }
 
 #[cfg(test)]
