@@ -443,18 +443,8 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
             // Each vertex's Σ wⱼ·(restⱼ·IBMⱼ) / Σ wⱼ when the joints disagree (else `bake`): it moves
             // the vertex, and its linear part the vertex's normal.
             let vertex_matrix = |v: usize| -> DMat4 {
-                if !per_vertex || v >= s.influences.vertex_count() {
-                    return bake;
-                }
-                let (mut acc, mut total) = (DMat4::ZERO, 0.0);
-                for (j, w) in s.influences.vertex(v) {
-                    if let Some(m) = c_slot.get(j as usize) {
-                        acc += *m * w;
-                        total += w;
-                    }
-                }
-                if total > 0.0 {
-                    acc * (1.0 / total)
+                if per_vertex {
+                    s.blend_matrix(v, &c_slot).unwrap_or(bake)
                 } else {
                     bake
                 }
