@@ -166,10 +166,10 @@ fn blender_case(dir: &Path, key: &str, import: &str, input: &Path) -> Result<Str
 fn big_skeleton() -> Document {
     let mut sk = Skeleton::new("big");
     for i in 0..65_535usize {
-        let parent = if i == 0 { None } else { Some(BoneId(((i - 1) / 2) as u32)) };
+        let parent = if i == 0 { None } else { Some(BoneId::from_index((i - 1) / 2)) };
         sk.push(Bone::new(format!("bone_{i}"), parent, Transform::from_rt(Default::default(), DVec3::new(0.0, 0.0, 0.01))));
     }
-    let mut d = Document::new(Frame::default());
+    let mut d = Document::new(Frame::GLTF);
     d.skeletons.push(sk);
     d
 }

@@ -268,8 +268,8 @@ pub fn fingerprint(sk: &Skeleton) -> String {
     h.u64(sk.bones.len() as u64);
     for b in &sk.bones {
         h.bytes(b.name.as_bytes());
-        h.u64(b.parent.map(|p| p.0 as u64).unwrap_or(u64::MAX));
-        h.u64(b.mirror.map(|p| p.0 as u64).unwrap_or(u64::MAX));
+        h.u64(b.parent.map(|p| u64::from(p.raw())).unwrap_or(u64::MAX));
+        h.u64(b.mirror.map(|p| u64::from(p.raw())).unwrap_or(u64::MAX));
         let t = &b.rest;
         for v in [t.translation.x, t.translation.y, t.translation.z, t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w] {
             h.f(v);
@@ -495,8 +495,8 @@ pub(crate) fn build_document(
     sk.bones.reserve(n);
     for (i, (b, d)) in bones.iter().zip(display).enumerate() {
         let (t, r) = rests[i];
-        let mut bone = Bone::new(d, parents[i].map(BoneId::from), Transform::from_rt(r, t));
-        bone.mirror = b.mirror.filter(|m| *m != b.id).and_then(|m| id_map.get(&m)).map(|&m| BoneId::from(m));
+        let mut bone = Bone::new(d, parents[i].map(BoneId::from_index), Transform::from_rt(r, t));
+        bone.mirror = b.mirror.filter(|m| *m != b.id).and_then(|m| id_map.get(&m)).map(|&m| BoneId::from_index(m));
         bone.ext.set_raw(NAMESPACE, Json::from(b.id));
         sk.bones.push(bone);
     }

@@ -722,7 +722,7 @@ mod tests {
         let mut sk = skelport_ir::Skeleton::new("g");
         for i in 0..200usize {
             let side = ["Left", "Right"][i % 2];
-            let parent = (i > 0).then(|| skelport_ir::BoneId(((i - 1) / 3) as u32));
+            let parent = (i > 0).then(|| skelport_ir::BoneId::from_index((i - 1) / 3));
             sk.push(skelport_ir::Bone::new(format!("{side}Bone{}", i / 2), parent, skelport_ir::Transform::IDENTITY));
         }
         for form in [Form::Standard, Form::Schema] {

@@ -371,7 +371,7 @@ fn chain_doc(n: usize) -> Document {
     // A wide, fairly deep tree: every bone's parent is (i - 1) / 4.
     let mut sk = Skeleton::new("big");
     for i in 0..n {
-        let parent = if i == 0 { None } else { Some(BoneId(((i - 1) / 4) as u32)) };
+        let parent = if i == 0 { None } else { Some(BoneId::from_index((i - 1) / 4)) };
         let t = Transform::from_rt(DQuat::from_rotation_z(0.001 * (i % 7) as f64), DVec3::new(0.01, 0.02 * (i % 3) as f64, 0.05));
         sk.push(Bone::new(format!("b{i}"), parent, t));
     }

@@ -57,7 +57,7 @@ fn scaled_rig() -> Document {
     let mut tip = Bone::new("Head", Some(s), Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 0.4, 0.1)));
     tip.rest.scale = DVec3::splat(0.99999994);
     sk.push(tip);
-    let _ = BoneId(0);
+    let _ = BoneId::new(0);
     let mut doc = Document::new(Frame::GLTF);
     doc.skeletons.push(sk);
     doc
@@ -150,7 +150,7 @@ fn derived_values_are_short_zeros_are_zero_and_signs_are_kept() {
     let hips = sk.find("Hips").unwrap();
     for (i, (name, a)) in before.iter().enumerate() {
         let below = {
-            let mut p = Some(BoneId::from(sk.find(name).map(|b| b.index()).unwrap_or(i)));
+            let mut p = Some(BoneId::from_index(sk.find(name).map(|b| b.index()).unwrap_or(i)));
             let mut yes = false;
             while let Some(x) = p {
                 yes |= x == hips;

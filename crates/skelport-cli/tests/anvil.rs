@@ -122,7 +122,7 @@ fn bone_add_rename_remove_through_the_cli() {
 fn chain(n: usize) -> Document {
     let mut sk = Skeleton::new("big");
     for i in 0..n {
-        let parent = if i == 0 { None } else { Some(BoneId((i - 1) as u32 / 2)) };
+        let parent = if i == 0 { None } else { Some(BoneId::from_index((i - 1) / 2)) };
         sk.push(Bone::new(format!("b{i}"), parent, Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 0.0, 0.05))));
     }
     let mut d = Document::new(skelport_anvil::ANVIL_FRAME);

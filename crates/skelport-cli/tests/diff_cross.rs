@@ -105,7 +105,7 @@ fn each_kind_of_difference_is_reported() {
     let sk = &mut b.skeletons[0];
     let n = sk.bones.len();
     // Extra bone, renamed (missing + extra), rotated, moved and reparented bones.
-    sk.push(skelport_ir::Bone::new("extra", Some(BoneId(0)), skelport_ir::Transform::default()));
+    sk.push(skelport_ir::Bone::new("extra", Some(BoneId::new(0)), skelport_ir::Transform::default()));
     let renamed = sk.bones[n - 1].name.clone();
     sk.bones[n - 1].name = "renamed".into();
     let rotated = sk.bones[1].name.clone();
@@ -127,7 +127,7 @@ fn each_kind_of_difference_is_reported() {
     let mut c = a.clone();
     let world = c.skeletons[0].world_matrices();
     let k = c.skeletons[0].bones.iter().rposition(|x| x.parent.is_some_and(|p| p.index() > 0)).unwrap();
-    c.skeletons[0].bones[k].parent = Some(BoneId(0));
+    c.skeletons[0].bones[k].parent = Some(BoneId::new(0));
     c.skeletons[0].bones[k].rest = skelport_ir::Transform::from_matrix(&(world[0].inverse() * world[k])).unwrap();
     let r = diff(&a, &c, Tolerance::default());
     assert_eq!(r.reparented.len(), 1, "{:?}", r.reparented);

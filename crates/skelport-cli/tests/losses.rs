@@ -88,7 +88,7 @@ fn bones_beyond_the_target_bone_limit_are_refused() {
     let opts = WriteOptions { file_stem: "x".into(), ..Default::default() };
     assert!(render(&d, f, &opts).is_ok());
     // Schema-Based skeletons index bones with one byte: 255 at most.
-    let parent = skelport_ir::BoneId(0);
+    let parent = skelport_ir::BoneId::new(0);
     for k in 0..240 {
         d.skeletons[0].push(skelport_ir::Bone::new(format!("extra{k}"), Some(parent), skelport_ir::Transform::default()));
     }

@@ -72,7 +72,7 @@ fn makehuman_game_engine_becomes_an_sl_avatar_that_validates() {
     assert!(names.contains(&"mPelvis") && names.contains(&"mHandIndex1Left"), "{names:?}");
     for s in &back.skins {
         for j in &s.joints {
-            let n = &back.skeletons[s.skeleton].bones[j.index()].name;
+            let n = &back.skeleton(s.skeleton).bones[j.index()].name;
             assert!(sl.contains(n), "joint {n} is not a map target");
         }
     }

@@ -70,7 +70,7 @@ fn doc(names: &[String], other: &str) -> Document {
     let mut d = Document::new(Frame::GLTF);
     let mut sk = Skeleton::new(other);
     for (i, n) in names.iter().enumerate() {
-        let parent = (i > 0).then(|| BoneId(i as u32 - 1));
+        let parent = (i > 0).then(|| BoneId::from_index(i - 1));
         sk.push(Bone::new(n.clone(), parent, Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 0.1, 0.0))));
     }
     let world = sk.world_matrices();
@@ -83,9 +83,9 @@ fn doc(names: &[String], other: &str) -> Document {
     });
     d.skins.push(Skin {
         name: other.into(),
-        skeleton: 0,
-        mesh: Some(0),
-        joints: (0..n).map(BoneId::from).collect(),
+        skeleton: skelport_ir::SkeletonId::new(0),
+        mesh: Some(skelport_ir::MeshId::new(0)),
+        joints: (0..n).map(BoneId::from_index).collect(),
         inverse_bind: world.iter().map(|m| m.inverse()).collect(),
         bind_shape: DMat4::IDENTITY,
         influences: Influences::from_lists((0..n).map(|v| vec![(v as u32, 1.0)])),

@@ -324,7 +324,7 @@ fn compare(a: &Document, b: &Document) -> (BTreeMap<Change, String>, Measured) {
             let pose = random_pose(names.iter().copied(), 0x22 + seed, 0.6);
             let (da, db) = (deform_all(&a, &pose), deform_all(&b, &pose));
             for (&ka, &kb) in skins_a.iter().zip(&skins_b) {
-                let (ma, mb) = (a.skins[ka].mesh.map(|m| &a.meshes[m]), b.skins[kb].mesh.map(|m| &b.meshes[m]));
+                let (ma, mb) = (a.skins[ka].mesh.map(|m| a.mesh(m)), b.skins[kb].mesh.map(|m| b.mesh(m)));
                 let (Some(ma), Some(mb)) = (ma, mb) else {
                     if ma.is_some() {
                         note(Change::Skins, format!("skin \"{}\" lost its mesh", a.skins[ka].name));
@@ -343,7 +343,9 @@ fn compare(a: &Document, b: &Document) -> (BTreeMap<Change, String>, Measured) {
         }
     }
     // Meshes no skin binds.
-    let free = |d: &Document| -> Vec<usize> { (0..d.meshes.len()).filter(|&m| !d.skins.iter().any(|s| s.mesh == Some(m))).collect() };
+    let free = |d: &Document| -> Vec<usize> {
+        (0..d.meshes.len()).filter(|&m| !d.skins.iter().any(|s| s.mesh.map(skelport_ir::MeshId::index) == Some(m))).collect()
+    };
     let (fa, fb) = (free(&a), free(&b));
     if fa.len() != fb.len() {
         note(Change::Meshes, format!("{} unskinned mesh(es) → {}", fa.len(), fb.len()));

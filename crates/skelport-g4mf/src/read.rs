@@ -686,7 +686,7 @@ fn read_document(
             let (im, sk_) = read_skinned_mesh(&ctx, mesh, mesh_i, skin, &to_doc, &slot_bone, &worlds, sk_index, diag)?;
             doc.meshes.push(im);
             let mut sk_ = sk_;
-            sk_.mesh = Some(doc.meshes.len() - 1);
+            sk_.mesh = Some(skelport_ir::MeshId::from_index(doc.meshes.len() - 1));
             doc.skins.push(sk_);
         }
         doc.skeletons.push(sk);
@@ -930,6 +930,15 @@ fn read_skinned_mesh(
         Vec::new()
     };
     let m = Mesh { name: name.clone(), positions, normals, uvs, faces, groups: Vec::new(), ext: Default::default() };
-    let s = Skin { name, skeleton, mesh: None, joints, inverse_bind, bind_shape: DMat4::IDENTITY, influences, ext: Default::default() };
+    let s = Skin {
+        name,
+        skeleton: skelport_ir::SkeletonId::from_index(skeleton),
+        mesh: None,
+        joints,
+        inverse_bind,
+        bind_shape: DMat4::IDENTITY,
+        influences,
+        ext: Default::default(),
+    };
     Ok((m, s))
 }

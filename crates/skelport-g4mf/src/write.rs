@@ -237,7 +237,8 @@ fn bind_attributes(
 /// Write `doc` as G4MF; `binary` picks `.g4b`.
 pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagnostics) -> Result<Output, G4mfError> {
     // G4MF meshes are written as skins of a skeleton: a mesh no skin binds is not written.
-    let skinned = |m: usize| doc.skins.iter().any(|s| s.mesh == Some(m) && s.skeleton < doc.skeletons.len());
+    let skinned =
+        |m: usize| doc.skins.iter().any(|s| s.mesh.map(skelport_ir::MeshId::index) == Some(m) && doc.get_skeleton(s.skeleton).is_some());
     let bones = doc.skeletons.iter().map(|s| s.bones.len()).sum::<usize>();
     if bones == 0 && !(0..doc.meshes.len()).any(skinned) {
         let what = if doc.meshes.is_empty() {
@@ -271,7 +272,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
     let (root_name, _) = names.take("Root", "Root", false);
 
     for (si, sk) in d.skeletons.iter().enumerate() {
-        let skins: Vec<usize> = (0..d.skins.len()).filter(|&k| d.skins[k].skeleton == si).collect();
+        let skins: Vec<usize> = (0..d.skins.len()).filter(|&k| d.skins[k].skeleton.index() == si).collect();
         let rest_world = sk.world_matrices();
         // Inverse binds usually come from float32 files: compare poses relative to the
         // skeleton's size (1e-6 of its extent, at least 1e-6), not absolutely.
@@ -422,7 +423,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
         let mut skel_children: Vec<usize> = roots.iter().map(|&r| node_of_bone[r]).collect();
         for &k in &skins {
             let s = &d.skins[k];
-            let Some(mesh) = s.mesh.and_then(|m| d.meshes.get(m)) else {
+            let Some(mesh) = d.mesh_of(s) else {
                 diag.loss("g4mf.skin-without-mesh", format!("skin \"{}\" has no mesh; G4MF keeps skins on meshes only", s.name));
                 continue;
             };
@@ -442,18 +443,8 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
             // Each vertex's Σ wⱼ·(restⱼ·IBMⱼ) / Σ wⱼ when the joints disagree (else `bake`): it moves
             // the vertex, and its linear part the vertex's normal.
             let vertex_matrix = |v: usize| -> DMat4 {
-                if !per_vertex || v >= s.influences.vertex_count() {
-                    return bake;
-                }
-                let (mut acc, mut total) = (DMat4::ZERO, 0.0);
-                for (j, w) in s.influences.vertex(v) {
-                    if let Some(m) = c_slot.get(j as usize) {
-                        acc += *m * w;
-                        total += w;
-                    }
-                }
-                if total > 0.0 {
-                    acc * (1.0 / total)
+                if per_vertex {
+                    s.blend_matrix(v, &c_slot).unwrap_or(bake)
                 } else {
                     bake
                 }
@@ -565,7 +556,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
         root_children.push(skel_node);
     }
     for (k, s) in d.skins.iter().enumerate() {
-        if s.skeleton >= d.skeletons.len() {
+        if d.get_skeleton(s.skeleton).is_none() {
             diag.loss("g4mf.skin", format!("skin {k} refers to a missing skeleton and is not written"));
         }
     }

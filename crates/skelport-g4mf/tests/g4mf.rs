@@ -33,9 +33,9 @@ fn rig(bind_differs: bool) -> Document {
     }
     d.skins.push(Skin {
         name: "skin".into(),
-        skeleton: 0,
-        mesh: Some(0),
-        joints: vec![BoneId(0), BoneId(1), BoneId(2)],
+        skeleton: skelport_ir::SkeletonId::new(0),
+        mesh: Some(skelport_ir::MeshId::new(0)),
+        joints: vec![BoneId::new(0), BoneId::new(1), BoneId::new(2)],
         inverse_bind: ibm,
         bind_shape: DMat4::IDENTITY,
         influences: Influences::from_lists((0..8).map(|v| match v % 3 {
@@ -71,7 +71,7 @@ fn heads(d: &Document) -> Vec<(String, DVec3)> {
 
 fn normalized(d: &Document) -> Vec<Vec<(String, f64)>> {
     let s = &d.skins[0];
-    let sk = &d.skeletons[s.skeleton];
+    let sk = d.skeleton(s.skeleton);
     let mut inf = s.influences.clone();
     inf.normalize();
     (0..inf.vertex_count())

@@ -10,7 +10,11 @@ use skelport_ir::{Bone, BoneId, DVec3, Diagnostics, Document, Format, Frame, Inp
 fn skeleton(name: &str, bones: &[&str]) -> Skeleton {
     let mut sk = Skeleton::new(name);
     for (i, b) in bones.iter().enumerate() {
-        sk.push(Bone::new(*b, (i > 0).then_some(BoneId(0)), Transform::from_rt(Default::default(), DVec3::new(0.0, i as f64 * 0.1, 0.0))));
+        sk.push(Bone::new(
+            *b,
+            (i > 0).then_some(BoneId::new(0)),
+            Transform::from_rt(Default::default(), DVec3::new(0.0, i as f64 * 0.1, 0.0)),
+        ));
     }
     sk
 }

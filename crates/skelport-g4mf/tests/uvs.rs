@@ -50,9 +50,9 @@ fn rig() -> Document {
     });
     d.skins.push(Skin {
         name: "skin".into(),
-        skeleton: 0,
-        mesh: Some(0),
-        joints: vec![BoneId(0), BoneId(1)],
+        skeleton: skelport_ir::SkeletonId::new(0),
+        mesh: Some(skelport_ir::MeshId::new(0)),
+        joints: vec![BoneId::new(0), BoneId::new(1)],
         inverse_bind: ibm,
         bind_shape: DMat4::IDENTITY,
         influences: Influences::from_lists((0..12).map(|v| vec![(0, 1.0 - v as f64 / 12.0), (1, v as f64 / 12.0)])),

@@ -361,8 +361,8 @@ impl Reader<'_> {
                 let world = doc.skeletons[sk].world_matrices()[bone.index()];
                 doc.skins.push(Skin {
                     name,
-                    skeleton: sk,
-                    mesh: Some(doc.meshes.len() - 1),
+                    skeleton: skelport_ir::SkeletonId::from_index(sk),
+                    mesh: Some(skelport_ir::MeshId::from_index(doc.meshes.len() - 1)),
                     joints: vec![bone],
                     inverse_bind: vec![world.inverse()],
                     bind_shape: DMat4::IDENTITY,
@@ -469,15 +469,12 @@ impl Reader<'_> {
         // World matrices in an order where parents come first (walk from the tops).
         let mut world = vec![DMat4::IDENTITY; n];
         let mut depth = vec![0usize; n];
-        let mut preorder = Vec::with_capacity(n);
-        let mut stack: Vec<usize> = (0..n).filter(|&i| parent[i].is_none()).collect();
-        while let Some(i) = stack.pop() {
-            preorder.push(i);
+        let preorder = skelport_ir::proc::preorder_from(&children, (0..n).filter(|&i| parent[i].is_none()));
+        for &i in &preorder {
             (world[i], depth[i]) = match parent[i] {
                 Some(p) => (world[p] * local[i], depth[p] + 1),
                 None => (local[i], 0),
             };
-            stack.extend(children[i].iter().copied());
         }
         Ok(Graph { parent, children, top, names, local, world, depth, preorder })
     }
@@ -663,11 +660,11 @@ impl Reader<'_> {
             doc.meshes.push(mesh);
             (Some(doc.meshes.len() - 1), infl)
         };
-        let ir_joints: Vec<BoneId> = joints.iter().map(|j| bone_of.get(j).copied().unwrap_or(BoneId(0))).collect();
+        let ir_joints: Vec<BoneId> = joints.iter().map(|j| bone_of.get(j).copied().unwrap_or(BoneId::new(0))).collect();
         doc.skins.push(Skin {
             name: skin_name,
-            skeleton: skeleton_index,
-            mesh: mesh_index,
+            skeleton: skelport_ir::SkeletonId::from_index(skeleton_index),
+            mesh: mesh_index.map(skelport_ir::MeshId::from_index),
             joints: ir_joints,
             inverse_bind: ibm,
             bind_shape: DMat4::IDENTITY,
@@ -694,16 +691,11 @@ impl Reader<'_> {
         // Bones: the subtree of the skin's `skeleton` node (or, without one, of the joints'
         // lowest common ancestor): the joints, the nodes between them, helper and end nodes.
         // Nodes carrying a mesh or camera (and what hangs below them) are not bones.
-        let mut in_set: HashSet<usize> = HashSet::new();
-        let mut stack = vec![skel_root];
-        while let Some(i) = stack.pop() {
+        let is_bone = |i: usize| {
             let node = &self.root.nodes[i];
-            if i != skel_root && !joint_set.contains(&i) && (node.mesh.is_some() || node.camera.is_some()) {
-                continue;
-            }
-            in_set.insert(i);
-            stack.extend(g.children[i].iter().copied());
-        }
+            joint_set.contains(&i) || (node.mesh.is_none() && node.camera.is_none())
+        };
+        let mut in_set: HashSet<usize> = skelport_ir::proc::preorder_where(&g.children, [skel_root], is_bone).into_iter().collect();
         for &j in joints {
             // A joint below a mesh node still belongs, with the nodes leading to it.
             let mut x = j;
@@ -722,14 +714,8 @@ impl Reader<'_> {
             in_set.remove(&lca);
             roots = g.children[lca].iter().copied().filter(|c| in_set.contains(c)).collect();
         }
-        let mut order: Vec<usize> = Vec::with_capacity(in_set.len());
-        let mut bone_of: HashMap<usize, BoneId> = HashMap::new();
-        stack = roots.iter().rev().copied().collect();
-        while let Some(i) = stack.pop() {
-            bone_of.insert(i, BoneId::from(order.len()));
-            order.push(i);
-            stack.extend(g.children[i].iter().rev().copied().filter(|c| in_set.contains(c)));
-        }
+        let order = skelport_ir::proc::preorder_where(&g.children, roots.iter().copied(), |c| in_set.contains(&c));
+        let bone_of: HashMap<usize, BoneId> = order.iter().enumerate().map(|(b, &i)| (i, BoneId::from_index(b))).collect();
         let mut sk = Skeleton::new(skin_extras.skeleton.clone().unwrap_or_else(|| skin_name.to_string()));
         sk.ext = skin_extras.skeleton_ext.clone();
         let mut mirrors: Vec<(usize, String)> = Vec::new();

@@ -258,20 +258,25 @@ pub(crate) fn write_edited(
             continue;
         }
         // (index in the document, skin): borrowed, not cloned (a skin holds all its weights).
-        let mut skins: Vec<(Option<usize>, std::borrow::Cow<'_, Skin>)> =
-            doc.skins.iter().enumerate().filter(|(_, s)| s.skeleton == si).map(|(k, s)| (Some(k), std::borrow::Cow::Borrowed(s))).collect();
+        let mut skins: Vec<(Option<usize>, std::borrow::Cow<'_, Skin>)> = doc
+            .skins
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.skeleton.index() == si)
+            .map(|(k, s)| (Some(k), std::borrow::Cow::Borrowed(s)))
+            .collect();
         if skins.is_empty() {
             // A rig without a skin: glTF only knows joints through skins, so make one (no mesh
             // uses it; the validator reports an unused object as information only).
-            let deform: Vec<BoneId> = (0..sk.bones.len()).filter(|&i| sk.bones[i].deform).map(BoneId::from).collect();
-            let joints = if deform.is_empty() { (0..sk.bones.len()).map(BoneId::from).collect() } else { deform };
+            let deform: Vec<BoneId> = (0..sk.bones.len()).filter(|&i| sk.bones[i].deform).map(BoneId::from_index).collect();
+            let joints = if deform.is_empty() { (0..sk.bones.len()).map(BoneId::from_index).collect() } else { deform };
             let world = sk.world_matrices();
             let inverse_bind = joints.iter().map(|j| world[j.index()].inverse()).collect();
             skins.push((
                 None,
                 std::borrow::Cow::Owned(Skin {
                     name: sk.name.clone(),
-                    skeleton: si,
+                    skeleton: skelport_ir::SkeletonId::from_index(si),
                     mesh: None,
                     joints,
                     inverse_bind,
@@ -399,7 +404,7 @@ pub(crate) fn write_edited(
                 sj["extras"] = e;
             }
             skins_json.push(sj);
-            match skin.mesh.and_then(|m| doc.meshes.get(m).map(|mesh| (m, mesh))) {
+            match skin.mesh.and_then(|m| doc.get_mesh(m).map(|mesh| (m.index(), mesh))) {
                 Some((mi, mesh)) => {
                     let e = match encoded.remove(&(mi, *doc_skin)) {
                         Some(e) => e?,
@@ -423,7 +428,7 @@ pub(crate) fn write_edited(
         }
     }
     for s in &doc.skins {
-        if s.skeleton >= doc.skeletons.len() {
+        if doc.get_skeleton(s.skeleton).is_none() {
             diag.loss("gltf.skin-bad-skeleton", format!("skin '{}' points at a missing skeleton; not written", s.name));
         }
     }
@@ -539,12 +544,12 @@ pub(crate) fn write_edited(
 
 /// Whether skin `s` is written as a glTF skin (it has joints, on a skeleton with bones).
 fn written(doc: &Document, s: &Skin) -> bool {
-    !s.joints.is_empty() && doc.skeletons.get(s.skeleton).is_some_and(|k| !k.bones.is_empty())
+    !s.joints.is_empty() && doc.get_skeleton(s.skeleton).is_some_and(|k| !k.bones.is_empty())
 }
 
 /// Whether a skin that is written binds mesh `mi` (a mesh no written skin binds is written alone).
 fn skinned(doc: &Document, mi: usize) -> bool {
-    doc.skins.iter().any(|s| s.mesh == Some(mi) && written(doc, s))
+    doc.skins.iter().any(|s| s.mesh.map(skelport_ir::MeshId::index) == Some(mi) && written(doc, s))
 }
 
 /// Whether the meshes are encoded ahead and the buffer assembled on every core: several meshes
@@ -561,7 +566,7 @@ type Ahead = std::collections::HashMap<(usize, Option<usize>), Result<Encoded, G
 fn encode_meshes_ahead(doc: &Document, opts: &WriteOptions) -> Ahead {
     let mut jobs: Vec<(usize, Option<usize>)> = Vec::new();
     for (k, s) in doc.skins.iter().enumerate() {
-        if let Some(mi) = s.mesh.filter(|&m| m < doc.meshes.len() && written(doc, s)) {
+        if let Some(mi) = s.mesh.map(skelport_ir::MeshId::index).filter(|&m| m < doc.meshes.len() && written(doc, s)) {
             jobs.push((mi, Some(k)));
         }
     }
@@ -904,7 +909,7 @@ fn encode_influences(
         );
     }
     if unbound > 0 {
-        let first = skin.joints.first().map(|j| j.0).unwrap_or(0);
+        let first = skin.joints.first().map(|j| j.raw()).unwrap_or(0);
         diag.loss(
             "gltf.unweighted-vertices",
             format!(

@@ -43,7 +43,7 @@ fn max_diff(a: &DMat4, b: &DMat4) -> f64 {
 fn assert_same_skins(a: &Document, b: &Document, what: &str) {
     assert_eq!(a.skins.len(), b.skins.len(), "{what}: skin count");
     for (sa, sb) in a.skins.iter().zip(&b.skins) {
-        let (ka, kb) = (&a.skeletons[sa.skeleton], &b.skeletons[sb.skeleton]);
+        let (ka, kb) = (a.skeleton(sa.skeleton), b.skeleton(sb.skeleton));
         assert_eq!(sa.joints.len(), sb.joints.len(), "{what}: joint count");
         let (wa, wb) = (ka.world_matrices(), kb.world_matrices());
         for (ja, jb) in sa.joints.iter().zip(&sb.joints) {
@@ -73,11 +73,11 @@ fn assert_same_skins(a: &Document, b: &Document, what: &str) {
         }
         match (sa.mesh, sb.mesh) {
             (Some(ma), Some(mb)) => {
-                let (pa, pb) = (&a.meshes[ma].positions, &b.meshes[mb].positions);
+                let (pa, pb) = (&a.mesh(ma).positions, &b.mesh(mb).positions);
                 assert_eq!(pa.len(), pb.len());
                 let d = pa.iter().zip(pb).map(|(x, y)| (*x - *y).length()).fold(0.0, f64::max);
                 assert!(d < 1e-5, "{what}: positions differ by {d}");
-                assert_eq!(a.meshes[ma].faces.triangulate().len(), b.meshes[mb].faces.triangulate().len(), "{what}: triangles");
+                assert_eq!(a.mesh(ma).faces.triangulate().len(), b.mesh(mb).faces.triangulate().len(), "{what}: triangles");
             }
             (None, None) => {}
             _ => panic!("{what}: mesh presence differs"),

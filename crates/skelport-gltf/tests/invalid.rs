@@ -70,5 +70,5 @@ fn a_very_deep_chain_reads_in_linear_time() {
     let json = format!(r#"{{"asset":{{"version":"2.0"}},"nodes":[{nodes}],"skins":[{{"joints":[{}]}}]}}"#, joints.join(","));
     let (doc, _) = read(&json).unwrap();
     assert_eq!(doc.skeletons[0].bones.len(), n);
-    assert_eq!(doc.skeletons[0].bones[n - 1].parent, Some(skelport_ir::BoneId((n - 2) as u32)));
+    assert_eq!(doc.skeletons[0].bones[n - 1].parent, Some(skelport_ir::BoneId::from_index(n - 2)));
 }

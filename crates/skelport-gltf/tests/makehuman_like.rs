@@ -56,7 +56,7 @@ fn body() -> Option<Document> {
         let (head, tail) = (v3(&b["head"]["default_position"]), v3(&b["tail"]["default_position"]));
         let (rot, len) = bone_from_head_tail(head, tail, b["roll"].as_f64().unwrap_or(0.0));
         world.push(Transform::from_rt(rot, head));
-        let parent = b["parent"].as_str().and_then(|p| index.get(p)).map(|&p| BoneId(p as u32));
+        let parent = b["parent"].as_str().and_then(|p| index.get(p)).map(|&p| BoneId::from_index(p));
         let mut bone = Bone::new(n.as_str(), parent, Transform::IDENTITY);
         bone.length = Some(len);
         bone.roll = b["roll"].as_f64();
@@ -74,7 +74,7 @@ fn body() -> Option<Document> {
     let world: Vec<DMat4> = sk.world_matrices();
     let (positions, faces) = parse_obj(&obj);
     let nv = positions.len();
-    let joints: Vec<BoneId> = (0..sk.bones.len()).map(BoneId::from).collect();
+    let joints: Vec<BoneId> = (0..sk.bones.len()).map(BoneId::from_index).collect();
     let slot_of_name: HashMap<String, u32> = sk.bones.iter().enumerate().map(|(i, b)| (b.name.clone(), i as u32)).collect();
     let mut triples = Vec::new();
     for (bone, list) in weights["weights"].as_object().unwrap() {
@@ -87,8 +87,8 @@ fn body() -> Option<Document> {
     doc.meshes.push(Mesh { name: "body".into(), positions, faces, ..Default::default() });
     doc.skins.push(Skin {
         name: "body".into(),
-        skeleton: 0,
-        mesh: Some(0),
+        skeleton: skelport_ir::SkeletonId::new(0),
+        mesh: Some(skelport_ir::MeshId::new(0)),
         joints,
         inverse_bind: world.iter().map(|m| m.inverse()).collect(),
         bind_shape: DMat4::IDENTITY,

@@ -10,7 +10,7 @@ use skelport_ir::{ReadOptions, Severity, Skeleton, Skin, Transform, WriteOptions
 fn skeleton(name: &str, bones: &[(&str, Option<u32>)]) -> Skeleton {
     let mut sk = Skeleton::new(name);
     for (i, (b, p)) in bones.iter().enumerate() {
-        sk.push(Bone::new(*b, p.map(BoneId), Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 0.1 * i as f64, 0.0))));
+        sk.push(Bone::new(*b, p.map(BoneId::new), Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 0.1 * i as f64, 0.0))));
     }
     sk
 }
@@ -26,9 +26,9 @@ fn skinned(doc: &mut Document, sk: usize, mesh_name: &str) {
     });
     doc.skins.push(Skin {
         name: format!("skin{sk}"),
-        skeleton: sk,
-        mesh: Some(doc.meshes.len() - 1),
-        joints: (0..n).map(BoneId::from).collect(),
+        skeleton: skelport_ir::SkeletonId::from_index(sk),
+        mesh: Some(skelport_ir::MeshId::from_index(doc.meshes.len() - 1)),
+        joints: (0..n).map(BoneId::from_index).collect(),
         inverse_bind: world.iter().map(|m| m.inverse()).collect(),
         bind_shape: DMat4::IDENTITY,
         influences: Influences::from_lists(vec![vec![(0, 1.0)]; 3]),

@@ -29,14 +29,14 @@ fn random_doc(r: &mut Rng) -> Document {
     let mut sk = Skeleton::new("rig");
     let nb = 1 + r.below(40);
     for i in 0..nb {
-        let parent = if i == 0 || r.below(10) == 0 { None } else { Some(BoneId(r.below(i) as u32)) };
+        let parent = if i == 0 || r.below(10) == 0 { None } else { Some(BoneId::from_index(r.below(i))) };
         let rot = DQuat::from_euler(glam::EulerRot::XYZ, r.f() * 6.0, r.f() * 6.0, r.f() * 6.0);
         let mut b = Bone::new(format!("b{i} \"x\""), parent, Transform::from_rt(rot, DVec3::new(r.f() - 0.5, r.f(), r.f() - 0.5)));
         b.deform = r.below(5) != 0 || i == 0;
         sk.push(b);
     }
     let world = sk.world_matrices();
-    let joints: Vec<BoneId> = (0..nb).filter(|&i| sk.bones[i].deform).map(BoneId::from).collect();
+    let joints: Vec<BoneId> = (0..nb).filter(|&i| sk.bones[i].deform).map(BoneId::from_index).collect();
     let inverse_bind = joints.iter().map(|j| (DMat4::from_translation(DVec3::splat(r.f() * 0.01)) * world[j.index()]).inverse()).collect();
     doc.skeletons.push(sk);
     let nv = 3 + r.below(50);
@@ -60,8 +60,8 @@ fn random_doc(r: &mut Rng) -> Document {
         .collect();
     doc.skins.push(Skin {
         name: "s".into(),
-        skeleton: 0,
-        mesh: Some(0),
+        skeleton: skelport_ir::SkeletonId::new(0),
+        mesh: Some(skelport_ir::MeshId::new(0)),
         joints,
         inverse_bind,
         bind_shape: DMat4::IDENTITY,

@@ -10,7 +10,7 @@ use skelport_ir::{
 };
 
 fn bone(name: &str, parent: Option<u32>, t: [f64; 3], rot: DQuat) -> Bone {
-    Bone::new(name, parent.map(BoneId), Transform::from_rt(rot, DVec3::from_array(t)))
+    Bone::new(name, parent.map(BoneId::new), Transform::from_rt(rot, DVec3::from_array(t)))
 }
 
 fn rig(extra_joints: usize) -> Document {
@@ -35,15 +35,15 @@ fn rig(extra_joints: usize) -> Document {
     sk.push(bone("head", Some(3), [0.0, 0.15, 0.0], DQuat::from_rotation_y(0.2)));
     sk.push(bone("upperarm.L", Some(2), [0.15, 0.2, 0.0], DQuat::from_rotation_z(-1.4)));
     sk.push(bone("upperarm.R", Some(2), [-0.15, 0.2, 0.0], DQuat::from_rotation_z(1.4)));
-    sk.bones[5].mirror = Some(BoneId(6));
-    sk.bones[6].mirror = Some(BoneId(5));
+    sk.bones[5].mirror = Some(BoneId::new(6));
+    sk.bones[6].mirror = Some(BoneId::new(5));
     // A second root that is not a joint (an IK target), so a common root node is needed.
     sk.push(Bone { deform: false, ..bone("ik_foot.L", None, [0.1, 0.0, 0.0], DQuat::IDENTITY) });
     for k in 0..extra_joints {
         sk.push(bone(&format!("extra{k}"), Some(4), [0.0, 0.001 * k as f64, 0.0], DQuat::IDENTITY));
     }
     let world = sk.world_matrices();
-    let joints: Vec<BoneId> = (0..sk.bones.len()).filter(|&i| sk.bones[i].deform).map(BoneId::from).collect();
+    let joints: Vec<BoneId> = (0..sk.bones.len()).filter(|&i| sk.bones[i].deform).map(BoneId::from_index).collect();
     // Bind pose ≠ rest pose: the body was bound 2 cm lower.
     let inverse_bind = joints.iter().map(|j| (DMat4::from_translation(DVec3::new(0.0, 0.0, -0.02)) * world[j.index()]).inverse()).collect();
     doc.skeletons.push(sk);
@@ -76,8 +76,8 @@ fn rig(extra_joints: usize) -> Document {
         .collect();
     doc.skins.push(Skin {
         name: "body_skin".into(),
-        skeleton: 0,
-        mesh: Some(0),
+        skeleton: skelport_ir::SkeletonId::new(0),
+        mesh: Some(skelport_ir::MeshId::new(0)),
         joints,
         inverse_bind,
         bind_shape: DMat4::IDENTITY,
@@ -148,7 +148,7 @@ fn blender_rig_round_trips_through_gltf_and_glb() {
             assert!(max_diff(ma, mb) < 1e-6);
         }
         // Quads were triangulated; positions came back.
-        let mb = &back.meshes[sb.mesh.unwrap()];
+        let mb = back.mesh(sb.mesh.unwrap());
         assert_eq!(mb.faces.counts, vec![3; 12]);
         let d = doc.meshes[0].positions.iter().zip(&mb.positions).map(|(p, q)| (*p - *q).length()).fold(0.0, f64::max);
         assert!(d < 1e-6);
@@ -165,7 +165,7 @@ fn blender_rig_round_trips_through_gltf_and_glb() {
         }
         // The rig without a skin comes back as a skeleton with a mesh-less skin.
         assert_eq!(names(&back.skeletons[1]), vec!["prop_root", "prop_tip"]);
-        assert!(back.skins.iter().any(|s| s.skeleton == 1 && s.mesh.is_none()));
+        assert!(back.skins.iter().any(|s| s.skeleton.index() == 1 && s.mesh.is_none()));
     }
 }
 
@@ -351,9 +351,9 @@ fn non_joint_root_gets_an_identity_node_above_it() {
     let world = sk.world_matrices();
     doc.skins.push(Skin {
         name: "turned-skin".into(),
-        skeleton: 0,
+        skeleton: skelport_ir::SkeletonId::new(0),
         mesh: None,
-        joints: vec![BoneId(1)],
+        joints: vec![BoneId::new(1)],
         inverse_bind: vec![world[1].inverse()],
         bind_shape: DMat4::IDENTITY,
         influences: Influences::default(),

@@ -24,7 +24,7 @@ fn skinned(n: usize, faces: Faces, uv: Vec<DVec2>, normals: Vec<DVec3>) -> Docum
     let mut doc = Document::new(Frame::GLTF);
     let mut sk = Skeleton::new("s");
     sk.push(skelport_ir::Bone::new("a", None, Transform::IDENTITY));
-    sk.push(skelport_ir::Bone::new("b", Some(BoneId(0)), Transform::from_rt(Default::default(), DVec3::Y)));
+    sk.push(skelport_ir::Bone::new("b", Some(BoneId::new(0)), Transform::from_rt(Default::default(), DVec3::Y)));
     let inverse_bind = sk.world_matrices().iter().map(DMat4::inverse).collect();
     doc.skeletons.push(sk);
     let positions = (0..n).map(|i| DVec3::new((i % 7) as f64, (i * i % 5) as f64 * 0.1, (i / 7) as f64)).collect();
@@ -40,9 +40,9 @@ fn skinned(n: usize, faces: Faces, uv: Vec<DVec2>, normals: Vec<DVec3>) -> Docum
     let lists = (0..n).map(|v| vec![(0u32, 0.25 + (v % 3) as f64 * 0.25), (1, 0.75 - (v % 3) as f64 * 0.25)]);
     doc.skins.push(Skin {
         name: "k".into(),
-        skeleton: 0,
-        mesh: Some(0),
-        joints: vec![BoneId(0), BoneId(1)],
+        skeleton: skelport_ir::SkeletonId::new(0),
+        mesh: Some(skelport_ir::MeshId::new(0)),
+        joints: vec![BoneId::new(0), BoneId::new(1)],
         inverse_bind,
         bind_shape: DMat4::IDENTITY,
         influences: Influences::from_lists(lists),

@@ -14,7 +14,7 @@ fn written() -> Value {
     let mut doc = Document::new(Frame::GLTF);
     let mut sk = Skeleton::new("rig");
     sk.push(Bone::new("hips", None, Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 1.0, 0.0))));
-    sk.push(Bone::new("spine", Some(BoneId(0)), Transform::from_rt(DQuat::from_rotation_z(0.3), DVec3::new(0.0, 0.5, 0.0))));
+    sk.push(Bone::new("spine", Some(BoneId::new(0)), Transform::from_rt(DQuat::from_rotation_z(0.3), DVec3::new(0.0, 0.5, 0.0))));
     let ib = sk.world_matrices().iter().map(|m| m.inverse()).collect();
     doc.skeletons.push(sk);
     let positions = vec![DVec3::new(0.0, 1.0, 0.0), DVec3::new(0.2, 1.2, 0.0), DVec3::new(0.0, 1.6, 0.1)];
@@ -26,9 +26,9 @@ fn written() -> Value {
     });
     doc.skins.push(Skin {
         name: "body".into(),
-        skeleton: 0,
-        mesh: Some(0),
-        joints: vec![BoneId(0), BoneId(1)],
+        skeleton: skelport_ir::SkeletonId::new(0),
+        mesh: Some(skelport_ir::MeshId::new(0)),
+        joints: vec![BoneId::new(0), BoneId::new(1)],
         inverse_bind: ib,
         bind_shape: DMat4::IDENTITY,
         influences: Influences::from_lists(vec![vec![(0, 1.0)], vec![(0, 0.5), (1, 0.5)], vec![(1, 1.0)]]),
@@ -162,7 +162,7 @@ fn unskinned_mesh_nodes_are_read_at_their_place() {
     v["scenes"][0]["nodes"].as_array_mut().unwrap().push(json!(n));
     let (doc, diag) = read(&v).unwrap();
     assert_eq!(doc.meshes.len(), 2, "{:?}", diag.items);
-    assert!(doc.skins.iter().all(|s| s.mesh != Some(1)));
+    assert!(doc.skins.iter().all(|s| s.mesh != Some(skelport_ir::MeshId::new(1))));
     let (a, b) = (&plain.meshes[0], &doc.meshes[1]);
     for (p, q) in a.positions.iter().zip(&b.positions) {
         assert_eq!(*q, DVec3::new(-p.x, p.y + 1.0, p.z));
@@ -183,7 +183,7 @@ fn a_mesh_node_below_a_bone_moves_with_it() {
     let (doc, diag) = read(&v).unwrap();
     assert!(diag.items.iter().any(|d| d.code == "gltf.mesh-on-bone" && d.severity == skelport_ir::Severity::Info), "{:?}", diag.items);
     let rigid = doc.skins.iter().find(|s| s.name == "body" && s.joints.len() == 1).expect("a rigid skin");
-    let sk = &doc.skeletons[rigid.skeleton];
+    let sk = doc.skeleton(rigid.skeleton);
     assert_eq!(sk.bones[rigid.joints[0].index()].name, "spine");
     // Posed, the hat turns with the spine as one rigid piece.
     let pose: skelport_ir::pose::Pose = [("spine".to_string(), DQuat::from_rotation_x(0.5))].into_iter().collect();

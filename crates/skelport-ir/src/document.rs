@@ -7,24 +7,96 @@ use crate::skin::Skin;
 use glam::{DMat4, DQuat, DVec2, DVec3};
 use serde::{Deserialize, Serialize};
 
-/// A typed index of a bone inside its [`Skeleton`]'s `bones` array.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct BoneId(pub u32);
+/// An index that does not fit a 32-bit id (more than `u32::MAX` bones, skeletons or meshes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("index {0} does not fit a 32-bit id")]
+pub struct IdOverflow(pub usize);
 
-impl BoneId {
-    /// The index into `Skeleton::bones`.
-    #[inline]
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
+/// Defines a typed `u32` index into one of the document's arrays. The field is private: ids
+/// are made with `new` (from a `u32`), `TryFrom<usize>` (checked), or `from_index` (a position
+/// in an array that a limit already keeps below `u32::MAX`, see its docs). Serialized as the bare
+/// number (`serde(transparent)`), so the IR JSON is the same as with a plain integer.
+macro_rules! typed_id {
+    ($(#[$doc:meta])* $name:ident, $array:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(u32);
+
+        impl $name {
+            #[doc = concat!("The id of position `raw` in ", $array, ".")]
+            #[inline]
+            pub const fn new(raw: u32) -> Self {
+                $name(raw)
+            }
+
+            #[doc = concat!("The id of position `i` in ", $array, ".")]
+            ///
+            /// # Panics
+            /// When `i > u32::MAX`. Only call it with a position in an array that exists in
+            /// memory: every reader makes at least one input byte per element, and inputs are
+            /// limited to 1 GiB (`MAX_INPUT_BYTES`, docs/limits.md), far below 2³² elements. For
+            /// a count from elsewhere use `TryFrom<usize>`.
+            #[inline]
+            #[track_caller]
+            pub fn from_index(i: usize) -> Self {
+                match Self::try_from(i) {
+                    Ok(id) => id,
+                    Err(e) => panic!("{}: {e}", stringify!($name)),
+                }
+            }
+
+            #[doc = concat!("The position in ", $array, ".")]
+            #[inline]
+            pub const fn index(self) -> usize {
+                self.0 as usize
+            }
+
+            /// The id as its `u32`.
+            #[inline]
+            pub const fn raw(self) -> u32 {
+                self.0
+            }
+        }
+
+        impl TryFrom<usize> for $name {
+            type Error = IdOverflow;
+            #[inline]
+            fn try_from(i: usize) -> Result<Self, IdOverflow> {
+                u32::try_from(i).map($name).map_err(|_| IdOverflow(i))
+            }
+        }
+
+        impl From<u32> for $name {
+            #[inline]
+            fn from(raw: u32) -> Self {
+                $name(raw)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+    };
 }
 
-impl From<usize> for BoneId {
-    fn from(i: usize) -> Self {
-        BoneId(i as u32)
-    }
-}
+typed_id!(
+    /// A typed index of a bone inside its [`Skeleton`]'s `bones` array.
+    BoneId,
+    "`Skeleton::bones`"
+);
+typed_id!(
+    /// A typed index of a skeleton in [`Document::skeletons`].
+    SkeletonId,
+    "`Document::skeletons`"
+);
+typed_id!(
+    /// A typed index of a mesh in [`Document::meshes`].
+    MeshId,
+    "`Document::meshes`"
+);
 
 /// Translation, rotation (unit quaternion x,y,z,w) and scale, applied scale → rotate → translate.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -147,7 +219,7 @@ impl Skeleton {
     /// Append a bone and return its id. The caller keeps parents before children.
     pub fn push(&mut self, bone: Bone) -> BoneId {
         self.bones.push(bone);
-        BoneId((self.bones.len() - 1) as u32)
+        BoneId::from_index(self.bones.len() - 1)
     }
 
     /// The bone with this id.
@@ -157,12 +229,12 @@ impl Skeleton {
 
     /// Find a bone by exact name (linear scan; build a map for repeated look-ups).
     pub fn find(&self, name: &str) -> Option<BoneId> {
-        self.bones.iter().position(|b| b.name == name).map(BoneId::from)
+        self.bones.iter().position(|b| b.name == name).map(BoneId::from_index)
     }
 
     /// Name → id map.
     pub fn name_map(&self) -> std::collections::HashMap<&str, BoneId> {
-        self.bones.iter().enumerate().map(|(i, b)| (b.name.as_str(), BoneId::from(i))).collect()
+        self.bones.iter().enumerate().map(|(i, b)| (b.name.as_str(), BoneId::from_index(i))).collect()
     }
 
     /// World (document-space) rest matrices of every bone, computed in one pass in array order.
@@ -214,7 +286,7 @@ impl Skeleton {
         for (i, b) in self.bones.iter().enumerate() {
             if let Some(p) = b.parent {
                 if p.index() < self.bones.len() {
-                    ch[p.index()].push(BoneId::from(i));
+                    ch[p.index()].push(BoneId::from_index(i));
                 }
             }
         }
@@ -262,8 +334,8 @@ impl Skeleton {
         let mut bones: Vec<Bone> = Vec::with_capacity(n);
         for &o in &order {
             let mut b = std::mem::replace(&mut old[o], Bone::new("", None, Transform::IDENTITY));
-            b.parent = b.parent.filter(|p| p.index() < n).map(|p| BoneId(new_of_old[p.index()]));
-            b.mirror = b.mirror.filter(|p| p.index() < n).map(|p| BoneId(new_of_old[p.index()]));
+            b.parent = b.parent.filter(|p| p.index() < n).map(|p| BoneId::new(new_of_old[p.index()]));
+            b.mirror = b.mirror.filter(|p| p.index() < n).map(|p| BoneId::new(new_of_old[p.index()]));
             bones.push(b);
         }
         self.bones = bones;
@@ -406,7 +478,10 @@ pub struct Mesh {
 }
 
 /// A whole document: what a reader produces and a writer consumes.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+///
+/// There is no `Default`: a document's frame says how to read every number in it, so whoever
+/// makes one names it ([`Document::new`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Document {
     /// The coordinate frame of every position, rotation and matrix in the document.
     pub frame: Frame,
@@ -426,6 +501,98 @@ pub struct Document {
 impl Document {
     /// An empty document in the given frame.
     pub fn new(frame: Frame) -> Self {
-        Document { frame, ..Default::default() }
+        Document { frame, skeletons: Vec::new(), meshes: Vec::new(), skins: Vec::new(), source_format: None, ext: Extensions::default() }
+    }
+
+    /// The skeleton with this id. Panics when it is out of range (a document that
+    /// [`crate::validate::validate`] accepted has every skin's skeleton in range).
+    pub fn skeleton(&self, id: SkeletonId) -> &Skeleton {
+        &self.skeletons[id.index()]
+    }
+
+    /// The skeleton with this id, or `None` when it is out of range.
+    pub fn get_skeleton(&self, id: SkeletonId) -> Option<&Skeleton> {
+        self.skeletons.get(id.index())
+    }
+
+    /// The skeleton with this id, mutably. Panics when it is out of range.
+    pub fn skeleton_mut(&mut self, id: SkeletonId) -> &mut Skeleton {
+        &mut self.skeletons[id.index()]
+    }
+
+    /// The mesh with this id. Panics when it is out of range (as for skeletons).
+    pub fn mesh(&self, id: MeshId) -> &Mesh {
+        &self.meshes[id.index()]
+    }
+
+    /// The mesh with this id, or `None` when it is out of range.
+    pub fn get_mesh(&self, id: MeshId) -> Option<&Mesh> {
+        self.meshes.get(id.index())
+    }
+
+    /// A skin's mesh: `None` when the skin has none or its id is out of range.
+    pub fn mesh_of(&self, skin: &Skin) -> Option<&Mesh> {
+        skin.mesh.and_then(|m| self.get_mesh(m))
+    }
+
+    /// The ids of every skeleton, in order.
+    pub fn skeleton_ids(&self) -> impl Iterator<Item = SkeletonId> + '_ {
+        (0..self.skeletons.len()).map(SkeletonId::from_index)
+    }
+
+    /// The skins bound to skeleton `id`.
+    pub fn skins_of(&self, id: SkeletonId) -> impl Iterator<Item = &Skin> + '_ {
+        self.skins.iter().filter(move |s| s.skeleton == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_checked_and_serialize_as_bare_numbers() {
+        assert_eq!(BoneId::try_from(7usize), Ok(BoneId::new(7)));
+        assert_eq!(SkeletonId::from_index(3).index(), 3);
+        assert_eq!(MeshId::new(u32::MAX).raw(), u32::MAX);
+        #[cfg(target_pointer_width = "64")]
+        assert_eq!(BoneId::try_from(1usize << 32), Err(IdOverflow(1 << 32)), "no silent truncation to 0");
+        // The IR JSON holds plain integers, as it did when these were `usize`/`u32`.
+        assert_eq!(serde_json::to_string(&(BoneId::new(5), SkeletonId::new(1), Some(MeshId::new(2)))).unwrap(), "[5,1,2]");
+        let back: (BoneId, SkeletonId, MeshId) = serde_json::from_str("[5,1,2]").unwrap();
+        assert_eq!(back, (BoneId::new(5), SkeletonId::new(1), MeshId::new(2)));
+        assert!(serde_json::from_str::<SkeletonId>("4294967296").is_err());
+    }
+
+    #[test]
+    #[should_panic(expected = "MeshId")]
+    #[cfg(target_pointer_width = "64")]
+    fn from_index_panics_past_u32() {
+        let _ = MeshId::from_index(1usize << 32);
+    }
+
+    #[test]
+    fn accessors_follow_the_ids() {
+        let mut d = Document::new(crate::Frame::BLENDER);
+        d.skeletons.push(Skeleton::new("a"));
+        d.skeletons.push(Skeleton::new("b"));
+        d.meshes.push(Mesh { name: "m".into(), ..Default::default() });
+        let skin = Skin {
+            name: "s".into(),
+            skeleton: SkeletonId::new(1),
+            mesh: Some(MeshId::new(0)),
+            joints: Vec::new(),
+            inverse_bind: Vec::new(),
+            bind_shape: DMat4::IDENTITY,
+            influences: Default::default(),
+            ext: Default::default(),
+        };
+        d.skins.push(skin.clone());
+        assert_eq!(d.skeleton(skin.skeleton).name, "b");
+        assert_eq!(d.mesh_of(&skin).map(|m| m.name.as_str()), Some("m"));
+        assert!(d.get_skeleton(SkeletonId::new(2)).is_none() && d.get_mesh(MeshId::new(1)).is_none());
+        assert_eq!(d.skins_of(SkeletonId::new(1)).count(), 1);
+        assert_eq!(d.skins_of(SkeletonId::new(0)).count(), 0);
+        assert_eq!(d.skeleton_ids().collect::<Vec<_>>(), [SkeletonId::new(0), SkeletonId::new(1)]);
     }
 }

@@ -64,19 +64,13 @@ pub enum Handedness {
     Left,
 }
 
-/// A document's coordinate frame.
+/// A document's coordinate frame. There is no `Default`: a reader names its format's frame.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Frame {
     pub up: Axis,
     pub forward: Axis,
     pub handedness: Handedness,
     pub metres_per_unit: f64,
-}
-
-impl Default for Frame {
-    fn default() -> Self {
-        Frame::GLTF
-    }
 }
 
 /// Why two axes do not make a frame.

@@ -63,7 +63,9 @@ pub mod xml;
 
 pub use anchor::{Anchor, AnchorStrategy, BoneAnchors};
 pub use budget::{Budget, BudgetError};
-pub use document::{Attribute, Bone, BoneId, Document, Faces, Mesh, Normals, Skeleton, Transform, UvSet, Uvs, VertexGroup};
+pub use document::{
+    Attribute, Bone, BoneId, Document, Faces, IdOverflow, Mesh, MeshId, Normals, Skeleton, SkeletonId, Transform, UvSet, Uvs, VertexGroup,
+};
 pub use ext::{Extension, Extensions};
 pub use format::{
     place_of, with_hint, Diagnostic, Diagnostics, Format, FormatError, Holds, InMemoryFile, Input, InputKind, InputRole, Output,

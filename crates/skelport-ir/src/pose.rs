@@ -96,11 +96,11 @@ pub fn in_report_frame(doc: &Document) -> std::borrow::Cow<'_, Document> {
 
 fn deform_in_place(d: &Document, skin: usize, pose: &Pose) -> Vec<DVec3> {
     let Some(s) = d.skins.get(skin) else { return Vec::new() };
-    let Some(sk) = d.skeletons.get(s.skeleton) else { return Vec::new() };
+    let Some(sk) = d.get_skeleton(s.skeleton) else { return Vec::new() };
     let posed = posed_worlds(sk, pose);
     let joint_mats: Vec<DMat4> =
         s.joints.iter().zip(&s.inverse_bind).map(|(j, ibm)| posed.get(j.index()).copied().unwrap_or(DMat4::IDENTITY) * *ibm).collect();
-    let positions: Vec<DVec3> = match s.mesh.and_then(|m| d.meshes.get(m)) {
+    let positions: Vec<DVec3> = match d.mesh_of(s) {
         Some(m) => m.positions.clone(),
         None => return Vec::new(),
     };
@@ -144,7 +144,11 @@ mod tests {
         // A vertical chain; the second bone's local axes are twisted differently per variant.
         let mut sk = Skeleton::new("s");
         sk.push(Bone::new("a", None, Transform::from_rt(local_twist, DVec3::ZERO)));
-        sk.push(Bone::new("b", Some(BoneId(0)), Transform::from_rt(DQuat::IDENTITY, local_twist.inverse() * DVec3::new(0.0, 1.0, 0.0))));
+        sk.push(Bone::new(
+            "b",
+            Some(BoneId::new(0)),
+            Transform::from_rt(DQuat::IDENTITY, local_twist.inverse() * DVec3::new(0.0, 1.0, 0.0)),
+        ));
         let w = sk.world_matrices();
         let mut d = Document::new(frame);
         d.meshes.push(Mesh {
@@ -154,9 +158,9 @@ mod tests {
         });
         d.skins.push(Skin {
             name: "k".into(),
-            skeleton: 0,
-            mesh: Some(0),
-            joints: vec![BoneId(0), BoneId(1)],
+            skeleton: crate::SkeletonId::new(0),
+            mesh: Some(crate::MeshId::new(0)),
+            joints: vec![BoneId::new(0), BoneId::new(1)],
             inverse_bind: w.iter().map(|m| m.inverse()).collect(),
             bind_shape: DMat4::IDENTITY,
             influences: Influences::from_lists(vec![vec![(0, 1.0)], vec![(0, 0.3), (1, 0.7)]]),

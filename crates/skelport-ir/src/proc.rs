@@ -23,14 +23,47 @@ pub fn children_of(parents: &[Option<usize>]) -> Vec<Vec<usize>> {
 /// Depth-first pre-order of the nodes under `roots` (in that order), children in index order:
 /// every parent before its children. Iterative, so a 65,535-deep chain is fine.
 pub fn preorder_from(children: &[Vec<usize>], roots: impl IntoIterator<Item = usize>) -> Vec<usize> {
+    preorder_where(children, roots, |_| true)
+}
+
+/// Depth-first pre-order of the nodes under `roots` (in that order), children in list order,
+/// entering a child only when `keep(child)` holds (the roots are always entered; a child not
+/// kept is skipped with everything below it). Iterative.
+pub fn preorder_where(children: &[Vec<usize>], roots: impl IntoIterator<Item = usize>, keep: impl Fn(usize) -> bool) -> Vec<usize> {
     let mut order = Vec::with_capacity(children.len());
     let mut stack: Vec<usize> = roots.into_iter().collect();
     stack.reverse();
     while let Some(i) = stack.pop() {
         order.push(i);
-        stack.extend(children[i].iter().rev().copied());
+        stack.extend(children[i].iter().rev().copied().filter(|&c| keep(c)));
     }
     order
+}
+
+/// One step of [`walk_from`]: a node is entered before its children and left after them, with
+/// its depth (roots 0). Writers of nested formats (a Collada `<node>` tree) open on `Enter` and
+/// close on `Leave`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Entering `node` at `depth`; its children follow.
+    Enter { node: usize, depth: usize },
+    /// Leaving `node` (at `depth`): all its children were entered and left.
+    Leave { node: usize, depth: usize },
+}
+
+/// Walk the trees under `roots` (in that order) depth first, children in list order, calling
+/// `visit` on entering and on leaving each node: the `Enter` steps are [`preorder_from`]'s order.
+/// Iterative (an explicit stack), so a 65,535-deep chain is fine.
+pub fn walk_from(children: &[Vec<usize>], roots: impl IntoIterator<Item = usize>, mut visit: impl FnMut(Step)) {
+    let mut stack: Vec<Step> = roots.into_iter().map(|r| Step::Enter { node: r, depth: 0 }).collect();
+    stack.reverse();
+    while let Some(step) = stack.pop() {
+        visit(step);
+        if let Step::Enter { node, depth } = step {
+            stack.push(Step::Leave { node, depth });
+            stack.extend(children[node].iter().rev().map(|&c| Step::Enter { node: c, depth: depth + 1 }));
+        }
+    }
 }
 
 /// Every node of a parent array parents first: a depth-first pre-order from the roots (nodes
@@ -367,7 +400,7 @@ pub fn report_skeletons(doc: &Document) -> Vec<ReportSkeleton> {
             ext: Default::default(),
         })
         .collect();
-    let mut d = Document { frame: doc.frame, skeletons: doc.skeletons.clone(), skins, ..Default::default() };
+    let mut d = Document { skeletons: doc.skeletons.clone(), skins, ..Document::new(doc.frame) };
     d.convert_frame(Frame::REPORT);
     d.skeletons
         .iter()
@@ -376,7 +409,7 @@ pub fn report_skeletons(doc: &Document) -> Vec<ReportSkeleton> {
             let world = sk.world_transforms();
             let tails = tails(sk, &world, 1.0);
             let mut bind: Vec<Option<DMat4>> = vec![None; sk.bones.len()];
-            for s in d.skins.iter().filter(|s| s.skeleton == si) {
+            for s in d.skins.iter().filter(|s| s.skeleton.index() == si) {
                 for (j, ibm) in s.joints.iter().zip(&s.inverse_bind) {
                     if let Some(slot @ None) = bind.get_mut(j.index()) {
                         let m = ibm.inverse();
@@ -418,6 +451,45 @@ mod tests {
     use super::*;
 
     #[test]
+    fn walk_enters_in_preorder_and_leaves_after_the_children() {
+        // 0 ← 2 ← 1, 3 a root, 4 under 0.
+        let children = children_of(&[None, Some(2), Some(0), None, Some(0)]);
+        let mut steps = Vec::new();
+        walk_from(&children, [0, 3], |s| steps.push(s));
+        use Step::{Enter as E, Leave as L};
+        assert_eq!(
+            steps,
+            [
+                E { node: 0, depth: 0 },
+                E { node: 2, depth: 1 },
+                E { node: 1, depth: 2 },
+                L { node: 1, depth: 2 },
+                L { node: 2, depth: 1 },
+                E { node: 4, depth: 1 },
+                L { node: 4, depth: 1 },
+                L { node: 0, depth: 0 },
+                E { node: 3, depth: 0 },
+                L { node: 3, depth: 0 },
+            ]
+        );
+        let entered: Vec<usize> = steps.iter().filter_map(|s| if let E { node, .. } = s { Some(*node) } else { None }).collect();
+        assert_eq!(entered, preorder_from(&children, [0, 3]));
+        // A filtered pre-order skips a child with its subtree; a root is always entered.
+        assert_eq!(preorder_where(&children, [0, 3], |c| c != 2), [0, 4, 3]);
+        assert_eq!(preorder_where(&children, [2], |c| c != 2), [2, 1]);
+        // 65,535 deep: no recursion.
+        let n: usize = 65_535;
+        let chain = children_of(&(0..n).map(|i| i.checked_sub(1)).collect::<Vec<_>>());
+        let mut deepest = 0;
+        walk_from(&chain, [0], |s| {
+            if let E { depth, .. } = s {
+                deepest = deepest.max(depth)
+            }
+        });
+        assert_eq!(deepest, n - 1);
+    }
+
+    #[test]
     fn parents_first_walks_depth_first_and_names_a_bone_on_a_cycle() {
         // 0 ← 2 ← 1, 3 a root, 4 under 0: pre-order 0, 2, 1, 4, 3.
         let parents = [None, Some(2), Some(0), None, Some(0)];
@@ -440,15 +512,15 @@ mod tests {
         use crate::document::{Bone, BoneId};
         let mut sk = Skeleton::new("s");
         sk.push(Bone::new("root", None, Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 0.0, 1.0))));
-        sk.push(Bone::new("tip", Some(BoneId(0)), Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 0.0, 0.5))));
+        sk.push(Bone::new("tip", Some(BoneId::new(0)), Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 0.0, 0.5))));
         let ib = (DMat4::from_translation(DVec3::new(0.0, 0.0, -0.02)) * sk.world_matrices()[0]).inverse();
         let mut doc = Document::new(Frame::BLENDER);
         doc.skeletons.push(sk);
         doc.skins.push(Skin {
             name: "k".into(),
-            skeleton: 0,
+            skeleton: crate::SkeletonId::new(0),
             mesh: None,
-            joints: vec![BoneId(0)],
+            joints: vec![BoneId::new(0)],
             inverse_bind: vec![ib],
             bind_shape: DMat4::IDENTITY,
             influences: Default::default(),

@@ -235,7 +235,7 @@ pub fn t_pose_pose(doc: &Document, skeleton: usize, humanoid: &Humanoid) -> Resu
     let sk = doc.skeletons.get(skeleton).ok_or(RestError::NoSkeleton(skeleton))?;
     for (&role, &b) in humanoid {
         if b.index() >= sk.bones.len() {
-            return Err(RestError::BadBone { role, bone: b.0, skeleton: sk.name.clone() });
+            return Err(RestError::BadBone { role, bone: b.raw(), skeleton: sk.name.clone() });
         }
     }
     let (left, up, forward) = (doc.frame.left(), doc.frame.up.vector(), doc.frame.forward.vector());
@@ -247,7 +247,7 @@ pub fn t_pose_pose(doc: &Document, skeleton: usize, humanoid: &Humanoid) -> Resu
     for (i, bone) in sk.bones.iter().enumerate() {
         let gp = bone.parent.filter(|p| p.index() < i).map_or(Rigid::IDENTITY, |p| g[p.index()]);
         let head = world[i].w_axis.truncate();
-        let r = match role_of.get(&BoneId::from(i)).and_then(|&role| aim(role, left, up, forward)) {
+        let r = match role_of.get(&BoneId::from_index(i)).and_then(|&role| aim(role, left, up, forward)) {
             Some(Aim::Keep) => gp.q.inverse(),
             Some(Aim::Along(axis, next)) => {
                 let to = next.iter().find_map(|n| humanoid.get(n)).map(|b| world[b.index()].w_axis.truncate());
@@ -345,7 +345,7 @@ pub fn re_rest(doc: &mut Document, skeleton: usize, pose: &Pose, rebind: Rebind)
         return Ok(report);
     }
     let mut baked = vec![false; doc.meshes.len()];
-    for s in doc.skins.iter_mut().filter(|s| s.skeleton == skeleton) {
+    for s in doc.skins.iter_mut().filter(|s| s.skeleton.index() == skeleton) {
         // Skinning matrices of the pose: new world · inverse bind.
         let k: Vec<DMat4> = s
             .joints
@@ -355,7 +355,7 @@ pub fn re_rest(doc: &mut Document, skeleton: usize, pose: &Pose, rebind: Rebind)
                 new_world.get(j.index()).copied().unwrap_or(DMat4::IDENTITY) * s.inverse_bind.get(slot).copied().unwrap_or(DMat4::IDENTITY)
             })
             .collect();
-        match s.mesh.filter(|&m| m < doc.meshes.len()) {
+        match s.mesh.map(|m| m.index()).filter(|&m| m < doc.meshes.len()) {
             Some(m) if !baked[m] => {
                 baked[m] = true;
                 let mesh = &mut doc.meshes[m];
@@ -504,7 +504,7 @@ mod tests {
                 Some(p) => Transform::from_rt(world_rot[*p].inverse() * twist, world_rot[*p].inverse() * (h - world_heads[*p])),
                 None => Transform::from_rt(twist, h),
             };
-            let mut b = Bone::new(*name, parent.map(BoneId::from), rest);
+            let mut b = Bone::new(*name, parent.map(BoneId::from_index), rest);
             b.length = Some(0.05);
             world_heads.push(h);
             world_rot.push(twist);
@@ -526,7 +526,7 @@ mod tests {
                 let t = k as f64 / 4.0;
                 positions.push(head.lerp(end, t) + DVec3::new(0.01, 0.013, -0.007));
                 match (k, sk.bones[i].parent) {
-                    (0, Some(p)) => lists.push(vec![(p.0, 0.5), (i as u32, 0.5)]),
+                    (0, Some(p)) => lists.push(vec![(p.raw(), 0.5), (i as u32, 0.5)]),
                     _ => lists.push(vec![(i as u32, 1.0)]),
                 }
             }
@@ -535,9 +535,9 @@ mod tests {
         doc.meshes.push(Mesh { name: "m".into(), positions, normals: Some(Normals::PerVertex(normals)), ..Default::default() });
         doc.skins.push(Skin {
             name: "k".into(),
-            skeleton: 0,
-            mesh: Some(0),
-            joints: (0..sk.bones.len()).map(BoneId::from).collect(),
+            skeleton: crate::SkeletonId::new(0),
+            mesh: Some(crate::MeshId::new(0)),
+            joints: (0..sk.bones.len()).map(BoneId::from_index).collect(),
             inverse_bind: world.iter().map(|m| m.inverse()).collect(),
             bind_shape: DMat4::IDENTITY,
             influences: Influences::from_lists(lists),

@@ -95,7 +95,7 @@ pub fn apply(doc: &mut Document, map: &RetargetMap) -> Result<RetargetReport, Re
                 Some(new_name) => {
                     let mut nb = b.clone();
                     nb.name = new_name.clone();
-                    nb.parent = kept_parent.map(BoneId);
+                    nb.parent = kept_parent.map(BoneId::new);
                     nb.rest = match kept_parent {
                         Some(p) => local_from_worlds(&world[old_of_new[p as usize]], &world[i]),
                         None => local_from_worlds(&DMat4::IDENTITY, &world[i]),
@@ -114,11 +114,11 @@ pub fn apply(doc: &mut Document, map: &RetargetMap) -> Result<RetargetReport, Re
             }
         }
         for b in &mut out.bones {
-            b.mirror = b.mirror.and_then(|m| new_of.get(m.index()).copied().flatten()).map(BoneId);
+            b.mirror = b.mirror.and_then(|m| new_of.get(m.index()).copied().flatten()).map(BoneId::new);
         }
         // Skins on this skeleton: joint slots follow their bone's target; slots landing on the
         // same bone merge (weights add up).
-        for s in doc.skins.iter_mut().filter(|s| s.skeleton == si) {
+        for s in doc.skins.iter_mut().filter(|s| s.skeleton.index() == si) {
             let mut joints: Vec<BoneId> = Vec::new();
             let mut ibms: Vec<DMat4> = Vec::new();
             let mut slot_map: Vec<u32> = Vec::with_capacity(s.joints.len());
@@ -133,7 +133,7 @@ pub fn apply(doc: &mut Document, map: &RetargetMap) -> Result<RetargetReport, Re
                 match target_of.get(old).copied().flatten() {
                     Some(t) => {
                         let slot = *slot_of_bone.entry(t).or_insert_with(|| {
-                            joints.push(BoneId(t));
+                            joints.push(BoneId::new(t));
                             let own = new_of.get(old).copied().flatten() == Some(t);
                             ibms.push(if own {
                                 s.inverse_bind.get(k).copied().unwrap_or(DMat4::IDENTITY)
@@ -172,16 +172,16 @@ mod tests {
     fn drops_unmapped_bones_and_merges_their_weights() {
         let mut sk = Skeleton::new("s");
         sk.push(Bone::new("hips", None, Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 1.0, 0.0))));
-        sk.push(Bone::new("twist", Some(BoneId(0)), Transform::from_rt(DQuat::from_rotation_z(0.3), DVec3::new(0.0, 0.2, 0.0))));
-        sk.push(Bone::new("chest", Some(BoneId(1)), Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 0.2, 0.0))));
+        sk.push(Bone::new("twist", Some(BoneId::new(0)), Transform::from_rt(DQuat::from_rotation_z(0.3), DVec3::new(0.0, 0.2, 0.0))));
+        sk.push(Bone::new("chest", Some(BoneId::new(1)), Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 0.2, 0.0))));
         let before = sk.world_matrices();
         let mut d = Document::new(Frame::GLTF);
         d.meshes.push(Mesh { name: "m".into(), positions: vec![DVec3::ZERO; 2], ..Default::default() });
         d.skins.push(Skin {
             name: "k".into(),
-            skeleton: 0,
-            mesh: Some(0),
-            joints: vec![BoneId(0), BoneId(1), BoneId(2)],
+            skeleton: crate::SkeletonId::new(0),
+            mesh: Some(crate::MeshId::new(0)),
+            joints: vec![BoneId::new(0), BoneId::new(1), BoneId::new(2)],
             inverse_bind: before.iter().map(|m| m.inverse()).collect(),
             bind_shape: DMat4::IDENTITY,
             influences: Influences::from_lists(vec![vec![(0, 0.5), (1, 0.5)], vec![(2, 1.0)]]),
@@ -201,7 +201,7 @@ mod tests {
         assert_eq!(r.dropped, vec![("twist".to_string(), Some("mPelvis".to_string()))]);
         let sk = &d.skeletons[0];
         assert_eq!(sk.bones.len(), 2);
-        assert_eq!(sk.bones[1].parent, Some(BoneId(0)));
+        assert_eq!(sk.bones[1].parent, Some(BoneId::new(0)));
         // World rest of the chest is unchanged.
         let after = sk.world_matrices();
         assert!((after[1] - before[2]).to_cols_array().iter().all(|x| x.abs() < 1e-12));

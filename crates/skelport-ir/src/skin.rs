@@ -1,6 +1,6 @@
 //! Skins: sparse per-vertex influences and the operations every converter needs.
 
-use crate::document::BoneId;
+use crate::document::{BoneId, MeshId, SkeletonId};
 use crate::ext::Extensions;
 use glam::DMat4;
 use serde::{Deserialize, Serialize};
@@ -280,11 +280,12 @@ pub struct Padded {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Skin {
     pub name: String,
-    /// Index into `Document::skeletons`.
-    pub skeleton: usize,
-    /// Index into `Document::meshes`, when the document carries the geometry.
+    /// The skeleton in `Document::skeletons` ([`crate::Document::skeleton`]).
+    pub skeleton: SkeletonId,
+    /// The mesh in `Document::meshes`, when the document carries the geometry
+    /// ([`crate::Document::mesh_of`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mesh: Option<usize>,
+    pub mesh: Option<MeshId>,
     /// The joints; influences refer to positions (slots) in this list.
     pub joints: Vec<BoneId>,
     /// One inverse bind matrix per joint: document space → the joint's bind-pose space.
@@ -308,6 +309,29 @@ impl Skin {
     /// Number of skinned vertices.
     pub fn vertex_count(&self) -> usize {
         self.influences.vertex_count()
+    }
+
+    /// Vertex `v`'s linear-blend skinning matrix: Σᵢ wᵢ·Mᵢ / Σᵢ wᵢ over its influences, where
+    /// `Mᵢ = joint_mats[slot]` is usually the joint's world matrix times its inverse bind matrix
+    /// (the bind shape is not included: callers apply [`Skin::bind_shape`] themselves). Entries
+    /// whose slot is past the end of `joint_mats` are skipped. `None` when `v` has no influences
+    /// here (past [`Skin::vertex_count`]) or its counted weights do not sum above 0; callers fall
+    /// back to their own matrix (the bind shape, or a shared bake).
+    ///
+    /// The one blend of the rest-pose checks (`skelport::matrix`) and the G4MF writer, so both
+    /// move a vertex and its normal by the same sum, in the same order.
+    pub fn blend_matrix(&self, v: usize, joint_mats: &[DMat4]) -> Option<DMat4> {
+        if v >= self.influences.vertex_count() {
+            return None;
+        }
+        let (mut acc, mut total) = (DMat4::ZERO, 0.0);
+        for (j, w) in self.influences.vertex(v) {
+            if let Some(m) = joint_mats.get(j as usize) {
+                acc += *m * w;
+                total += w;
+            }
+        }
+        (total > 0.0).then(|| acc * (1.0 / total))
     }
 
     /// Merge joint slot `from` into `into` and drop `from` from the joint list (slots renumbered).
@@ -345,6 +369,29 @@ mod tests {
 
     fn sample() -> Influences {
         Influences::from_lists(vec![vec![(0, 0.5), (1, 0.3), (2, 0.1), (3, 0.05), (4, 0.05)], vec![(2, 2.0)], vec![]])
+    }
+
+    #[test]
+    fn blend_matrix_is_the_weighted_mean_of_the_slots_it_has() {
+        let skin = Skin {
+            name: "s".into(),
+            skeleton: SkeletonId::new(0),
+            mesh: None,
+            joints: vec![BoneId::new(0), BoneId::new(1), BoneId::new(2)],
+            inverse_bind: vec![DMat4::IDENTITY; 3],
+            bind_shape: DMat4::IDENTITY,
+            // v0: slots 0 and 1 (1:3); v1: slot 2 only, which has no matrix; v2: nothing.
+            influences: Influences::from_lists(vec![vec![(0, 1.0), (1, 3.0)], vec![(2, 1.0)], vec![]]),
+            ext: Default::default(),
+        };
+        let t = |x: f64| DMat4::from_translation(glam::DVec3::new(x, 0.0, 0.0));
+        let mats = [t(4.0), t(8.0)];
+        let m = skin.blend_matrix(0, &mats).unwrap();
+        assert_eq!(m.w_axis.x, 7.0, "(1·4 + 3·8) / 4");
+        assert_eq!(m.x_axis.x, 1.0);
+        assert_eq!(skin.blend_matrix(1, &mats), None, "only a slot without a matrix");
+        assert_eq!(skin.blend_matrix(2, &mats), None, "no influences");
+        assert_eq!(skin.blend_matrix(3, &mats), None, "past the skin's vertices");
     }
 
     #[test]

@@ -63,7 +63,7 @@ pub fn synthetic_body(frame: crate::Frame, bones: u32, w: usize, h: usize) -> cr
     let mut sk = Skeleton::new("body");
     let up = if frame == crate::Frame::BLENDER { DVec3::Z } else { DVec3::Y };
     for i in 0..bones {
-        let parent = if i == 0 { None } else { Some(BoneId((i - 1) / 2)) };
+        let parent = if i == 0 { None } else { Some(BoneId::new((i - 1) / 2)) };
         sk.push(Bone::new(format!("bone{i}"), parent, Transform::from_rt(DQuat::from_rotation_x(0.01 * i as f64), up * 0.05)));
     }
     let inverse_bind: Vec<DMat4> = sk.world_matrices().iter().map(|m| m.inverse()).collect();
@@ -86,9 +86,9 @@ pub fn synthetic_body(frame: crate::Frame, bones: u32, w: usize, h: usize) -> cr
     });
     doc.skins.push(Skin {
         name: "body".into(),
-        skeleton: 0,
-        mesh: Some(0),
-        joints: (0..bones).map(BoneId).collect(),
+        skeleton: crate::SkeletonId::new(0),
+        mesh: Some(crate::MeshId::new(0)),
+        joints: (0..bones).map(BoneId::new).collect(),
         inverse_bind,
         bind_shape: DMat4::IDENTITY,
         influences: Influences::from_lists(lists),
@@ -111,7 +111,7 @@ pub fn repeated(doc: &crate::Document, copies: usize) -> crate::Document {
         for s in &doc.skins {
             let mut s = s.clone();
             s.name = format!("{}_{c}", s.name);
-            s.mesh = s.mesh.map(|i| i + c * doc.meshes.len());
+            s.mesh = s.mesh.map(|i| crate::MeshId::from_index(i.index() + c * doc.meshes.len()));
             out.skins.push(s);
         }
     }

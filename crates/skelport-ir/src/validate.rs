@@ -115,7 +115,7 @@ fn validate_with(doc: &Document, parallel_from: usize) -> Vec<Problem> {
                 if p.index() >= n {
                     out.push(Problem {
                         location: loc.clone(),
-                        message: format!("parent index {} is out of range (skeleton has {n} bones)", p.0),
+                        message: format!("parent index {} is out of range (skeleton has {n} bones)", p),
                     });
                 } else if p.index() == bi {
                     out.push(Problem {
@@ -133,7 +133,7 @@ fn validate_with(doc: &Document, parallel_from: usize) -> Vec<Problem> {
             }
             if let Some(m) = b.mirror {
                 if m.index() >= n {
-                    out.push(Problem { location: loc.clone(), message: format!("mirror bone index {} is out of range", m.0) });
+                    out.push(Problem { location: loc.clone(), message: format!("mirror bone index {} is out of range", m) });
                 }
             }
             check_transform(&b.rest, &loc, &mut out);
@@ -221,12 +221,12 @@ fn mesh_problems(mi: usize, m: &crate::Mesh) -> Vec<Problem> {
 fn skin_problems(doc: &Document, ki: usize, s: &crate::Skin) -> Vec<Problem> {
     let mut out = Vec::new();
     let loc = format!("skins[{ki}] \"{}\"", s.name);
-    let Some(sk) = doc.skeletons.get(s.skeleton) else {
+    let Some(sk) = doc.get_skeleton(s.skeleton) else {
         out.push(Problem { location: loc, message: format!("skeleton index {} is out of range", s.skeleton) });
         return out;
     };
     if let Some(mi) = s.mesh {
-        match doc.meshes.get(mi) {
+        match doc.get_mesh(mi) {
             None => out.push(Problem { location: loc.clone(), message: format!("mesh index {mi} is out of range") }),
             Some(m) if m.positions.len() != s.vertex_count() => out.push(Problem {
                 location: loc.clone(),
@@ -237,7 +237,7 @@ fn skin_problems(doc: &Document, ki: usize, s: &crate::Skin) -> Vec<Problem> {
     }
     for (slot, j) in s.joints.iter().enumerate() {
         if j.index() >= sk.bones.len() {
-            out.push(Problem { location: format!("{loc} joint {slot}"), message: format!("bone index {} is out of range", j.0) });
+            out.push(Problem { location: format!("{loc} joint {slot}"), message: format!("bone index {} is out of range", j) });
         }
     }
     if s.inverse_bind.len() != s.joints.len() {
@@ -319,9 +319,9 @@ mod tests {
             d.meshes.push(m);
             d.skins.push(Skin {
                 name: format!("s{k}"),
-                skeleton: 0,
-                mesh: Some(k),
-                joints: vec![BoneId(0)],
+                skeleton: crate::SkeletonId::new(0),
+                mesh: Some(crate::MeshId::from_index(k)),
+                joints: vec![BoneId::new(0)],
                 inverse_bind: vec![DMat4::IDENTITY; if k % 3 == 0 { 2 } else { 1 }],
                 bind_shape: DMat4::IDENTITY,
                 influences: Influences::from_lists(vec![vec![(if k == 7 { 3 } else { 0 }, 1.0)]; 3]),
@@ -335,9 +335,9 @@ mod tests {
 
     #[test]
     fn detects_cycle() {
-        let mut a = Bone::new("a", Some(BoneId(1)), Transform::IDENTITY);
-        a.parent = Some(BoneId(1));
-        let b = Bone::new("b", Some(BoneId(0)), Transform::IDENTITY);
+        let mut a = Bone::new("a", Some(BoneId::new(1)), Transform::IDENTITY);
+        a.parent = Some(BoneId::new(1));
+        let b = Bone::new("b", Some(BoneId::new(0)), Transform::IDENTITY);
         let p = validate(&doc(vec![a, b]));
         assert!(p.iter().any(|p| p.message.contains("cycle") && p.message.contains("\"a\"")), "{p:?}");
     }
@@ -346,7 +346,7 @@ mod tests {
     fn detects_duplicate_and_nan() {
         let mut t = Transform::IDENTITY;
         t.translation.x = f64::NAN;
-        let p = validate(&doc(vec![Bone::new("Hips", None, Transform::IDENTITY), Bone::new("Hips", Some(BoneId(0)), t)]));
+        let p = validate(&doc(vec![Bone::new("Hips", None, Transform::IDENTITY), Bone::new("Hips", Some(BoneId::new(0)), t)]));
         assert!(p.iter().any(|p| p.message.contains("duplicate bone name \"Hips\"")));
         assert!(p.iter().any(|p| p.message.contains("NaN") && p.location.contains("bones[1]")));
     }
@@ -356,9 +356,9 @@ mod tests {
         let mut d = doc(vec![Bone::new("root", None, Transform::IDENTITY)]);
         d.skins.push(Skin {
             name: "skin".into(),
-            skeleton: 0,
+            skeleton: crate::SkeletonId::new(0),
             mesh: None,
-            joints: vec![BoneId(0)],
+            joints: vec![BoneId::new(0)],
             inverse_bind: vec![DMat4::IDENTITY],
             bind_shape: DMat4::IDENTITY,
             influences: Influences::from_lists(vec![vec![(0, -0.5)]]),
@@ -373,7 +373,7 @@ mod tests {
         // 65,535 bones, each the parent of the previous one: no cycle, but every parent comes late.
         let n = 65_535u32;
         let bones: Vec<Bone> =
-            (0..n).map(|i| Bone::new(format!("b{i}"), (i + 1 < n).then_some(BoneId(i + 1)), Transform::IDENTITY)).collect();
+            (0..n).map(|i| Bone::new(format!("b{i}"), (i + 1 < n).then_some(BoneId::new(i + 1)), Transform::IDENTITY)).collect();
         let mut sk = Skeleton { name: "s".into(), bones, ext: Default::default() };
         let p = validate(&doc(sk.bones.clone()));
         assert_eq!(p.len(), (n - 1) as usize);
@@ -385,7 +385,7 @@ mod tests {
 
     #[test]
     fn valid_document_is_clean() {
-        let d = doc(vec![Bone::new("root", None, Transform::IDENTITY), Bone::new("child", Some(BoneId(0)), Transform::IDENTITY)]);
+        let d = doc(vec![Bone::new("root", None, Transform::IDENTITY), Bone::new("child", Some(BoneId::new(0)), Transform::IDENTITY)]);
         assert!(validate(&d).is_empty());
     }
 }

@@ -110,7 +110,7 @@ mod tests {
         use crate::{Bone, BoneId, Diagnostics, Severity, Skeleton, Transform};
         let mut sk = Skeleton::new("s");
         for (i, n) in ["a\u{1}", "a\u{2}", "a\u{fffd}", "ok"].iter().enumerate() {
-            sk.push(Bone::new(*n, (i > 0).then_some(BoneId(0)), Transform::IDENTITY));
+            sk.push(Bone::new(*n, (i > 0).then_some(BoneId::new(0)), Transform::IDENTITY));
         }
         let mut d = Diagnostics::default();
         make_names_holdable(&mut sk, "x.name", "X", &mut d);

@@ -377,7 +377,7 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
     let lift_v = DVec3::new(0.0, 0.0, lift);
 
     let mut sk = Skeleton::new(rig.header.get("name").and_then(Value::as_str).unwrap_or("rig"));
-    let mut id_of = vec![BoneId(0); n];
+    let mut id_of = vec![BoneId::new(0); n];
     let mut world_rot = vec![DQuat::IDENTITY; n];
     for &i in &order {
         let (name, b) = &rig.bones[i];
@@ -454,7 +454,7 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
         let on = WeightsOn { mesh_vertices: vertices, remap: remap.as_deref(), budget: &budget };
         let skin = read_weights_into(wf, &wfile, &sk, on, &mut doc, diag)?;
         if let Some(mut s) = skin {
-            s.mesh = (!doc.meshes.is_empty()).then_some(0);
+            s.mesh = (!doc.meshes.is_empty()).then_some(skelport_ir::MeshId::new(0));
             doc.skins.push(s);
         }
     }
@@ -735,7 +735,7 @@ fn read_weights_into(
     let header = wf.header;
     let mut skin = Skin {
         name: "weights".into(),
-        skeleton: 0,
+        skeleton: skelport_ir::SkeletonId::new(0),
         mesh: None,
         joints,
         inverse_bind,

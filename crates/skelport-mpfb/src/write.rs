@@ -385,7 +385,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
     header.insert("bones".into(), Value::Object(bones));
     let main = to_bytes(&canonical(&Value::Object(header)))?;
     let mut out = Output::single(main);
-    let skins: Vec<&skelport_ir::Skin> = d.skins.iter().filter(|s| s.skeleton == si).collect();
+    let skins: Vec<&skelport_ir::Skin> = d.skins.iter().filter(|s| s.skeleton.index() == si).collect();
     if skins.len() > 1 {
         diag.loss(
             "mpfb.skins",
@@ -426,7 +426,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
         // Vertex numbering: back to the base mesh's when the mesh was trimmed on read.
         let base_index: Option<Vec<u32>> = skin
             .mesh
-            .and_then(|m| d.meshes.get(m))
+            .and_then(|m| d.get_mesh(m))
             .and_then(|m| m.ext.raw(NAMESPACE))
             .and_then(|e| e.get("kept_runs"))
             .and_then(Value::as_array)

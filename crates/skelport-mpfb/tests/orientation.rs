@@ -39,7 +39,7 @@ fn random_rig(seed: u64, n: usize) -> Document {
     for i in 0..n {
         let q = DQuat::from_xyzw(unit(), unit(), unit(), unit()).normalize();
         let t = DVec3::new(unit(), unit(), unit()) * 0.3;
-        let parent = (i > 0).then(|| BoneId(((unit() + 1.0) * 0.5 * i as f64) as u32 % i as u32));
+        let parent = (i > 0).then(|| BoneId::from_index(((unit() + 1.0) * 0.5 * i as f64) as usize % i));
         sk.push(Bone::new(format!("b{i}"), parent, Transform::from_rt(q, t)));
     }
     let mut doc = Document::new(Frame::GLTF);
@@ -93,9 +93,9 @@ fn what_head_tail_roll_cannot_hold_is_a_loss() {
     for k in 0..2 {
         doc.skins.push(Skin {
             name: format!("skin{k}"),
-            skeleton: 0,
-            mesh: Some(0),
-            joints: vec![BoneId(1)],
+            skeleton: skelport_ir::SkeletonId::new(0),
+            mesh: Some(skelport_ir::MeshId::new(0)),
+            joints: vec![BoneId::new(1)],
             inverse_bind: vec![world[1].inverse()],
             bind_shape: DMat4::IDENTITY,
             influences: skelport_ir::Influences::from_lists(vec![vec![(0, 1.0)]]),

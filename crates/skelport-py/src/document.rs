@@ -57,7 +57,7 @@ impl Inner {
                     });
                     Arc::new(SkeletonData {
                         name: r.name,
-                        parents: sk.bones.iter().map(|b| b.parent.map_or(-1, |p| p.0 as i32)).collect(),
+                        parents: sk.bones.iter().map(|b| b.parent.map_or(-1, |p| p.raw() as i32)).collect(),
                         heads: r.bones.iter().flat_map(|b| b.head).collect(),
                         tails: r.bones.iter().flat_map(|b| b.tail).collect(),
                         rotations: r.bones.iter().flat_map(|b| b.rotation).collect(),
@@ -72,7 +72,7 @@ impl Inner {
     fn meshes(&self) -> &[skelport::ir::Mesh] {
         self.meshes.get_or_init(|| {
             let doc = &self.loaded.doc;
-            let mut d = skelport::Document { frame: doc.frame, meshes: doc.meshes.clone(), ..Default::default() };
+            let mut d = skelport::Document { meshes: doc.meshes.clone(), ..skelport::Document::new(doc.frame) };
             d.convert_frame(Frame::REPORT);
             d.meshes
         })
@@ -183,30 +183,30 @@ impl Skin {
     /// Index of its skeleton in `Document.skeletons`.
     #[getter]
     fn skeleton(&self) -> usize {
-        self.skin().skeleton
+        self.skin().skeleton.index()
     }
     /// Index of its mesh in `Document.meshes`, or None when the file has no geometry.
     #[getter]
     fn mesh(&self) -> Option<usize> {
-        self.skin().mesh
+        self.skin().mesh.map(skelport::ir::MeshId::index)
     }
     /// The joints' bone names, in joint order: `influences()` joint numbers index this list.
     #[getter]
     fn joint_names(&self) -> Vec<String> {
         let skin = self.skin();
-        let sk = self.doc.loaded.doc.skeletons.get(skin.skeleton);
+        let sk = self.doc.loaded.doc.get_skeleton(skin.skeleton);
         skin.joints.iter().map(|j| sk.and_then(|k| k.bones.get(j.index())).map(|b| b.name.clone()).unwrap_or_default()).collect()
     }
     /// Each joint's bone as an index into its skeleton's bones (int32, shape (j,)).
     #[getter]
     fn joint_bones<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i32>> {
-        Array1::from_iter(self.skin().joints.iter().map(|j| j.0 as i32)).into_pyarray(py)
+        Array1::from_iter(self.skin().joints.iter().map(|j| j.raw() as i32)).into_pyarray(py)
     }
     /// Vertices of the skinned mesh (as `inspect` counts them).
     #[getter]
     fn vertex_count(&self) -> usize {
         let skin = self.skin();
-        skin.mesh.and_then(|m| self.doc.loaded.doc.meshes.get(m)).map_or_else(|| skin.vertex_count(), |m| m.positions.len())
+        self.doc.loaded.doc.mesh_of(skin).map_or_else(|| skin.vertex_count(), |m| m.positions.len())
     }
     /// The weights as two arrays of shape (v, k), one row per vertex: joints (int32, indices
     /// into `joint_names`) and weights (float32), each row largest first, padded with joint 0

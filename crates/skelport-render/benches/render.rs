@@ -8,9 +8,9 @@ fn chain(n: u32) -> Document {
     for i in 0..n {
         let a = i as f64 * 0.01;
         let t = if i == 0 { DVec3::ZERO } else { DVec3::new(0.0005 * a.cos(), 0.00003, 0.0005 * a.sin()) };
-        sk.push(Bone::new(format!("b{i}"), i.checked_sub(1).map(BoneId), Transform::from_rt(Default::default(), t)));
+        sk.push(Bone::new(format!("b{i}"), i.checked_sub(1).map(BoneId::new), Transform::from_rt(Default::default(), t)));
     }
-    Document { frame: Frame::GLTF, skeletons: vec![sk], ..Default::default() }
+    Document { skeletons: vec![sk], ..Document::new(Frame::GLTF) }
 }
 
 fn bench(c: &mut Criterion) {

@@ -354,7 +354,7 @@ fn cap_inferred_lengths(bones: &mut [DrawBone], sk: &skelport_ir::Skeleton) {
 /// where its skin puts it at the rest pose (`Σ w · rest · IBM · v`), which is not its stored
 /// positions when the rest pose differs from the bind pose or joints carry a parent transform.
 fn collect_meshes(doc: &Document) -> Vec<(Vec<DVec3>, Vec<u32>)> {
-    let mut d = Document { frame: doc.frame, meshes: doc.meshes.clone(), ..Default::default() };
+    let mut d = Document { meshes: doc.meshes.clone(), ..Document::new(doc.frame) };
     d.convert_frame(Frame::REPORT);
     // Every skin at rest, computed once (each call would otherwise copy the document).
     let rest = if doc.skins.is_empty() { Vec::new() } else { skelport_ir::pose::deform_all(doc, &skelport_ir::pose::Pose::new()) };
@@ -366,7 +366,7 @@ fn collect_meshes(doc: &Document) -> Vec<(Vec<DVec3>, Vec<u32>)> {
             let skinned = doc
                 .skins
                 .iter()
-                .position(|s| s.mesh == Some(mi))
+                .position(|s| s.mesh.map(skelport_ir::MeshId::index) == Some(mi))
                 .and_then(|k| rest.get(k).cloned())
                 .filter(|p| p.len() == m.positions.len());
             (skinned.unwrap_or(m.positions), tris)

@@ -41,7 +41,7 @@ pub fn sample_biped() -> Document {
     for (lo, hi) in boxes {
         add_box(&mut mesh, DVec3::from_array(lo), DVec3::from_array(hi));
     }
-    Document { frame: Frame::GLTF, skeletons: vec![sk], meshes: vec![mesh], ..Default::default() }
+    Document { skeletons: vec![sk], meshes: vec![mesh], ..Document::new(Frame::GLTF) }
 }
 
 fn add_box(m: &mut Mesh, lo: DVec3, hi: DVec3) {

@@ -4,7 +4,7 @@ use skelport_render::{
 };
 
 fn bone(name: &str, parent: Option<u32>, t: [f64; 3], len: Option<f64>) -> Bone {
-    let mut b = Bone::new(name, parent.map(BoneId), Transform::from_rt(Default::default(), DVec3::from_array(t)));
+    let mut b = Bone::new(name, parent.map(BoneId::new), Transform::from_rt(Default::default(), DVec3::from_array(t)));
     b.length = len;
     b
 }
@@ -14,7 +14,7 @@ fn two_bones() -> Document {
     let mut sk = Skeleton::new("t");
     sk.push(bone("hips", None, [0.0, 0.0, 0.0], Some(2.0)));
     sk.push(bone("hand.L", Some(0), [1.0, 1.0, 0.3], Some(0.5)));
-    Document { frame: Frame::GLTF, skeletons: vec![sk], ..Default::default() }
+    Document { skeletons: vec![sk], ..Document::new(Frame::GLTF) }
 }
 
 /// Every `<title>NAME</title>…<circle cx cy` in the SVG: the bone's head in pixels, per panel.
@@ -112,7 +112,7 @@ fn unnamed_bones_get_their_side_from_position() {
     sk.push(bone("a", None, [0.0, 1.0, 0.0], Some(0.1)));
     sk.push(bone("b", Some(0), [0.5, 0.0, 0.0], Some(0.1)));
     sk.push(bone("c", Some(0), [-0.5, 0.0, 0.0], Some(0.1)));
-    let doc = Document { frame: Frame::GLTF, skeletons: vec![sk], ..Default::default() };
+    let doc = Document { skeletons: vec![sk], ..Document::new(Frame::GLTF) };
     let svg = render_svg(&doc, &opts(View::Front, 300)).unwrap();
     assert_eq!(fill(&svg, "a"), "#2e8b57", "centre");
     assert_eq!(fill(&svg, "b"), "#1f6fd1", "+X is the character's left");
@@ -131,7 +131,7 @@ fn unnamed_bones_get_their_side_from_position() {
         sk.push(bone(&format!("LeftHelper{i}"), Some(2), [0.8, 0.0, 0.0], Some(0.1)));
     }
     sk.push(bone("chest", Some(0), [0.0, 0.3, 0.0], Some(0.1)));
-    let doc = Document { frame: Frame::GLTF, skeletons: vec![sk], ..Default::default() };
+    let doc = Document { skeletons: vec![sk], ..Document::new(Frame::GLTF) };
     let svg = render_svg(&doc, &opts(View::Front, 300)).unwrap();
     assert_eq!(fill(&svg, "spine"), "#2e8b57", "centre although the heads' X range is lopsided");
     assert_eq!(fill(&svg, "chest"), "#2e8b57", "centre although more bones are named left");
@@ -187,7 +187,7 @@ fn big_chain_renders_without_labels_and_stays_small() {
         let t = if i == 0 { [0.0, 0.0, 0.0] } else { [0.0005 * a.cos(), 0.00003, 0.0005 * a.sin()] };
         sk.push(bone(&format!("b{i}"), i.checked_sub(1), t, None));
     }
-    let doc = Document { frame: Frame::GLTF, skeletons: vec![sk], ..Default::default() };
+    let doc = Document { skeletons: vec![sk], ..Document::new(Frame::GLTF) };
     let svg = render_svg(&doc, &RenderOptions { view: View::All, size: 800, labels: true, ..Default::default() }).unwrap();
     eprintln!("65,535-bone chain: SVG {} bytes", svg.len());
     assert!(svg.len() < 3_000_000, "SVG is {} bytes", svg.len());
@@ -207,10 +207,10 @@ fn bad_input_is_refused_not_panicked_on() {
     doc.skeletons[0].bones[0].name = "a<b&\"c\"\u{1}".into();
     let svg = render_svg(&doc, &opts(View::All, 200)).unwrap();
     svg_to_png(&svg).unwrap();
-    let empty = render_svg(&Document::default(), &opts(View::Top, 200)).unwrap();
+    let empty = render_svg(&Document::new(Frame::GLTF), &opts(View::Top, 200)).unwrap();
     assert!(empty.contains("0 bones"));
     // An overlay with no bones in common.
-    let o = RenderOptions { overlay: Some(Overlay { doc: Document::default(), caption: "x".into() }), ..opts(View::Front, 200) };
+    let o = RenderOptions { overlay: Some(Overlay { doc: Document::new(Frame::GLTF), caption: "x".into() }), ..opts(View::Front, 200) };
     assert!(render_svg(&two_bones(), &o).unwrap().contains("matched by name 0 of 2"));
 }
 

@@ -470,8 +470,8 @@ fn sl_document(dae: &mut Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnostic
         let bind_shape = c.bind_shape;
         doc.skins.push(Skin {
             name: if c.id.is_empty() { c.name.clone() } else { c.id.clone() },
-            skeleton: 0,
-            mesh: Some(mi),
+            skeleton: skelport_ir::SkeletonId::new(0),
+            mesh: Some(skelport_ir::MeshId::from_index(mi)),
             joints: uniq,
             inverse_bind: ib,
             bind_shape,
@@ -611,8 +611,8 @@ fn generic_document(dae: &mut Dae, file: &str, diag: &mut Diagnostics) -> Result
         let joints: Vec<BoneId> = c.joints.iter().map(|j| find(j).and_then(|i| bone_of[i]).unwrap_or_else(|| orphan_ids[j])).collect();
         doc.skins.push(Skin {
             name: if c.id.is_empty() { c.name.clone() } else { c.id.clone() },
-            skeleton: 0,
-            mesh: Some(mi),
+            skeleton: skelport_ir::SkeletonId::new(0),
+            mesh: Some(skelport_ir::MeshId::from_index(mi)),
             joints,
             inverse_bind: c.inverse_binds.clone(),
             bind_shape: c.bind_shape,

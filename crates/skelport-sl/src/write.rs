@@ -126,7 +126,7 @@ fn sl_rig(doc: &Document, sl: &SlSkeleton, opts: &WriteOptions, diag: &mut Diagn
         // mRoot and mScreen are the viewer's joints too (attachment points hang from them).
         match sl.joint(&b.name) {
             Some(j) => {
-                if let Some(prev) = bone_of.insert(j, BoneId(i as u32)) {
+                if let Some(prev) = bone_of.insert(j, BoneId::from_index(i)) {
                     return Err(SlError::write(format!(
                         "bones \"{}\" and \"{}\" are both the SL joint {}; rename or remove one (a --map can merge them)",
                         sk.bones[prev.index()].name,
@@ -359,7 +359,8 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
     if doc.skeletons.is_empty() && doc.meshes.is_empty() {
         return Err(SlError::write("the document has no skeleton and no mesh: nothing to write"));
     }
-    let skinned: Vec<usize> = doc.skins.iter().enumerate().filter(|(_, s)| s.skeleton == 0 && s.mesh.is_some()).map(|(i, _)| i).collect();
+    let skinned: Vec<usize> =
+        doc.skins.iter().enumerate().filter(|(_, s)| s.skeleton.index() == 0 && s.mesh.is_some()).map(|(i, _)| i).collect();
     // An SL rig when every skin joint (or, without skins, every bone) has a legal SL name.
     let mut not_sl: Vec<&str> = Vec::new();
     let sl_names = match doc.skeletons.first() {
@@ -468,7 +469,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
         let world = doc.skeletons[0].world_matrices();
         for &si in &skinned {
             let skin = &doc.skins[si];
-            let mi = skin.mesh.expect("filtered");
+            let mi = skin.mesh.expect("filtered").index();
             let mesh = &doc.meshes[mi];
             if skin.vertex_count() != mesh.positions.len() {
                 return Err(SlError::write(format!(
@@ -508,7 +509,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
             let mut joints: Vec<(String, DMat4)> = Vec::with_capacity(skin.joints.len());
             for (k, b) in skin.joints.iter().enumerate() {
                 let j = rig.of_bone[b.index()]
-                    .ok_or_else(|| SlError::write(format!("skin \"{}\": joint {} has no scene node", skin.name, b.0)))?;
+                    .ok_or_else(|| SlError::write(format!("skin \"{}\": joint {} has no scene node", skin.name, b)))?;
                 let ib = skin.inverse_bind.get(k).copied().unwrap_or(DMat4::IDENTITY);
                 let ib = if rig.sl {
                     // Fold the source joint's rest rotation and scale into the inverse bind: the SL
@@ -576,7 +577,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
         names.insert(name.clone());
         let _ = writeln!(o, "      <node id=\"{node}\" name=\"{}\" type=\"NODE\">", esc(&name));
         let mut any = false;
-        for (_, c) in ctl_ids.iter().filter(|(si, _)| doc.skins[*si].mesh == Some(mi)) {
+        for (_, c) in ctl_ids.iter().filter(|(si, _)| doc.skins[*si].mesh.map(skelport_ir::MeshId::index) == Some(mi)) {
             any = true;
             let _ = writeln!(o, "        <instance_controller url=\"#{c}\">");
             for r in &roots {
@@ -843,43 +844,28 @@ fn write_controller(o: &mut String, c: &str, geo: &str, name: &str, skin: &Skin,
 /// The joint tree, depth first, without recursion (a 65,535-deep chain must not overflow the
 /// stack); indentation stops growing past 32 levels so deep chains stay linear in size.
 fn write_joints(o: &mut String, joints: &[SceneJoint]) {
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); joints.len()];
-    let mut roots = Vec::new();
-    for (i, j) in joints.iter().enumerate() {
-        match j.parent {
-            Some(p) => children[p].push(i),
-            None => roots.push(i),
-        }
-    }
-    enum Step {
-        Open(usize, usize),
-        Close(usize),
-    }
-    let mut stack: Vec<Step> = roots.iter().rev().map(|&r| Step::Open(r, 0)).collect();
+    use skelport_ir::proc::{children_of, walk_from, Step};
+    let parents: Vec<Option<usize>> = joints.iter().map(|j| j.parent).collect();
     let pad = |o: &mut String, depth: usize| {
         for _ in 0..(8 + 2 * depth.min(32)) {
             o.push(' ');
         }
     };
-    while let Some(s) = stack.pop() {
-        match s {
-            Step::Open(i, d) => {
-                let j = &joints[i];
-                pad(o, d);
-                let _ = writeln!(o, "<node id=\"{}\" name=\"{}\" sid=\"{}\" type=\"JOINT\">", j.id, esc(&j.name), j.id);
-                pad(o, d + 1);
-                o.push_str("<matrix sid=\"transform\">");
-                matrix(o, &j.local);
-                o.push_str("</matrix>\n");
-                stack.push(Step::Close(d));
-                stack.extend(children[i].iter().rev().map(|&c| Step::Open(c, d + 1)));
-            }
-            Step::Close(d) => {
-                pad(o, d);
-                o.push_str("</node>\n");
-            }
+    walk_from(&children_of(&parents), (0..joints.len()).filter(|&i| parents[i].is_none()), |step| match step {
+        Step::Enter { node, depth: d } => {
+            let j = &joints[node];
+            pad(o, d);
+            let _ = writeln!(o, "<node id=\"{}\" name=\"{}\" sid=\"{}\" type=\"JOINT\">", j.id, esc(&j.name), j.id);
+            pad(o, d + 1);
+            o.push_str("<matrix sid=\"transform\">");
+            matrix(o, &j.local);
+            o.push_str("</matrix>\n");
         }
-    }
+        Step::Leave { depth: d, .. } => {
+            pad(o, d);
+            o.push_str("</node>\n");
+        }
+    });
 }
 
 #[cfg(test)]

@@ -50,7 +50,7 @@ fn every_corpus_file_reads_as_an_sl_rig() {
         let sk = &doc.skeletons[0];
         assert_eq!(sk.bones[0].name, "mPelvis", "{f}");
         for s in &doc.skins {
-            assert_eq!(s.vertex_count(), doc.meshes[s.mesh.unwrap()].positions.len(), "{f}");
+            assert_eq!(s.vertex_count(), doc.mesh(s.mesh.unwrap()).positions.len(), "{f}");
         }
     }
 }
@@ -145,7 +145,7 @@ fn assert_round_trip(f: &str, opts: &WriteOptions) {
                 assert!((x.1 - y.1).abs() < 1e-9, "{f}: vertex {v}: {x:?} vs {y:?}");
             }
         }
-        let (ma, mb) = (&a.meshes[s.mesh.unwrap()], &b.meshes[t.mesh.unwrap()]);
+        let (ma, mb) = (a.mesh(s.mesh.unwrap()), b.mesh(t.mesh.unwrap()));
         assert_eq!(ma.faces, mb.faces);
         assert_eq!(ma.positions, mb.positions, "positions are written with shortest round-trip text");
     }
@@ -212,8 +212,8 @@ fn sl_doc(joints: &[&str], influences: Vec<Vec<(u32, f64)>>) -> Document {
     });
     d.skins.push(Skin {
         name: "s".into(),
-        skeleton: 0,
-        mesh: Some(0),
+        skeleton: skelport_ir::SkeletonId::new(0),
+        mesh: Some(skelport_ir::MeshId::new(0)),
         joints: ids.clone(),
         inverse_bind: ids.iter().map(|b| world[b.index()].inverse()).collect(),
         bind_shape: DMat4::IDENTITY,

@@ -81,12 +81,12 @@ impl HumanoidMap {
     pub fn resolve(&self, sk: &Skeleton) -> (Humanoid, Vec<(HumanBone, String)>) {
         let mut by_name: HashMap<&str, BoneId> = HashMap::new();
         for (i, b) in sk.bones.iter().enumerate() {
-            by_name.entry(b.name.as_str()).or_insert(BoneId::from(i));
+            by_name.entry(b.name.as_str()).or_insert(BoneId::from_index(i));
         }
         for (i, b) in sk.bones.iter().enumerate() {
             for p in &self.strip_prefixes {
                 if let Some(rest) = b.name.strip_prefix(p.as_str()) {
-                    by_name.entry(rest).or_insert(BoneId::from(i));
+                    by_name.entry(rest).or_insert(BoneId::from_index(i));
                 }
             }
         }
@@ -315,7 +315,7 @@ mod tests {
     fn chain(names: &[(&str, Option<usize>)]) -> Skeleton {
         let mut sk = Skeleton::new("s");
         for (n, p) in names {
-            sk.push(Bone::new(*n, p.map(BoneId::from), Transform::IDENTITY));
+            sk.push(Bone::new(*n, p.map(BoneId::from_index), Transform::IDENTITY));
         }
         sk
     }
@@ -335,7 +335,7 @@ mod tests {
             ("thumb2", Some(6)),
             ("handX", Some(4)),
         ]);
-        let h = |pairs: &[(HumanBone, usize)]| pairs.iter().map(|&(r, b)| (r, BoneId::from(b))).collect::<Humanoid>();
+        let h = |pairs: &[(HumanBone, usize)]| pairs.iter().map(|&(r, b)| (r, BoneId::from_index(b))).collect::<Humanoid>();
         // Skipped optional parents (neck, chest, shoulder) and a non-role bone between are fine.
         check_hierarchy(&sk, &h(&[(Hips, 0), (Spine, 1), (Head, 2), (LeftUpperArm, 4), (LeftLowerArm, 5), (LeftHand, 6)])).unwrap();
         // A hand below the upper arm directly (the lower arm elsewhere) is refused, naming both.

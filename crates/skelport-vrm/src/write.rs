@@ -216,7 +216,7 @@ fn uniform_scales(doc: &mut Document, diag: &mut Diagnostics) -> Result<(), VrmE
                 })?;
             }
             sk.bones[i].rest.scale = DVec3::splat(u);
-            for skin in doc.skins.iter_mut().filter(|k| k.skeleton == si) {
+            for skin in doc.skins.iter_mut().filter(|k| k.skeleton.index() == si) {
                 for (slot, j) in skin.joints.iter().enumerate() {
                     if j.index() == i {
                         if let Some(m) = skin.inverse_bind.get_mut(slot) {
@@ -307,8 +307,8 @@ fn report_t_pose(doc: &Document, si: usize, h: &Humanoid, r: &rest::RestReport, 
 fn ground(doc: &mut Document, si: usize, diag: &mut Diagnostics) {
     let mut low = doc.skeletons[si].world_matrices().iter().map(|m| m.w_axis.y).fold(f64::INFINITY, f64::min);
     let mut vertices = 0usize;
-    for s in doc.skins.iter().filter(|s| s.skeleton == si) {
-        if let Some(m) = s.mesh.and_then(|m| doc.meshes.get(m)) {
+    for s in doc.skins.iter().filter(|s| s.skeleton.index() == si) {
+        if let Some(m) = doc.mesh_of(s) {
             for p in &m.positions {
                 low = low.min(s.bind_shape.transform_point3(*p).y);
             }
@@ -340,7 +340,7 @@ fn ground(doc: &mut Document, si: usize, diag: &mut Diagnostics) {
         for ibm in &mut s.inverse_bind {
             *ibm *= back;
         }
-        if let Some(m) = s.mesh.filter(|&m| m < skinned.len()) {
+        if let Some(m) = s.mesh.map(skelport_ir::MeshId::index).filter(|&m| m < skinned.len()) {
             skinned[m] = true;
         }
     }

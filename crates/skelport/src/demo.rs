@@ -87,7 +87,7 @@ pub fn sample() -> Document {
     }
 
     // One box per deforming bone, its head ring shared half with the parent.
-    let joints: Vec<BoneId> = (0..sk.bones.len()).filter(|&i| sk.bones[i].deform).map(BoneId::from).collect();
+    let joints: Vec<BoneId> = (0..sk.bones.len()).filter(|&i| sk.bones[i].deform).map(BoneId::from_index).collect();
     let slot_of = |id: BoneId| joints.iter().position(|&j| j == id).map(|s| s as u32);
     let mut positions = Vec::new();
     let mut faces = Faces::default();
@@ -124,8 +124,8 @@ pub fn sample() -> Document {
     doc.meshes.push(Mesh { name: "sample_body".into(), positions, normals: None, uvs: Vec::new(), faces, groups, ext: Default::default() });
     doc.skins.push(Skin {
         name: "sample_skin".into(),
-        skeleton: 0,
-        mesh: Some(0),
+        skeleton: skelport_ir::SkeletonId::new(0),
+        mesh: Some(skelport_ir::MeshId::new(0)),
         joints,
         inverse_bind,
         bind_shape: DMat4::IDENTITY,

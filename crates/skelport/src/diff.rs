@@ -190,7 +190,7 @@ pub fn diff(a: &Document, b: &Document, tol: Tolerance) -> DiffReport {
 }
 
 fn joint_names(doc: &Document, s: &skelport_ir::Skin) -> Vec<String> {
-    let sk = doc.skeletons.get(s.skeleton);
+    let sk = doc.get_skeleton(s.skeleton);
     s.joints.iter().map(|j| sk.and_then(|k| k.bones.get(j.index())).map(|b| b.name.clone()).unwrap_or_default()).collect()
 }
 

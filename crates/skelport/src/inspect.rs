@@ -39,9 +39,9 @@ pub fn inspect(doc: &Document, format: &str) -> Report {
         .skins
         .iter()
         .map(|s| {
-            let sk = doc.skeletons.get(s.skeleton);
+            let sk = doc.get_skeleton(s.skeleton);
             ReportSkin {
-                vertex_count: s.mesh.and_then(|m| doc.meshes.get(m)).map(|m| m.positions.len()).unwrap_or_else(|| s.vertex_count()),
+                vertex_count: doc.mesh_of(s).map(|m| m.positions.len()).unwrap_or_else(|| s.vertex_count()),
                 weighted_vertices: s.influences.weighted_vertices(),
                 max_influences: s.influences.max_influences(),
                 joints: s

@@ -436,7 +436,7 @@ fn skin_losses(doc: &Document, from: &dyn Format, target: &dyn Format, diags: &m
                     target.name()
                 ),
             );
-        } else if weighted > 0 && holds.meshes && skin.mesh.and_then(|m| doc.meshes.get(m)).is_none() {
+        } else if weighted > 0 && holds.meshes && doc.mesh_of(skin).is_none() {
             n += 1;
             diags.loss(
                 "skin.dropped",

@@ -88,21 +88,15 @@ impl Attr {
 fn bound_normals(doc: &Document, k: usize, smooth: bool) -> skelport_ir::Mesh {
     use skelport_ir::{DMat3, DMat4};
     let m = &doc.meshes[k];
-    let skin = doc.skins.iter().find(|s| s.mesh == Some(k));
-    let world = skin.and_then(|s| doc.skeletons.get(s.skeleton)).map(|sk| sk.world_matrices()).unwrap_or_default();
+    let skin = doc.skins.iter().find(|s| s.mesh.map(skelport_ir::MeshId::index) == Some(k));
+    let world = skin.and_then(|s| doc.get_skeleton(s.skeleton)).map(|sk| sk.world_matrices()).unwrap_or_default();
+    // restⱼ·IBMⱼ per joint slot, up to the first slot that has none (a valid document has them all).
+    let joint_mats: Vec<DMat4> = skin
+        .map(|s| s.joints.iter().zip(&s.inverse_bind).map_while(|(j, ibm)| world.get(j.index()).map(|w| *w * *ibm)).collect())
+        .unwrap_or_default();
     let normal_matrix = |v: usize| -> DMat3 {
         let Some(s) = skin else { return DMat3::IDENTITY };
-        let (mut acc, mut total) = (DMat4::ZERO, 0.0);
-        if v < s.influences.vertex_count() {
-            for (j, w) in s.influences.vertex(v) {
-                let (Some(joint), Some(ibm)) = (s.joints.get(j as usize), s.inverse_bind.get(j as usize)) else { continue };
-                if let Some(wm) = world.get(joint.index()) {
-                    acc += (*wm * *ibm) * w;
-                    total += w;
-                }
-            }
-        }
-        let m = if total > 0.0 { acc * (1.0 / total) * s.bind_shape } else { s.bind_shape };
+        let m = s.blend_matrix(v, &joint_mats).map_or(s.bind_shape, |m| m * s.bind_shape);
         DMat3::from_mat4(m).inverse().transpose()
     };
     let normals = if smooth {
@@ -299,7 +293,7 @@ fn expresses(target: &dyn Format, doc: &Document) -> bool {
 /// Whether every skin of `doc` is bound in its skeleton's rest pose.
 fn bound_at_rest(doc: &Document) -> bool {
     doc.skins.iter().all(|s| {
-        let Some(sk) = doc.skeletons.get(s.skeleton) else { return false };
+        let Some(sk) = doc.get_skeleton(s.skeleton) else { return false };
         let world = sk.world_matrices();
         s.joints.iter().zip(&s.inverse_bind).all(|(j, ib)| {
             let m = world[j.index()] * *ib * s.bind_shape.inverse();

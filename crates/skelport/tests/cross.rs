@@ -27,7 +27,7 @@ fn joint_worlds(d: &Document) -> BTreeMap<String, DVec3> {
     d.convert_frame(skelport_ir::Frame::GLTF);
     let mut out = BTreeMap::new();
     for s in &d.skins {
-        let sk = &d.skeletons[s.skeleton];
+        let sk = d.skeleton(s.skeleton);
         let w = sk.world_transforms();
         for j in &s.joints {
             out.insert(sk.bones[j.index()].name.clone(), w[j.index()].translation);
@@ -38,7 +38,7 @@ fn joint_worlds(d: &Document) -> BTreeMap<String, DVec3> {
 
 fn influences(d: &Document) -> Vec<BTreeMap<String, f64>> {
     let s = &d.skins[0];
-    let sk = &d.skeletons[s.skeleton];
+    let sk = d.skeleton(s.skeleton);
     let mut inf = s.influences.clone();
     inf.normalize();
     (0..inf.vertex_count())
@@ -125,7 +125,7 @@ fn skins_sharing_a_skeleton_come_back_sharing_it() {
         assert_eq!(back.skeletons.len(), 1, "{fmt}");
         assert_eq!(back.skeletons[0].bones.len(), doc.skeletons[0].bones.len(), "{fmt}");
         assert_eq!(back.skins.len(), 2, "{fmt}");
-        assert!(back.skins.iter().all(|s| s.skeleton == 0));
+        assert!(back.skins.iter().all(|s| s.skeleton.index() == 0));
         assert_eq!(back.skins[1].name, "second");
     }
     let Some(c) = skelport_ir::testing::corpus_root() else { return };

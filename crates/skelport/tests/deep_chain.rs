@@ -9,7 +9,7 @@ const N: usize = 65_535;
 fn chain() -> Document {
     let mut sk = Skeleton::new("chain");
     for i in 0..N {
-        let parent = i.checked_sub(1).map(|p| BoneId(p as u32));
+        let parent = i.checked_sub(1).map(|p| BoneId::from_index(p));
         sk.push(Bone::new(format!("b{i}"), parent, Transform::from_rt(skelport_ir::DQuat::IDENTITY, DVec3::new(0.0, 0.001, 0.0))));
     }
     let mut d = Document::new(Frame::GLTF);

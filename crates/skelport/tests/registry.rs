@@ -141,7 +141,7 @@ fn bone_limits_are_where_writers_refuse() {
         let chain = |n: usize| {
             let mut sk = skelport::ir::Skeleton::new("chain");
             for i in 0..n {
-                let parent = i.checked_sub(1).map(|p| skelport::ir::BoneId(p as u32));
+                let parent = i.checked_sub(1).map(|p| skelport::ir::BoneId::from_index(p));
                 sk.push(skelport::ir::Bone::new(
                     format!("b{i}"),
                     parent,

@@ -36,13 +36,13 @@ fn build(specs: &[BoneSpec], weights: &[Vec<(prop::sample::Index, f64)>], frame_
     let mut sk = Skeleton::new("rig");
     for (i, s) in specs.iter().enumerate() {
         // The first bone is a root; the others hang from an earlier bone, or are roots too.
-        let parent = if i == 0 { None } else { s.parent.as_ref().map(|p| BoneId(p.index(i) as u32)) };
+        let parent = if i == 0 { None } else { s.parent.as_ref().map(|p| BoneId::from_index(p.index(i))) };
         let rot = DQuat::from_euler(glam::EulerRot::XYZ, s.euler.0, s.euler.1, s.euler.2);
         sk.push(Bone::new(format!("bone_{i}"), parent, Transform::from_rt(rot, DVec3::new(s.t.0, s.t.1, s.t.2))));
     }
     let n = specs.len();
     let world = sk.world_matrices();
-    let joints: Vec<BoneId> = (0..n).map(BoneId::from).collect();
+    let joints: Vec<BoneId> = (0..n).map(BoneId::from_index).collect();
     let inverse_bind: Vec<DMat4> = world.iter().map(|m| m.inverse()).collect();
     doc.skeletons.push(sk);
     let positions: Vec<DVec3> = (0..weights.len()).map(|v| DVec3::new(v as f64 * 0.01, 0.5, 0.0)).collect();
@@ -64,8 +64,8 @@ fn build(specs: &[BoneSpec], weights: &[Vec<(prop::sample::Index, f64)>], frame_
     influences.normalize();
     doc.skins.push(Skin {
         name: "s".into(),
-        skeleton: 0,
-        mesh: Some(0),
+        skeleton: skelport_ir::SkeletonId::new(0),
+        mesh: Some(skelport_ir::MeshId::new(0)),
         joints,
         inverse_bind,
         bind_shape: DMat4::IDENTITY,
@@ -88,7 +88,7 @@ fn shape(doc: &Document) -> (HashMap<String, DVec3>, HashMap<String, Option<Stri
 
 /// Each vertex's influences as bone name → weight (normalised).
 fn weights_by_name(doc: &Document) -> Vec<HashMap<String, f64>> {
-    let sk = &doc.skeletons[doc.skins[0].skeleton];
+    let sk = doc.skeleton(doc.skins[0].skeleton);
     let skin = &doc.skins[0];
     let mut inf = skin.influences.clone();
     inf.normalize();
