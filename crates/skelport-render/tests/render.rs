@@ -279,7 +279,7 @@ fn inferred_lengths_are_capped_at_the_median() {
     sk.push(bone("spine", Some(1), [0.0, 1.1, 0.0], Some(0.1)));
     sk.push(bone("chest", Some(2), [0.0, 1.2, 0.0], Some(0.1)));
     sk.push(bone("neck", Some(3), [0.0, 1.3, 0.0], Some(0.1)));
-    let doc = Document { frame: Frame::GLTF, skeletons: vec![sk], ..Default::default() };
+    let doc = Document { skeletons: vec![sk], ..Document::new(Frame::GLTF) };
     let svg = render_svg(&doc, &opts(View::Front, 400)).unwrap();
     let (root, pelvis) = (outline_extent(&svg, "root"), outline_extent(&svg, "pelvis"));
     assert!(pelvis > 1.0 && root <= pelvis * 1.01, "root {root} px, pelvis {pelvis} px");
