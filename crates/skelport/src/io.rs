@@ -270,10 +270,68 @@ pub fn write_output(path: &Path, out: &Output) -> Result<Vec<PathBuf>> {
             written.push(write_through(p, bytes)?);
         }
     }
-    for s in staged {
-        written.push(s.commit()?);
-    }
+    written.extend(commit_all(staged)?);
     Ok(written)
+}
+
+/// A file about to be replaced, kept under a second name (a hard link beside it) until every
+/// rename of the output has succeeded, so a failed later rename can put it back.
+struct Kept {
+    target: PathBuf,
+    /// The hard link to the old file; `None` when there was no file (or no link could be made).
+    backup: Option<PathBuf>,
+}
+
+/// Rename every staged file into place, all or nothing: when one rename fails, the files already
+/// renamed are put back as they were (the old file restored from its hard link, or the new one
+/// removed where there was none) and the error says so. Hard links are registered as
+/// temporaries, so a signal mid-way removes them too (the targets then hold old or new files,
+/// each whole). Where a link cannot be made (a file system without them), that file is replaced
+/// without one, as a single rename is.
+fn commit_all(staged: Vec<Staged>) -> Result<Vec<PathBuf>> {
+    if staged.len() < 2 {
+        return staged.into_iter().map(Staged::commit).collect();
+    }
+    let kept: Vec<Kept> = staged
+        .iter()
+        .map(|s| {
+            let backup = std::fs::metadata(&s.path).ok().filter(|m| m.is_file()).and_then(|_| {
+                let dir = s.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                let name = tempfile::Builder::new().prefix(".skelport-").suffix(".bak").make_in(dir, |p| std::fs::hard_link(&s.path, p));
+                let p = name.ok()?.into_temp_path().keep().ok()?;
+                pending().push(p.clone());
+                Some(p)
+            });
+            Kept { target: s.path.clone(), backup }
+        })
+        .collect();
+    let forget = |k: &Kept| {
+        if let Some(b) = &k.backup {
+            pending().retain(|p| p != b);
+            let _ = std::fs::remove_file(b);
+        }
+    };
+    let mut done = Vec::with_capacity(staged.len());
+    for (i, s) in staged.into_iter().enumerate() {
+        match s.commit() {
+            Ok(p) => done.push(p),
+            Err(e) => {
+                for k in &kept[..i] {
+                    let _ = match &k.backup {
+                        Some(b) => std::fs::rename(b, &k.target),
+                        None => std::fs::remove_file(&k.target),
+                    };
+                    if let Some(b) = &k.backup {
+                        pending().retain(|p| p != b);
+                    }
+                }
+                kept[i..].iter().for_each(forget);
+                return Err(e.context("the files already renamed were put back as they were"));
+            }
+        }
+    }
+    kept.iter().for_each(forget);
+    Ok(done)
 }
 
 #[cfg(test)]
@@ -299,6 +357,40 @@ mod tests {
         let written = write_output(&main, &out).unwrap();
         assert_eq!(written.len(), 2);
         assert_eq!(std::fs::read(dir.path().join("model.bin")).unwrap(), b"a new buffer");
+    }
+
+    /// The second rename fails (the main file's path became a non-empty directory after the
+    /// output was staged): the side file already renamed is put back, a new side file that had
+    /// no old one is removed, and no temporary or backup is left.
+    #[test]
+    fn a_failed_later_rename_puts_the_earlier_ones_back() {
+        for side_existed in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let (side, main) = (dir.path().join("model.bin"), dir.path().join("model.gltf"));
+            if side_existed {
+                std::fs::write(&side, b"the old buffer").unwrap();
+            }
+            let staged = vec![Staged::new(&side, b"a new buffer").unwrap(), Staged::new(&main, b"{}").unwrap()];
+            std::fs::create_dir(&main).unwrap();
+            std::fs::write(main.join("keep"), b"x").unwrap();
+            let e = commit_all(staged).unwrap_err();
+            assert!(format!("{e:#}").contains("put back as they were"), "{e:#}");
+            if side_existed {
+                assert_eq!(std::fs::read(&side).unwrap(), b"the old buffer");
+            } else {
+                assert!(!side.exists(), "the new side file stayed");
+            }
+            assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
+            assert!(!pending().iter().any(|p| p.starts_with(dir.path())), "a temporary is still registered");
+        }
+        // And when every rename works, the backups are gone and both files are new.
+        let dir = tempfile::tempdir().unwrap();
+        let (side, main) = (dir.path().join("model.bin"), dir.path().join("model.gltf"));
+        std::fs::write(&side, b"the old buffer").unwrap();
+        std::fs::write(&main, b"old").unwrap();
+        commit_all(vec![Staged::new(&side, b"a new buffer").unwrap(), Staged::new(&main, b"{}").unwrap()]).unwrap();
+        assert_eq!((std::fs::read(&side).unwrap(), std::fs::read(&main).unwrap()), (b"a new buffer".to_vec(), b"{}".to_vec()));
+        assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
     }
 
     fn leftovers(dir: &Path) -> Vec<String> {
