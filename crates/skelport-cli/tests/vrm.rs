@@ -122,7 +122,7 @@ fn evidence(name: &str, src: &Document, opts: &WriteOptions, map_note: &str) -> 
     // The humanoid in the file names the nodes of the bones the humanoid map chose.
     let mut d = Diagnostics::default();
     let prepared = skelport_vrm::prepare(src, opts, &mut d).unwrap();
-    let sk = &prepared.doc.skeletons[prepared.skeleton];
+    let sk = prepared.doc.skeleton(prepared.skeleton);
     let listed = skelport_vrm::human_bones(&json);
     assert_eq!(listed.len(), prepared.humanoid.len(), "{name}");
     for (role, b) in &prepared.humanoid {
@@ -134,7 +134,7 @@ fn evidence(name: &str, src: &Document, opts: &WriteOptions, map_note: &str) -> 
         VrmFormat.read(skelport_ir::Input { path: None, bytes: &bytes }, &ReadOptions::default(), &mut Diagnostics::default()).unwrap();
     let found = humanoid::find(&back, None).unwrap();
     assert!(found.source.contains("VRM humanoid"), "{name}: {}", found.source);
-    let world = back.skeletons[found.skeleton].world_matrices();
+    let world = back.skeleton(found.skeleton).world_matrices();
     let head = |r: HumanBone| world[found.humanoid[&r].index()].w_axis.truncate();
     let mut worst_arm = 0.0f64;
     for (a, b) in [(HumanBone::LeftUpperArm, HumanBone::LeftLowerArm), (HumanBone::RightUpperArm, HumanBone::RightLowerArm)] {
@@ -156,7 +156,7 @@ fn evidence(name: &str, src: &Document, opts: &WriteOptions, map_note: &str) -> 
     translate(&mut kept, shift);
     let t = pose_test(&kept, &back, 20, 7).unwrap();
     // The share of vertices off by more than a millimetre in any pose.
-    let names: Vec<&str> = kept.skeletons[p.skeleton].bones.iter().map(|b| b.name.as_str()).collect();
+    let names: Vec<&str> = kept.skeleton(p.skeleton).bones.iter().map(|b| b.name.as_str()).collect();
     let (mut over, mut total) = (0usize, 0usize);
     for k in 0..20u64 {
         let pose = random_pose(names.iter().copied(), 7 + k, 0.6);
@@ -287,7 +287,7 @@ fn a_character_facing_back_is_turned() {
     let mut d = Diagnostics::default();
     let p = skelport_vrm::prepare(&back, &WriteOptions::default(), &mut d).unwrap();
     assert!(d.items.iter().any(|i| i.code == "vrm.turned"), "{:?}", d.items);
-    let sk = &p.doc.skeletons[p.skeleton];
+    let sk = p.doc.skeleton(p.skeleton);
     let w = sk.world_matrices();
     assert!(w[p.humanoid[&HumanBone::LeftHand].index()].w_axis.x > 0.3);
 }
@@ -340,7 +340,7 @@ fn cli_vrm_flags_and_rest_pose_for_other_formats() {
     assert!(o.status.success() && err.contains("loss:") && err.contains("rest pose changed to a T-pose"), "{err}");
     let back = load(&glb, None, None);
     let h = humanoid::find(&back, None).unwrap();
-    let w = back.skeletons[h.skeleton].world_matrices();
+    let w = back.skeleton(h.skeleton).world_matrices();
     let head = |r: HumanBone| w[h.humanoid[&r].index()].w_axis.truncate();
     assert!(rest::elevation_degrees(head(HumanBone::LeftUpperArm), head(HumanBone::LeftLowerArm), DVec3::Y).abs() < 1e-3);
     // Without --rest-pose the same conversion keeps the A-pose.

@@ -22,7 +22,7 @@
 //! orientation; the torso, neck, head and shoulders are left as they are. The axes are the
 //! document frame's ([`crate::Frame::left`], `up`, `forward`).
 
-use crate::document::{BoneId, Document, Normals, Skeleton, Transform};
+use crate::document::{BoneId, Document, Normals, Skeleton, SkeletonId, Transform};
 use crate::pose::{posed_worlds, Pose};
 use glam::{DMat3, DMat4, DQuat, DVec3};
 use std::collections::{BTreeMap, HashMap};
@@ -169,7 +169,7 @@ fn aim(role: HumanBone, left: DVec3, up: DVec3, forward: DVec3) -> Option<Aim> {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RestError {
     #[error("skeleton {0} does not exist")]
-    NoSkeleton(usize),
+    NoSkeleton(SkeletonId),
     #[error("bone \"{bone}\": its parent's scale is not uniform, so turning it would shear it (TRS cannot hold that); apply the scale to the rig first")]
     Shear { bone: String },
     #[error("role {role} names bone #{bone}, which skeleton \"{skeleton}\" does not have")]
@@ -231,8 +231,8 @@ fn tip(sk: &Skeleton, world: &[DMat4], children: &[Vec<BoneId>], i: usize) -> Op
 /// head, in world axes, after its ancestors) by the shortest rotation taking its direction to its
 /// T-pose axis. Roles not in `humanoid`, and bones that are no role, are not turned themselves
 /// (they follow their parents).
-pub fn t_pose_pose(doc: &Document, skeleton: usize, humanoid: &Humanoid) -> Result<Pose, RestError> {
-    let sk = doc.skeletons.get(skeleton).ok_or(RestError::NoSkeleton(skeleton))?;
+pub fn t_pose_pose(doc: &Document, skeleton: SkeletonId, humanoid: &Humanoid) -> Result<Pose, RestError> {
+    let sk = doc.get_skeleton(skeleton).ok_or(RestError::NoSkeleton(skeleton))?;
     for (&role, &b) in humanoid {
         if b.index() >= sk.bones.len() {
             return Err(RestError::BadBone { role, bone: b.raw(), skeleton: sk.name.clone() });
@@ -274,7 +274,7 @@ pub fn t_pose_pose(doc: &Document, skeleton: usize, humanoid: &Humanoid) -> Resu
 }
 
 /// Re-rest skeleton `skeleton` of `doc` into the T-pose ([`t_pose_pose`], then [`re_rest`]).
-pub fn t_pose(doc: &mut Document, skeleton: usize, humanoid: &Humanoid, rebind: Rebind) -> Result<RestReport, RestError> {
+pub fn t_pose(doc: &mut Document, skeleton: SkeletonId, humanoid: &Humanoid, rebind: Rebind) -> Result<RestReport, RestError> {
     let pose = t_pose_pose(doc, skeleton, humanoid)?;
     re_rest(doc, skeleton, &pose, rebind)
 }
@@ -298,8 +298,8 @@ fn uniform(m: &DMat4) -> Option<(DQuat, f64)> {
 
 /// Make `pose` (applied to skeleton `skeleton` of `doc`) its new rest pose; skins follow as
 /// `rebind` says (see the module docs). Bone translations, scales and lengths are kept.
-pub fn re_rest(doc: &mut Document, skeleton: usize, pose: &Pose, rebind: Rebind) -> Result<RestReport, RestError> {
-    let sk = doc.skeletons.get(skeleton).ok_or(RestError::NoSkeleton(skeleton))?;
+pub fn re_rest(doc: &mut Document, skeleton: SkeletonId, pose: &Pose, rebind: Rebind) -> Result<RestReport, RestError> {
+    let sk = doc.get_skeleton(skeleton).ok_or(RestError::NoSkeleton(skeleton))?;
     let world = sk.world_matrices();
     let new_world = posed_worlds(sk, pose);
     let mut report = RestReport::default();
@@ -329,7 +329,7 @@ pub fn re_rest(doc: &mut Document, skeleton: usize, pose: &Pose, rebind: Rebind)
     }
     // The motion of each bone's space, to carry anchors (MPFB placement points) along.
     let motion: Vec<DMat4> = world.iter().zip(&new_world).map(|(w, n)| *n * w.inverse()).collect();
-    let sk = &mut doc.skeletons[skeleton];
+    let sk = &mut doc.skeletons[skeleton.index()];
     for (i, (b, rest)) in sk.bones.iter_mut().zip(rests).enumerate() {
         b.rest = rest;
         if let (Some(a), true) = (b.anchors.as_mut(), pose.contains_key(&b.name) || motion[i] != DMat4::IDENTITY) {
@@ -345,7 +345,7 @@ pub fn re_rest(doc: &mut Document, skeleton: usize, pose: &Pose, rebind: Rebind)
         return Ok(report);
     }
     let mut baked = vec![false; doc.meshes.len()];
-    for s in doc.skins.iter_mut().filter(|s| s.skeleton.index() == skeleton) {
+    for s in doc.skins.iter_mut().filter(|s| s.skeleton == skeleton) {
         // Skinning matrices of the pose: new world · inverse bind.
         let k: Vec<DMat4> = s
             .joints
@@ -591,7 +591,7 @@ mod tests {
         for frame in [Frame::GLTF, Frame::BLENDER, Frame::SECOND_LIFE] {
             let (src, humanoid) = a_pose(frame);
             let mut doc = src.clone();
-            let report = t_pose(&mut doc, 0, &humanoid, Rebind::Bake).unwrap();
+            let report = t_pose(&mut doc, SkeletonId::new(0), &humanoid, Rebind::Bake).unwrap();
             let (left, up) = (frame.left(), frame.up.vector());
             let dir = |a: &str, b: &str| (head(&doc, b) - head(&doc, a)).normalize();
             for (a, b, want) in [
@@ -626,7 +626,7 @@ mod tests {
             assert!(report.turned.iter().any(|(n, deg)| n == "arm.L" && *deg > 30.0), "{:?}", report.turned);
             assert!(report.vertices_moved > 0);
             // Re-resting an already re-rested document changes nothing more.
-            let again = t_pose_pose(&doc, 0, &humanoid).unwrap();
+            let again = t_pose_pose(&doc, SkeletonId::new(0), &humanoid).unwrap();
             assert!(again.values().all(|q| q.angle_between(DQuat::IDENTITY) < 1e-7), "{again:?}");
         }
     }
@@ -637,14 +637,14 @@ mod tests {
     #[test]
     fn baked_skin_deforms_like_the_source() {
         let (src, humanoid) = a_pose(Frame::BLENDER);
-        let pose = t_pose_pose(&src, 0, &humanoid).unwrap();
+        let pose = t_pose_pose(&src, SkeletonId::new(0), &humanoid).unwrap();
         let mut baked = src.clone();
-        re_rest(&mut baked, 0, &pose, Rebind::Bake).unwrap();
+        re_rest(&mut baked, SkeletonId::new(0), &pose, Rebind::Bake).unwrap();
         let mut kept = src.clone();
-        re_rest(&mut kept, 0, &pose, Rebind::KeepBind).unwrap();
+        re_rest(&mut kept, SkeletonId::new(0), &pose, Rebind::KeepBind).unwrap();
         let rest = deform(&baked, 0, &Pose::new());
         // (A pose's rotations are in world axes of the frame it was made in: the report frame's here.)
-        let pose_r = t_pose_pose(&crate::pose::in_report_frame(&src), 0, &humanoid).unwrap();
+        let pose_r = t_pose_pose(&crate::pose::in_report_frame(&src), SkeletonId::new(0), &humanoid).unwrap();
         assert!(max_deviation(&rest, &deform(&src, 0, &pose_r)).unwrap() < 1e-12);
         assert!(max_deviation(&rest, &deform(&kept, 0, &Pose::new())).unwrap() < 1e-12);
         let names: Vec<String> = src.skeletons[0].bones.iter().map(|b| b.name.clone()).collect();
@@ -672,7 +672,7 @@ mod tests {
     fn normals_turn_with_the_skin() {
         let (src, humanoid) = a_pose(Frame::GLTF);
         let mut doc = src.clone();
-        t_pose(&mut doc, 0, &humanoid, Rebind::Bake).unwrap();
+        t_pose(&mut doc, SkeletonId::new(0), &humanoid, Rebind::Bake).unwrap();
         let sk = &src.skeletons[0];
         let i = sk.find("arm.L").unwrap().index();
         let (w0, w1) = (sk.world_transforms()[i].rotation, doc.skeletons[0].world_transforms()[i].rotation);

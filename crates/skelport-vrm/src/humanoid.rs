@@ -107,7 +107,7 @@ impl HumanoidMap {
 /// A document's humanoid: the skeleton and which of its bones plays each role.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Found {
-    pub skeleton: usize,
+    pub skeleton: skelport_ir::SkeletonId,
     pub humanoid: Humanoid,
     /// Where the roles came from, for messages (`built-in map mpfb-game_engine`).
     pub source: String,
@@ -170,7 +170,7 @@ pub fn find(doc: &Document, map: Option<&HumanoidMap>) -> Result<Found, VrmError
             )));
         }
         return Ok(Found {
-            skeleton: si,
+            skeleton: skelport_ir::SkeletonId::from_index(si),
             humanoid: h,
             source: format!("humanoid map {}", if map.name.is_empty() { "(file)" } else { &map.name }),
         });
@@ -179,7 +179,7 @@ pub fn find(doc: &Document, map: Option<&HumanoidMap>) -> Result<Found, VrmError
         if let Some(m) = stored_roles(sk) {
             let (h, _) = m.resolve(sk);
             if missing_required(&h).is_empty() {
-                return Ok(Found { skeleton: si, humanoid: h, source: m.name });
+                return Ok(Found { skeleton: skelport_ir::SkeletonId::from_index(si), humanoid: h, source: m.name });
             }
         }
     }
@@ -201,7 +201,11 @@ pub fn find(doc: &Document, map: Option<&HumanoidMap>) -> Result<Found, VrmError
         }
     }
     if let Some((_, _, si, m, h)) = best {
-        return Ok(Found { skeleton: si, humanoid: h, source: format!("built-in humanoid map {}", m.name) });
+        return Ok(Found {
+            skeleton: skelport_ir::SkeletonId::from_index(si),
+            humanoid: h,
+            source: format!("built-in humanoid map {}", m.name),
+        });
     }
     let (_, si, m, h) = closest.expect("at least one map was tried");
     Err(VrmError::Humanoid(format!(
@@ -269,7 +273,7 @@ pub fn check_hierarchy(sk: &Skeleton, h: &Humanoid) -> Result<(), VrmError> {
 /// `Format::humanoid_names` map: VRM → SL with `sl-bento`, VRM → AnvilToolkit with `ac-biped`.
 pub fn retarget_map(doc: &Document, target: &HumanoidMap) -> Result<RetargetMap, VrmError> {
     let found = find(doc, None)?;
-    let sk = &doc.skeletons[found.skeleton];
+    let sk = doc.skeleton(found.skeleton);
     let bones =
         found.humanoid.iter().filter_map(|(r, b)| target.humanoid.get(r).map(|t| (sk.bones[b.index()].name.clone(), t.clone()))).collect();
     Ok(RetargetMap {

@@ -30,7 +30,7 @@ pub(crate) fn read_file(p: &std::path::Path, what: &str) -> Result<Vec<u8>, VrmE
 /// The document as VRM needs it (frame, facing, scales, T-pose, ground), its humanoid and meta.
 pub struct Prepared {
     pub doc: Document,
-    pub skeleton: usize,
+    pub skeleton: skelport_ir::SkeletonId,
     pub humanoid: Humanoid,
     pub meta: Meta,
 }
@@ -44,7 +44,8 @@ pub fn prepare(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> R
         None => None,
     };
     let found = humanoid::find(&doc, map.as_ref())?;
-    let (si, h) = (found.skeleton, found.humanoid);
+    let (sid, h) = (found.skeleton, found.humanoid);
+    let si = sid.index();
     diag.info(
         "vrm.humanoid",
         format!(
@@ -60,7 +61,7 @@ pub fn prepare(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> R
     uniform_scales(&mut doc, diag)?;
     match opts.rest_pose.unwrap_or(RestPose::TPose) {
         RestPose::TPose => {
-            let report = rest::t_pose(&mut doc, si, &h, Rebind::Bake).map_err(|e| VrmError::Rig(e.to_string()))?;
+            let report = rest::t_pose(&mut doc, sid, &h, Rebind::Bake).map_err(|e| VrmError::Rig(e.to_string()))?;
             report_t_pose(&doc, si, &h, &report, diag);
         }
         RestPose::AsIs => {
@@ -97,13 +98,13 @@ pub fn prepare(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> R
     for sk in &mut doc.skeletons {
         sk.ext.remove(NAMESPACE);
     }
-    Ok(Prepared { doc, skeleton: si, humanoid: h, meta })
+    Ok(Prepared { doc, skeleton: sid, humanoid: h, meta })
 }
 
 pub(crate) fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, VrmError> {
     let p = prepare(doc, opts, diag)?;
     let meta = p.meta.to_json(diag);
-    let (si, h) = (p.skeleton, &p.humanoid);
+    let (si, h) = (p.skeleton.index(), &p.humanoid);
     let mut renamed: Vec<String> = Vec::new();
     let mut edit = |root: &mut Map<String, Value>, layout: &skelport_gltf::NodeLayout| -> Result<(), String> {
         let bones = layout.bones.get(si).filter(|b| !b.is_empty()).ok_or("the humanoid skeleton was not written")?;
