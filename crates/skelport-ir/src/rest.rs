@@ -362,21 +362,7 @@ pub fn re_rest(doc: &mut Document, skeleton: SkeletonId, pose: &Pose, rebind: Re
                 let nv = mesh.positions.len();
                 // Per vertex: the blended matrix (bind shape included), used for the position and
                 // (inverse transpose) for the normals.
-                let blended: Vec<Option<DMat4>> = (0..nv)
-                    .map(|v| {
-                        if v >= s.influences.vertex_count() {
-                            return None;
-                        }
-                        let (mut acc, mut total) = (DMat4::ZERO, 0.0);
-                        for (j, w) in s.influences.vertex(v) {
-                            if let Some(m) = k.get(j as usize).filter(|_| w > 0.0 && w.is_finite()) {
-                                acc += *m * w;
-                                total += w;
-                            }
-                        }
-                        (total > 0.0).then(|| acc * (1.0 / total) * s.bind_shape)
-                    })
-                    .collect();
+                let blended: Vec<Option<DMat4>> = (0..nv).map(|v| s.blend_matrix(v, &k).map(|m| m * s.bind_shape)).collect();
                 let bind = s.bind_shape;
                 for (v, p) in mesh.positions.iter_mut().enumerate() {
                     let np = match blended[v] {

@@ -318,14 +318,17 @@ impl Skin {
     /// here (past [`Skin::vertex_count`]) or its counted weights do not sum above 0; callers fall
     /// back to their own matrix (the bind shape, or a shared bake).
     ///
-    /// The one blend of the rest-pose checks (`skelport::matrix`) and the G4MF writer, so both
-    /// move a vertex and its normal by the same sum, in the same order.
+    /// The one blend of the rest-pose checks (`skelport::matrix`), the G4MF writer and the T-pose
+    /// bake ([`crate::rest`]), so all move a vertex and its normal by the same sum, in the same
+    /// order.
     pub fn blend_matrix(&self, v: usize, joint_mats: &[DMat4]) -> Option<DMat4> {
         if v >= self.influences.vertex_count() {
             return None;
         }
         let (mut acc, mut total) = (DMat4::ZERO, 0.0);
-        for (j, w) in self.influences.vertex(v) {
+        // Zero, negative and non-finite weights count for nothing (a valid document has only the
+        // first, which adds nothing either way; the T-pose bake may meet the others first).
+        for (j, w) in self.influences.vertex(v).filter(|&(_, w)| w > 0.0 && w.is_finite()) {
             if let Some(m) = joint_mats.get(j as usize) {
                 acc += *m * w;
                 total += w;
