@@ -64,17 +64,7 @@ fn sniff_json(head: &[u8]) -> u8 {
 
 /// What G4MF text and binary hold (the same model in two containers); a skin is bound at rest
 /// (the writer reports a bind pose as a loss).
-const HOLDS: Holds = Holds {
-    skins: true,
-    meshes: true,
-    scale: true,
-    uvs: true,
-    normals: true,
-    extras: true,
-    any_skeleton: true,
-    orientations: true,
-    ..Holds::NOTHING
-};
+const HOLDS: Holds = Holds { bind_pose: false, ..Holds::EVERYTHING };
 
 /// The reader's diagnostic codes for a file that breaks a rule of the G4MF specification
 /// (SPEC-NOTES.md) the reader goes past: `validate` calls such a file invalid.

@@ -82,18 +82,7 @@ fn sniff_any(head: &[u8]) -> (u8, u8) {
 }
 
 /// What glTF and GLB hold (the same model in two containers).
-const HOLDS: Holds = Holds {
-    skins: true,
-    meshes: true,
-    scale: true,
-    uvs: true,
-    normals: true,
-    extras: true,
-    any_skeleton: true,
-    orientations: true,
-    bind_pose: true,
-    ..Holds::NOTHING
-};
+const HOLDS: Holds = Holds::EVERYTHING;
 
 impl Format for GltfFormat {
     fn name(&self) -> &'static str {

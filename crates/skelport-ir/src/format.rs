@@ -303,6 +303,22 @@ impl Holds {
         max_bones: None,
         humanoid_only: false,
     };
+    /// Everything the IR holds, with no bone limit and any skeleton: the IR's own JSON and glTF.
+    /// Other formats say what they lack from here (`Holds { bind_pose: false, ..Holds::EVERYTHING }`)
+    /// or what they have from [`Holds::NOTHING`].
+    pub const EVERYTHING: Holds = Holds {
+        skins: true,
+        meshes: true,
+        scale: true,
+        uvs: true,
+        normals: true,
+        extras: true,
+        any_skeleton: true,
+        orientations: true,
+        bind_pose: true,
+        max_bones: None,
+        humanoid_only: false,
+    };
 }
 
 /// How a reader is handed one kind of file.

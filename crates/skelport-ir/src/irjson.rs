@@ -111,19 +111,7 @@ impl Format for IrJsonFormat {
         Ok(Output::single(to_vec(doc)))
     }
     fn holds(&self) -> crate::Holds {
-        crate::Holds {
-            skins: true,
-            meshes: true,
-            scale: true,
-            uvs: true,
-            normals: true,
-            extras: true,
-            any_skeleton: true,
-            orientations: true,
-            bind_pose: true,
-            max_bones: None,
-            humanoid_only: false,
-        }
+        crate::Holds::EVERYTHING
     }
     fn inputs(&self) -> &'static [crate::InputKind] {
         &[crate::InputKind { role: crate::InputRole::Main, suite: "ir-json", fuzz_target: "ir_json" }]

@@ -76,17 +76,7 @@ impl Format for VrmFormat {
     /// reported as a loss) and the skin is re-bound at the new rest; uniform bone scales are
     /// kept, others moved into children and inverse binds (VRM allows only uniform scale).
     fn holds(&self) -> Holds {
-        Holds {
-            skins: true,
-            meshes: true,
-            scale: true,
-            uvs: true,
-            normals: true,
-            extras: true,
-            any_skeleton: true,
-            humanoid_only: true,
-            ..Holds::NOTHING
-        }
+        Holds { orientations: false, bind_pose: false, humanoid_only: true, ..Holds::EVERYTHING }
     }
     fn inputs(&self) -> &'static [InputKind] {
         &[InputKind { role: InputRole::Main, suite: "vrm", fuzz_target: "vrm" }]
