@@ -398,7 +398,8 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
             let p = b.get("parent").and_then(Value::as_str).unwrap_or_default();
             diag.warn(
                 "mpfb.parent",
-                format!("{file}: at $.bones.{name}.parent: bone \"{name}\": parent \"{p}\" does not exist; made a root"),
+                // The place first, as messages about one element begin (`Diagnostic::place`).
+                format!("$.bones.{name}.parent: bone \"{name}\": parent \"{p}\" does not exist; made a root"),
             );
         }
         let rest = match parent {

@@ -5,7 +5,7 @@
 use crate::{render, stem_of, Error, ErrorCode, Loaded, Result};
 use serde::Serialize;
 use skelport_ir::validate::Problem;
-use skelport_ir::{Format, Severity, WriteOptions};
+use skelport_ir::{Diagnostic, Format, Severity, WriteOptions};
 use std::path::Path;
 
 /// The target name that checks the Second Life importer's rules (not a format name).
@@ -38,14 +38,7 @@ pub fn validate(path: &Path, loaded: &Loaded, target: Option<&str>, sl_skeleton:
     let mut problems = skelport_ir::validate::validate(&loaded.doc);
     // What a lenient reader went past but the format's own rules forbid: the file is invalid.
     let structural = loaded.format.structural();
-    problems.extend(
-        loaded
-            .diagnostics
-            .items
-            .iter()
-            .filter(|d| structural.contains(&d.code.as_str()))
-            .map(|d| structural_problem(&loaded.name, &d.message)),
-    );
+    problems.extend(loaded.diagnostics.items.iter().filter(|d| structural.contains(&d.code.as_str())).map(structural_problem));
     let mut warnings: Vec<String> = loaded
         .diagnostics
         .items
@@ -66,14 +59,14 @@ pub fn validate(path: &Path, loaded: &Loaded, target: Option<&str>, sl_skeleton:
     Ok(Validation { format: loaded.format, problems, warnings })
 }
 
-/// A structural diagnostic as a problem: at the place its message begins with (`bufferViews[6]`,
-/// `$.bones.x.parent`), the file's name taken off the front where the reader put it there.
-fn structural_problem(file: &str, message: &str) -> Problem {
-    let m = message.strip_prefix(file).and_then(|m| m.strip_prefix(": ")).unwrap_or(message);
-    let m = m.strip_prefix("at ").unwrap_or(m);
-    match skelport_ir::place_of(m) {
-        Some(place) => Problem { location: place.to_owned(), message: m[place.len()..].trim_start_matches(':').trim_start().to_owned() },
-        None => Problem { location: "file".to_owned(), message: m.to_owned() },
+/// A structural diagnostic as a problem: at the place its message begins with
+/// ([`Diagnostic::place`]: `bufferViews[6]`, `$.bones.x.parent`), or the file as a whole.
+fn structural_problem(d: &Diagnostic) -> Problem {
+    match d.place() {
+        Some(place) => {
+            Problem { location: place.to_owned(), message: d.message[place.len()..].trim_start_matches(':').trim_start().to_owned() }
+        }
+        None => Problem { location: "file".to_owned(), message: d.message.clone() },
     }
 }
 
