@@ -158,35 +158,24 @@ pub(crate) fn before_read(
             return Err(Error::new(ErrorCode::Kind, Some(&mn), msg));
         }
     }
+    if reader.mesh.is_some() || reader.mesh_data.is_some() {
+        return Ok(None);
+    }
+    // No mesh: look where MPFB keeps the base mesh, beside `rigs/` (from the weights file, else
+    // the rig). With weights it is the body they number; a rig alone is placed on it too, as its
+    // siblings with weights are, so a batch over the folder puts every rig on the ground alike,
+    // and the body is not written.
     let has_weights = reader.weights.is_some() || reader.weights_data.is_some();
-    if has_weights && reader.mesh.is_none() && reader.mesh_data.is_none() {
-        // The weights number the base mesh's vertices: look where MPFB keeps it, beside `rigs/`.
-        let found = reader.weights.as_deref().and_then(layout::base_mesh_for).or_else(|| path.and_then(layout::base_mesh_for));
-        if let Some(mesh) = found {
-            diags.info(
-                "mpfb.base-mesh",
-                format!(
-                    "no --mesh given: using MakeHuman's base mesh {} (MPFB's data folder, beside rigs/), whose vertices the weights number; give --mesh to use another body",
-                    mesh.display()
-                ),
-            );
-            return Ok(Some(ReaderOptions { mesh: Some(mesh), ..reader.clone() }));
-        }
-    }
-    if !has_weights && reader.mesh.is_none() && reader.mesh_data.is_none() {
-        // A rig alone in MPFB's data folder: its bones placed on the base mesh there, as its
-        // siblings with weights are, so a batch over the folder puts every rig on the ground
-        // alike; the body itself is not written.
-        if let Some(mesh) = path.and_then(layout::base_mesh_for) {
-            diags.info(
-                "mpfb.base-mesh",
-                format!(
-                    "no --mesh given: bones placed on MakeHuman's base mesh {} (MPFB's data folder, beside rigs/), as the rigs with weights are; the body is not written (give --mesh to write it)",
-                    mesh.display()
-                ),
-            );
-            return Ok(Some(ReaderOptions { mesh: Some(mesh), mesh_for_placement: true, ..reader.clone() }));
-        }
-    }
-    Ok(None)
+    let found = reader.weights.as_deref().and_then(layout::base_mesh_for).or_else(|| path.and_then(layout::base_mesh_for));
+    let Some(mesh) = found else { return Ok(None) };
+    let (verb, then) = if has_weights {
+        ("using", ", whose vertices the weights number; give --mesh to use another body")
+    } else {
+        ("bones placed on", ", as the rigs with weights are; the body is not written (give --mesh to write it)")
+    };
+    diags.info(
+        "mpfb.base-mesh",
+        format!("no --mesh given: {verb} MakeHuman's base mesh {} (MPFB's data folder, beside rigs/){then}", mesh.display()),
+    );
+    Ok(Some(ReaderOptions { mesh: Some(mesh), mesh_for_placement: !has_weights, ..reader.clone() }))
 }
