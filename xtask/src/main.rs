@@ -72,11 +72,66 @@ fn man_page(cmd: clap::Command, title: &str, usage: &str, out: &mut Vec<(PathBuf
     let cmd = cmd.name(name).bin_name(usage);
     let mut page = Vec::new();
     clap_mangen::Man::new(cmd.clone()).title(title).date("").source(format!("skelport {}", env!("CARGO_PKG_VERSION"))).render(&mut page)?;
-    out.push((root().join("docs/man").join(format!("{title}.1")), page));
+    let page = with_synopsis(&String::from_utf8(page)?, &synopsis(&cmd, usage));
+    out.push((root().join("docs/man").join(format!("{title}.1")), page.into_bytes()));
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
         man_page(sub.clone(), &format!("{title}-{}", sub.get_name()), &format!("{usage} {}", sub.get_name()), out)?;
     }
     Ok(())
+}
+
+/// A synopsis line in roff with each option's value placeholder (`--from <FMT>`) and `...` after
+/// an argument that takes several (`<IN>...`): clap_mangen's own leaves both out.
+fn synopsis(cmd: &clap::Command, usage: &str) -> String {
+    let esc = |s: &str| s.replace('-', "\\-");
+    let value = |a: &clap::Arg| -> String {
+        let names: Vec<String> = a.get_value_names().map(|v| v.iter().map(|n| n.to_string()).collect()).unwrap_or_default();
+        let many = matches!(a.get_action(), clap::ArgAction::Append) || a.get_num_args().is_some_and(|n| n.max_values() > 1);
+        let dots = if many { "..." } else { "" };
+        match names.as_slice() {
+            [] if a.get_action().takes_values() => format!(" \\fI<{}>\\fR{dots}", esc(&a.get_id().as_str().to_uppercase())),
+            [] => String::new(),
+            _ => format!(" \\fI<{}>\\fR{dots}", esc(&names.join(" "))),
+        }
+    };
+    let mut line = format!("\\fB{}\\fR", esc(usage));
+    for a in cmd.get_arguments().filter(|a| !a.is_hide_set() && !a.is_positional()) {
+        let flag = match (a.get_short(), a.get_long()) {
+            (Some(s), Some(l)) => format!("\\fB\\-{s}\\fR|\\fB\\-\\-{}\\fR", esc(l)),
+            (Some(s), None) => format!("\\fB\\-{s}\\fR"),
+            (None, Some(l)) => format!("\\fB\\-\\-{}\\fR", esc(l)),
+            (None, None) => continue,
+        };
+        let (l, r) = if a.is_required_set() { ("", "") } else { ("[", "]") };
+        line.push_str(&format!(" {l}{flag}{}{r}", value(a)));
+    }
+    for a in cmd.get_positionals().filter(|a| !a.is_hide_set()) {
+        let name = a.get_value_names().map(|v| v.join(" ")).unwrap_or_else(|| a.get_id().as_str().to_uppercase());
+        let many = a.get_num_args().is_some_and(|n| n.max_values() > 1) || matches!(a.get_action(), clap::ArgAction::Append);
+        let (l, r) = if a.is_required_set() { ("", "") } else { ("[", "]") };
+        line.push_str(&format!(" {l}\\fI<{}>\\fR{}{r}", esc(&name), if many { "..." } else { "" }));
+    }
+    if cmd.has_subcommands() {
+        line.push_str(" \\fI<SUBCOMMAND>\\fR");
+    }
+    line
+}
+
+/// `page` with the line after `.SH SYNOPSIS` replaced by `line`.
+fn with_synopsis(page: &str, line: &str) -> String {
+    let mut out = String::with_capacity(page.len());
+    let mut next_is_synopsis = false;
+    for l in page.lines() {
+        if next_is_synopsis {
+            out.push_str(line);
+            next_is_synopsis = false;
+        } else {
+            out.push_str(l);
+            next_is_synopsis = l == ".SH SYNOPSIS";
+        }
+        out.push('\n');
+    }
+    out
 }
 
 fn regen_fixtures(check: bool) -> Result<()> {

@@ -289,8 +289,28 @@ pub struct MergeReport {
     pub added: Vec<String>,
     /// Modifiers applied from matched addon bones to main bones.
     pub modifiers_applied: usize,
+    /// Modifiers of matched addon bones that the main bone has already (the same class and
+    /// values): not applied again, so merging what is already merged changes nothing.
+    pub modifiers_present: usize,
     /// Bone count after the merge.
     pub bone_count: usize,
+}
+
+/// A modifier as a merge compares it: its objects' IDs numbered from 1 in order (links among
+/// them following), its owner and its links' path labels left out. The same modifier merged
+/// twice, or already in the main skeleton, compares equal whatever IDs it was given.
+fn canonical_modifier(m: &Object) -> Object {
+    let mut c = m.clone();
+    let (mut next, mut objmap) = (1, HashMap::new());
+    renumber(&mut c, &mut next, &mut objmap);
+    c.fields.retain(|f| f.name() != names::OWNER);
+    c.for_each_link_mut(&mut |_, l| {
+        if let Some(&n) = objmap.get(&l.id) {
+            l.id = n;
+        }
+        l.label = None;
+    });
+    c
 }
 
 /// Merge addon skeletons into a main skeleton as the engine does when it loads them: each addon's
@@ -406,6 +426,11 @@ pub fn merge(main: &AnvilSkeleton, addons: &[AnvilSkeleton], opts: &MergeOptions
                 renumber(&mut m, &mut next, &mut objmap);
                 m.fields.retain(|f| f.name() != names::OWNER);
                 remap(&mut m, &objmap, &map)?;
+                let same = canonical_modifier(&m);
+                if out.bone(mi).modifiers().any(|have| canonical_modifier(have) == same) {
+                    report.modifiers_present += 1;
+                    continue;
+                }
                 out.bone_mut(mi).modifier_items_mut().push(bone_item(m));
                 report.modifiers_applied += 1;
             }

@@ -1,15 +1,24 @@
 //! Every example in README.md and docs/cli.md runs (issue 24): each line of their ```sh blocks,
 //! in a folder that holds the corpus files under the names the examples use, must exit 0, or
-//! the code its `# exits N` comment gives. The README's set-up lines are checked too: its demo
+//! the code its `# exits N` comment gives, and print as its last line of output what its
+//! `# prints: TEXT` comment shows. The README's set-up lines are checked too: its demo
 //! line runs (the binary this test was built with stands in for `cargo run`), its test line is
 //! the one `.ci/run` calls, and its Python line is the package `.ci/python` builds and tests.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// One example: the command, the exit code it must give, and the line it must print last on
+/// stdout when the docs show it (`# prints: TEXT`).
+struct Example {
+    cmd: String,
+    code: i32,
+    prints: Option<String>,
+}
+
 /// The lines of every ```sh block of `doc`: comments and blank lines dropped, a trailing
-/// `# exits N` kept as the expected exit code.
-fn examples(doc: &Path) -> Vec<(String, i32)> {
+/// `# exits N` kept as the expected exit code, a trailing `# prints: TEXT` as the output shown.
+fn examples(doc: &Path) -> Vec<Example> {
     let text = std::fs::read_to_string(doc).unwrap();
     let mut out = Vec::new();
     let mut in_sh = false;
@@ -22,11 +31,15 @@ fn examples(doc: &Path) -> Vec<(String, i32)> {
         if !in_sh || t.is_empty() || t.starts_with('#') {
             continue;
         }
+        let (t, prints) = match t.split_once("  # prints: ") {
+            Some((c, shown)) => (c.trim_end(), Some(shown.to_owned())),
+            None => (t, None),
+        };
         let (cmd, code) = match t.split_once("  # exits ") {
             Some((c, rest)) => (c.trim(), rest.split(':').next().unwrap().trim().parse().expect("# exits N")),
             None => (t, 0),
         };
-        out.push((cmd.to_owned(), code));
+        out.push(Example { cmd: cmd.to_owned(), code, prints });
     }
     out
 }
@@ -69,9 +82,9 @@ fn every_readme_and_cli_md_example_runs() {
     let root = skelport_ir::testing::workspace_root();
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_skelport"));
     let path = format!("{}:{}", bin.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
-    let mut ran = 0;
+    let (mut ran, mut compared) = (0, 0);
     for doc in ["README.md", "docs/cli.md"] {
-        for (cmd, code) in examples(&root.join(doc)) {
+        for Example { cmd, code, prints } in examples(&root.join(doc)) {
             let cmd = match cmd.strip_prefix("cargo run --release --bin skelport -- ") {
                 Some(rest) => format!("skelport {rest}"),
                 None => cmd,
@@ -95,13 +108,20 @@ fn every_readme_and_cli_md_example_runs() {
                 String::from_utf8_lossy(&o.stdout),
                 String::from_utf8_lossy(&o.stderr)
             );
+            if let Some(shown) = prints {
+                let stdout = String::from_utf8_lossy(&o.stdout);
+                assert_eq!(stdout.lines().last().unwrap_or(""), shown, "{doc}: `{cmd}` prints otherwise than the docs show");
+                compared += 1;
+            }
             ran += 1;
         }
     }
+    // The outputs the docs show were compared.
+    assert!(compared >= 3, "{compared} shown outputs compared");
     // Both documents' examples were found and run (a renamed fence must not make this vacuous).
     assert!(ran >= 30, "{ran} examples ran");
     // What the examples say they make is there.
-    for made in ["human.glb", "human.dae", "human.vrm", "report.json", "out/rig.default.gltf", "merged.schema.xml", "demo/sample.glb"] {
+    for made in ["human.glb", "human.dae", "human.vrm", "report.json", "out/default.gltf", "merged.schema.xml", "demo/sample.glb"] {
         assert!(dir.path().join(made).exists(), "{made} was not written");
     }
 }

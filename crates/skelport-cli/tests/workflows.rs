@@ -123,7 +123,7 @@ fn weights_in_a_batch_without_their_rig_fail_saying_where_they_go() {
     let bad = report["results"].as_array().unwrap().iter().find(|r| r["ok"] == false).unwrap();
     assert_eq!(bad["code"], "input.kind");
     assert!(bad["error"].as_str().unwrap().contains("this is an MPFB weights file"), "{bad:#}");
-    assert!(out.join("rig.default.glb").exists());
+    assert!(out.join("default.glb").exists());
     assert!(!out.join("weights.mixamo.glb").exists());
 }
 

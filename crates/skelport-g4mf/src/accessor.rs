@@ -65,6 +65,7 @@ pub fn decode(t: &str, data: &[u8], what: &str, file: &str) -> Result<Vec<f64>, 
         file: file.into(),
         path: what.into(),
         message: format!("component type \"{t}\" is not one skelport reads (float8..64, int8..128, uint8..128)"),
+        kind: skelport_ir::FaultKind::Unsupported,
     })?;
     let mut out = Vec::with_capacity(data.len() / size);
     for c in data.chunks_exact(size) {
@@ -88,6 +89,7 @@ pub fn decode(t: &str, data: &[u8], what: &str, file: &str) -> Result<Vec<f64>, 
                     file: file.into(),
                     path: what.into(),
                     message: "float128 accessors are not supported; re-export with float64".into(),
+                    kind: skelport_ir::FaultKind::Unsupported,
                 })
             }
         };

@@ -60,7 +60,8 @@ pub fn read(bytes: &[u8], file: &str) -> Result<Vec<Chunk>, G4mfError> {
 /// Split a `.g4b` file into its chunks, checking the header, every chunk header and size, each
 /// encoding and the Zstandard magic number, without decoding anything.
 pub fn split<'a>(bytes: &'a [u8], file: &str) -> Result<Vec<RawChunk<'a>>, G4mfError> {
-    let bad = |offset: usize, message: String| G4mfError::Binary { file: file.into(), offset, message };
+    let bad =
+        |offset: usize, message: String| G4mfError::Binary { file: file.into(), offset, message, kind: skelport_ir::FaultKind::Container };
     if bytes.len() < 32 {
         return Err(bad(
             0,
@@ -130,7 +131,12 @@ impl RawChunk<'_> {
             budget.charge(self.raw.len() as u64, file, &element)?;
             return Ok(self.raw.to_vec());
         }
-        let bad = |message: String| G4mfError::Binary { file: file.into(), offset: self.offset, message };
+        let bad = |message: String| G4mfError::Binary {
+            file: file.into(),
+            offset: self.offset,
+            message,
+            kind: skelport_ir::FaultKind::Container,
+        };
         decode_zstd(self.raw, budget, file, &element).map_err(|e| match e {
             ZstdError::Budget(b) => G4mfError::Budget(b),
             ZstdError::Io(e) => bad(format!("cannot decode the Zstd chunk: {e}")),

@@ -25,24 +25,74 @@ pub mod container;
 pub mod read;
 pub mod write;
 
-use skelport_ir::{Diagnostics, Document, Format, FormatError, Holds, Input, InputKind, InputRole, Output, ReadOptions, WriteOptions};
+use skelport_ir::{
+    Diagnostics, Document, Fault, FaultKind, Format, FormatError, Holds, Input, InputKind, InputRole, Output, Place, ReadOptions,
+    WriteOptions,
+};
 
 /// Errors reading or writing G4MF, with the place in the file.
 #[derive(Debug, thiserror::Error)]
 pub enum G4mfError {
-    #[error("{file}:{line}:{column}: not valid JSON: {}", skelport_ir::with_hint(.message, "the file is cut short or damaged there: fix it or export it again"))]
-    Syntax { file: String, line: usize, column: usize, message: String },
-    #[error("{file}: at {path}: {}", skelport_ir::with_hint(.message, "fix that value (an index must name an existing item) or export the file again"))]
-    Json { file: String, path: String, message: String },
-    #[error("{file}: byte {offset}: {}", skelport_ir::with_hint(.message, "the file is damaged or cut short: export it again"))]
-    Binary { file: String, offset: usize, message: String },
-    #[error("{file}: {message}")]
+    /// The JSON (of a `.g4tf`, or of a `.g4b`'s JSON chunk: `part`) does not parse.
+    #[error("{}", FormatError::of(self))]
+    Syntax { file: String, part: Option<&'static str>, line: usize, column: usize, message: String },
+    /// A value at `path` breaks a rule of G4MF; `kind` says which kind.
+    #[error("{}", FormatError::of(self))]
+    Json { file: String, path: String, message: String, kind: FaultKind },
+    /// The bytes at `offset`: a damaged container ([`FaultKind::Container`]) or text that is not
+    /// UTF-8 ([`FaultKind::Encoding`]).
+    #[error("{}", FormatError::of(self))]
+    Binary { file: String, offset: usize, message: String, kind: FaultKind },
+    /// Something of G4MF that skelport does not read.
+    #[error("{}", FormatError::of(self))]
     Unsupported { file: String, message: String },
     /// The file asks for more memory than the decode budget allows (see `skelport_ir::budget`).
     #[error(transparent)]
     Budget(#[from] skelport_ir::BudgetError),
     #[error("cannot write G4MF: {0}")]
     Write(String),
+}
+
+impl Fault for G4mfError {
+    fn file(&self) -> Option<&str> {
+        match self {
+            G4mfError::Syntax { file, .. }
+            | G4mfError::Json { file, .. }
+            | G4mfError::Binary { file, .. }
+            | G4mfError::Unsupported { file, .. } => Some(file),
+            G4mfError::Budget(e) => e.file(),
+            G4mfError::Write(_) => None,
+        }
+    }
+    fn place(&self) -> Option<Place> {
+        match self {
+            G4mfError::Syntax { part: None, line, column, .. } => Some(Place::text(*line, *column)),
+            G4mfError::Syntax { part: Some(part), line, column, .. } => {
+                Some(Place::In { part: (*part).to_owned(), place: Box::new(Place::text(*line, *column)) })
+            }
+            G4mfError::Json { path, .. } => Some(Place::Path(path.clone())),
+            G4mfError::Binary { offset, .. } => Some(Place::Byte(*offset as u64)),
+            G4mfError::Budget(e) => e.place(),
+            G4mfError::Unsupported { .. } | G4mfError::Write(_) => None,
+        }
+    }
+    fn kind(&self) -> FaultKind {
+        match self {
+            G4mfError::Syntax { .. } => FaultKind::Syntax,
+            G4mfError::Json { kind, .. } | G4mfError::Binary { kind, .. } => *kind,
+            G4mfError::Unsupported { .. } => FaultKind::Unsupported,
+            G4mfError::Budget(e) => e.kind(),
+            G4mfError::Write(_) => FaultKind::Write,
+        }
+    }
+    fn what(&self) -> String {
+        match self {
+            G4mfError::Syntax { message, .. } => format!("not valid JSON: {message}"),
+            G4mfError::Json { message, .. } | G4mfError::Binary { message, .. } | G4mfError::Unsupported { message, .. } => message.clone(),
+            G4mfError::Budget(e) => e.what(),
+            G4mfError::Write(m) => format!("cannot write G4MF: {m}"),
+        }
+    }
 }
 
 /// `.g4tf`: G4MF as UTF-8 JSON.

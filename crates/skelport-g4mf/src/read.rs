@@ -8,7 +8,7 @@ use skelport_ir::{
     Bone, BoneId, DMat3, DMat4, DVec2, DVec3, Diagnostics, Document, Faces, Frame, Influences, Mesh, ReadOptions, Skeleton, Skin,
     Transform, UvSet,
 };
-use skelport_ir::{Budget, Input};
+use skelport_ir::{Budget, FaultKind, Input};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -30,8 +30,15 @@ struct Ctx<'a> {
 /// A decoded accessor: its components as f64, its vectorSize and its component type.
 type Decoded = (Vec<f64>, usize, String);
 
+/// A value that breaks a rule of G4MF (its type, its range), at `path`.
 fn err(file: &str, path: impl Into<String>, message: impl Into<String>) -> G4mfError {
-    G4mfError::Json { file: file.into(), path: path.into(), message: message.into() }
+    err_of(FaultKind::Value, file, path, message)
+}
+
+/// A fault of `kind` at `path`: [`FaultKind::Reference`] for an index naming nothing,
+/// [`FaultKind::Structure`] for items that do not fit together.
+fn err_of(kind: FaultKind, file: &str, path: impl Into<String>, message: impl Into<String>) -> G4mfError {
+    G4mfError::Json { file: file.into(), path: path.into(), message: message.into(), kind }
 }
 
 fn array<'v>(v: &'v Value, key: &str) -> &'v [Value] {
@@ -43,7 +50,7 @@ fn index(v: &Value, key: &str, len: usize, path: &str, file: &str) -> Result<Opt
         None | Some(Value::Null) => Ok(None),
         Some(x) => match x.as_u64() {
             Some(i) if (i as usize) < len => Ok(Some(i as usize)),
-            _ => Err(err(file, format!("{path}.{key}"), format!("{x} is not an index in range (0..{len})"))),
+            _ => Err(err_of(FaultKind::Reference, file, format!("{path}.{key}"), format!("{x} is not an index in range (0..{len})"))),
         },
     }
 }
@@ -64,12 +71,14 @@ pub fn read_text(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -
         file: file.into(),
         offset: e.valid_up_to(),
         message: "not UTF-8; .g4tf files are UTF-8 JSON".into(),
+        kind: FaultKind::Encoding,
     })?;
     if text.starts_with('\u{feff}') {
         diag.warn("g4mf.bom", ".g4tf files must not start with a byte-order mark");
     }
     let root: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| G4mfError::Syntax {
         file: file.into(),
+        part: None,
         line: e.line(),
         column: e.column(),
         message: e.to_string(),
@@ -88,7 +97,8 @@ pub fn read_binary(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics)
         None => Vec::new(),
     };
     let root: Value = serde_json::from_slice(&json).map_err(|e| G4mfError::Syntax {
-        file: format!("{file} (JSON chunk)"),
+        file: file.into(),
+        part: Some("JSON chunk"),
         line: e.line(),
         column: e.column(),
         message: e.to_string(),
@@ -115,10 +125,14 @@ fn load_buffers(
         let path = format!("buffers[{i}]");
         let len = b.get("byteLength").and_then(Value::as_u64).ok_or_else(|| err(file, &path, "byteLength is required"))? as usize;
         let data = if let Some(c) = b.get("chunk") {
-            let ci =
-                c.as_u64().map(|c| c as usize).filter(|&c| c < chunks.len()).ok_or_else(|| {
-                    err(file, format!("{path}.chunk"), format!("{c} is not a chunk of this file ({} chunks)", chunks.len()))
-                })?;
+            let ci = c.as_u64().map(|c| c as usize).filter(|&c| c < chunks.len()).ok_or_else(|| {
+                err_of(
+                    FaultKind::Reference,
+                    file,
+                    format!("{path}.chunk"),
+                    format!("{c} is not a chunk of this file ({} chunks)", chunks.len()),
+                )
+            })?;
             let chunk = &chunks[ci];
             let enc = b.get("encoding").and_then(Value::as_str).unwrap_or("");
             let chunk_enc = if chunk.encoding == container::ZSTD { "Zstd" } else { "" };
@@ -160,7 +174,12 @@ fn load_buffers(
             continue;
         };
         if data.len() < len {
-            return Err(err(file, format!("{path}.byteLength"), format!("buffer declares {len} bytes but only {} exist", data.len())));
+            return Err(err_of(
+                FaultKind::Structure,
+                file,
+                format!("{path}.byteLength"),
+                format!("buffer declares {len} bytes but only {} exist", data.len()),
+            ));
         }
         out.push(Some(data));
     }
@@ -249,7 +268,9 @@ impl Ctx<'_> {
     fn decode_accessor(&self, i: usize, what: &str) -> Result<Decoded, G4mfError> {
         let file = self.file;
         let accs = array(self.root, "accessors");
-        let a = accs.get(i).ok_or_else(|| err(file, what, format!("accessor {i} does not exist ({} accessors)", accs.len())))?;
+        let a = accs
+            .get(i)
+            .ok_or_else(|| err_of(FaultKind::Reference, file, what, format!("accessor {i} does not exist ({} accessors)", accs.len())))?;
         let apath = format!("accessors[{i}]");
         let t = a.get("componentType").and_then(Value::as_str).ok_or_else(|| err(file, &apath, "componentType is required"))?.to_string();
         let vs = a.get("vectorSize").and_then(Value::as_u64).unwrap_or(1) as usize;
@@ -263,21 +284,40 @@ impl Ctx<'_> {
         let bi = v.get("buffer").and_then(Value::as_u64).unwrap_or(0) as usize;
         let off = v.get("byteOffset").and_then(Value::as_u64).unwrap_or(0) as usize;
         let len = v.get("byteLength").and_then(Value::as_u64).ok_or_else(|| err(file, &vpath, "byteLength is required"))? as usize;
-        let data = self
-            .buffers
-            .get(bi)
-            .and_then(|b| b.as_ref())
-            .ok_or_else(|| err(file, format!("{vpath}.buffer"), format!("buffer {bi} does not exist or has no data")))?;
-        let end = off.checked_add(len).filter(|&e| e <= data.len()).ok_or_else(|| {
-            err(file, &vpath, format!("bytes {off}..{} run past the end of buffer {bi} ({} bytes)", off as u128 + len as u128, data.len()))
+        let data = self.buffers.get(bi).and_then(|b| b.as_ref()).ok_or_else(|| {
+            err_of(FaultKind::Reference, file, format!("{vpath}.buffer"), format!("buffer {bi} does not exist or has no data"))
         })?;
-        let cs = accessor::component_size(&t)
-            .ok_or_else(|| err(file, format!("{apath}.componentType"), format!("\"{t}\" is not a component type skelport reads")))?;
+        let end = off.checked_add(len).filter(|&e| e <= data.len()).ok_or_else(|| {
+            err_of(
+                FaultKind::Structure,
+                file,
+                &vpath,
+                format!("bytes {off}..{} run past the end of buffer {bi} ({} bytes)", off as u128 + len as u128, data.len()),
+            )
+        })?;
+        let cs = accessor::component_size(&t).ok_or_else(|| {
+            err_of(
+                FaultKind::Unsupported,
+                file,
+                format!("{apath}.componentType"),
+                format!("\"{t}\" is not a component type skelport reads"),
+            )
+        })?;
         if len % (cs * vs) != 0 {
-            return Err(err(file, &vpath, format!("byteLength {len} is not a multiple of the element size {} ({t} × {vs})", cs * vs)));
+            return Err(err_of(
+                FaultKind::Structure,
+                file,
+                &vpath,
+                format!("byteLength {len} is not a multiple of the element size {} ({t} × {vs})", cs * vs),
+            ));
         }
         if off % cs != 0 {
-            return Err(err(file, &vpath, format!("byteOffset {off} is not a multiple of the component size {cs}")));
+            return Err(err_of(
+                FaultKind::Structure,
+                file,
+                &vpath,
+                format!("byteOffset {off} is not a multiple of the component size {cs}"),
+            ));
         }
         self.charge::<f64>(len / cs, &apath)?;
         let vals = accessor::decode(&t, &data[off..end], &apath, file)?;
@@ -430,7 +470,7 @@ fn read_document(
     if dim != 3 {
         let has_rig = nodes.iter().any(|n| n.get("skeleton").is_some() || n.get("bone").is_some()) || !array(root, "meshes").is_empty();
         if has_rig {
-            return Err(err(
+            return Err(err_of(FaultKind::Unsupported,
                 file,
                 "asset.dimension",
                 format!("this is a {dim}D G4MF file with skeletons or meshes, and skelport's IR holds 3D only; convert it to 3D first (or fix the dimension if it is wrong)"),
@@ -461,13 +501,12 @@ fn read_document(
             diag.warn("g4mf.empty-children", format!("nodes[{i}].children is empty; omit it instead"));
         }
         for (k, c) in array(node, "children").iter().enumerate() {
-            let ci = c
-                .as_u64()
-                .map(|c| c as usize)
-                .filter(|&c| c < n && c != 0)
-                .ok_or_else(|| err(file, format!("nodes[{i}].children[{k}]"), format!("{c} is not a node index in 1..{n}")))?;
+            let ci = c.as_u64().map(|c| c as usize).filter(|&c| c < n && c != 0).ok_or_else(|| {
+                err_of(FaultKind::Reference, file, format!("nodes[{i}].children[{k}]"), format!("{c} is not a node index in 1..{n}"))
+            })?;
             if parent[ci].is_some() {
-                return Err(err(
+                return Err(err_of(
+                    FaultKind::Structure,
                     file,
                     format!("nodes[{i}].children[{k}]"),
                     format!("node {ci} already has a parent; a node has at most one"),
@@ -486,7 +525,7 @@ fn read_document(
         let mut stack = vec![0usize];
         while let Some(i) = stack.pop() {
             if world[i].is_some() {
-                return Err(err(file, format!("nodes[{i}]"), "the node tree has a cycle"));
+                return Err(err_of(FaultKind::Structure, file, format!("nodes[{i}]"), "the node tree has a cycle"));
             }
             world[i] = Some(match parent[i] {
                 Some(p) => world[p].unwrap_or(DMat4::IDENTITY) * local[i].matrix(),
@@ -622,7 +661,8 @@ fn read_document(
             // -1 (no bone) or a node index; anything else is a broken reference, not a bone of
             // another skeleton (which is only warned about below).
             if ji != -1 && !(0..nodes.len() as i64).contains(&ji) {
-                return Err(err(
+                return Err(err_of(
+                    FaultKind::Reference,
                     file,
                     format!("{spath}.skeleton.joints[{k}]"),
                     format!("{j} is neither a node index (the file has {} nodes) nor -1; write the index of a bone node", nodes.len()),
@@ -745,7 +785,12 @@ fn read_binding(
     let mut out = Vec::with_capacity(corners * width);
     for (j, &i) in idx.iter().enumerate() {
         if i < 0.0 || i as usize >= count {
-            return Err(err(file, &ipath, format!("element {} refers to value {i}, but there are {count}", j / per)));
+            return Err(err_of(
+                FaultKind::Reference,
+                file,
+                &ipath,
+                format!("element {} refers to value {i}, but there are {count}", j / per),
+            ));
         }
         let v = &values[i as usize * vs..i as usize * vs + width];
         for _ in 0..3 / per {
@@ -797,7 +842,12 @@ fn read_skinned_mesh(
         }
         for (j, &v) in idx.iter().enumerate() {
             if v < 0.0 || v as usize >= nv {
-                return Err(err(file, &spath, format!("element {} refers to vertex {v}, but the mesh has {nv}", j / 3)));
+                return Err(err_of(
+                    FaultKind::Reference,
+                    file,
+                    &spath,
+                    format!("element {} refers to vertex {v}, but the mesh has {nv}", j / 3),
+                ));
             }
         }
         let first = faces.indices.len();
@@ -897,7 +947,12 @@ fn read_skinned_mesh(
     for k in 0..vv.len() {
         let v = vv[k] as usize;
         if v >= nv {
-            return Err(err(file, format!("{kpath}.vertices"), format!("element {k} refers to vertex {v}, but the mesh has {nv}")));
+            return Err(err_of(
+                FaultKind::Reference,
+                file,
+                format!("{kpath}.vertices"),
+                format!("element {k} refers to vertex {v}, but the mesh has {nv}"),
+            ));
         }
         if v < prev_v && !order_warned {
             diag.warn("g4mf.skin-order", format!("{kpath}.vertices is not ascending at element {k}"));

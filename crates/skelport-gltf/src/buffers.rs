@@ -11,7 +11,7 @@ use gltf_json::accessor::{ComponentType, Type};
 use gltf_json::validation::Checked;
 use gltf_json::Root;
 use skelport_ir::files::{self, FileError};
-use skelport_ir::{Budget, Input, ReadOptions};
+use skelport_ir::{Budget, FaultKind, Input, ReadOptions};
 
 /// Decoded accessor data as f64 (integers exact; normalized integers mapped to [0, 1]).
 pub(crate) struct AccessorData {
@@ -75,7 +75,10 @@ pub(crate) fn load(
         };
         let want = b.byte_length.0;
         if (data.len() as u64) < want {
-            return Err(err(format!("byteLength is {want} but only {} bytes are present", data.len())));
+            let message = format!("byteLength is {want} but only {} bytes are present", data.len());
+            // Data that loaded but is short: the buffer and its byteLength disagree (a cut
+            // BIN chunk, a short .bin), not a URI to fix.
+            return Err(GltfError::of(FaultKind::Structure, file, pointer, message));
         }
         out.push(data);
     }
@@ -113,7 +116,10 @@ pub(crate) fn read_accessor(
     budget: &Budget,
 ) -> Result<AccessorData, GltfError> {
     let ap = format!("/accessors/{index}");
-    let acc = root.accessors.get(index).ok_or_else(|| GltfError::invalid(file, pointer, format!("accessor {index} does not exist")))?;
+    let acc = root
+        .accessors
+        .get(index)
+        .ok_or_else(|| GltfError::of(FaultKind::Reference, file, pointer, format!("accessor {index} does not exist")))?;
     let ct = match acc.component_type {
         Checked::Valid(g) => g.0,
         Checked::Invalid => return Err(GltfError::invalid(file, format!("{ap}/componentType"), "unknown component type")),
@@ -153,7 +159,8 @@ pub(crate) fn read_accessor(
     };
     let a_off = acc.byte_offset.map(|o| o.0).unwrap_or(0) as usize;
     if !fits(count, elem, stride, a_off, v_len) {
-        return Err(GltfError::invalid(
+        return Err(GltfError::of(
+            FaultKind::Structure,
             file,
             &ap,
             format!(
@@ -214,11 +221,13 @@ fn view_bytes<'a>(
     file: &str,
 ) -> Result<(&'a gltf_json::buffer::View, &'a [u8], u64, u64), GltfError> {
     let vp = format!("/bufferViews/{index}");
-    let view =
-        root.buffer_views.get(index).ok_or_else(|| GltfError::invalid(file, pointer, format!("buffer view {index} does not exist")))?;
-    let buf = buffers
-        .get(view.buffer.value())
-        .ok_or_else(|| GltfError::invalid(file, format!("{vp}/buffer"), format!("buffer {} does not exist", view.buffer.value())))?;
+    let view = root
+        .buffer_views
+        .get(index)
+        .ok_or_else(|| GltfError::of(FaultKind::Reference, file, pointer, format!("buffer view {index} does not exist")))?;
+    let buf = buffers.get(view.buffer.value()).ok_or_else(|| {
+        GltfError::of(FaultKind::Reference, file, format!("{vp}/buffer"), format!("buffer {} does not exist", view.buffer.value()))
+    })?;
     let declared = root.buffers.get(view.buffer.value()).map(|b| b.byte_length.0).unwrap_or(0);
     if buf.is_empty() && declared > 0 {
         return Err(GltfError::invalid(
@@ -230,7 +239,8 @@ fn view_bytes<'a>(
     let v_off = view.byte_offset.map(|o| o.0).unwrap_or(0);
     let v_len = view.byte_length.0;
     if v_off.checked_add(v_len).is_none_or(|end| end > declared || end > buf.len() as u64) {
-        return Err(GltfError::invalid(
+        return Err(GltfError::of(
+            FaultKind::Structure,
             file,
             &vp,
             format!("byteOffset {v_off} + byteLength {v_len} exceeds the buffer's {declared} bytes"),
@@ -274,7 +284,8 @@ fn apply_sparse(
         let (_, buf, v_off, v_len) = view_bytes(root, buffers, view, &format!("{p}/bufferView"), file)?;
         let need = (n as u64).checked_mul(elem as u64).and_then(|x| x.checked_add(offset));
         if need.is_none_or(|x| x > v_len) {
-            return Err(GltfError::invalid(
+            return Err(GltfError::of(
+                FaultKind::Structure,
                 file,
                 p,
                 format!("{n} elements of {elem} bytes at offset {offset} do not fit in buffer view {view} ({v_len} bytes)"),
@@ -294,7 +305,8 @@ fn apply_sparse(
     for (k, &i) in idx.iter().enumerate() {
         let i = i as usize;
         if i >= count || prev.is_some_and(|p| i <= p) {
-            return Err(GltfError::invalid(
+            return Err(GltfError::of(
+                FaultKind::Structure,
                 file,
                 format!("{ap}/sparse/indices"),
                 format!("index {k} is {i}: sparse indices must increase strictly and stay below the accessor's count {count}"),

@@ -15,6 +15,7 @@ use gltf_json::validation::Checked;
 use gltf_json::Root;
 use skelport_ir::jsonskip::JsonSkip;
 use skelport_ir::proc;
+use skelport_ir::FaultKind;
 use skelport_ir::{
     Bone, BoneId, Budget, DMat4, DQuat, DVec2, DVec3, Diagnostics, Document, Frame, Influences, Input, Mesh, Normals, ReadOptions,
     Skeleton, Skin, Transform, UvSet, Uvs,
@@ -50,7 +51,11 @@ pub(crate) fn read_with_nodes(
     let file = file.as_str();
     let glb = if input.bytes.starts_with(b"glTF") {
         check_glb(input.bytes, file)?;
-        Some(gltf::binary::Glb::from_slice(input.bytes).map_err(|e| GltfError::Glb { file: file.to_owned(), message: e.to_string() })?)
+        Some(gltf::binary::Glb::from_slice(input.bytes).map_err(|e| GltfError::Glb {
+            file: file.to_owned(),
+            offset: None,
+            message: e.to_string(),
+        })?)
     } else {
         None
     };
@@ -58,8 +63,13 @@ pub(crate) fn read_with_nodes(
         Some(g) => (&g.json, g.bin.as_deref()),
         None => (input.bytes, None),
     };
-    let json_err =
-        |e: serde_json::Error| GltfError::Json { file: file.to_owned(), line: e.line(), column: e.column(), message: e.to_string() };
+    let json_err = |e: serde_json::Error| GltfError::Json {
+        file: file.to_owned(),
+        line: e.line(),
+        column: e.column(),
+        message: without_position(&e),
+        data: e.is_data(),
+    };
     // A probe pass first (no allocation: every value is skipped, with serde_json's nesting cap),
     // then one typed parse. `extras` arrive as raw JSON text and are parsed only where skelport
     // reads its own entry; a whole-document `serde_json::Value` used to cost more than the typed
@@ -67,7 +77,12 @@ pub(crate) fn read_with_nodes(
     let probe: Probe = serde_json::from_slice(json).map_err(json_err)?;
     let version = probe.version.as_deref().unwrap_or("");
     if !version.starts_with("2.") {
-        return Err(GltfError::invalid(file, "/asset/version", format!("version is '{version}', only glTF 2.x is supported")));
+        return Err(GltfError::of(
+            FaultKind::Unsupported,
+            file,
+            "/asset/version",
+            format!("version is '{version}', only glTF 2.x is supported"),
+        ));
     }
     if let Some(key) = probe.empty {
         return Err(GltfError::invalid(file, format!("/{key}"), "array must not be empty (omit the property instead)"));
@@ -85,7 +100,8 @@ pub(crate) fn read_with_nodes(
     if let Some(sc) = root.scene.map(|s| s.value()) {
         let n = root.scenes.len();
         if sc >= n {
-            return Err(GltfError::invalid(
+            return Err(GltfError::of(
+                FaultKind::Reference,
                 file,
                 "/scene",
                 format!("scene {sc} does not exist (the file has {n} scene(s)); set it to an index below {n} or remove it"),
@@ -97,12 +113,21 @@ pub(crate) fn read_with_nodes(
     Reader { root: &root, buffers: &buffers, file, diag, budget, accessors: HashMap::new() }.run(format)
 }
 
+/// serde_json's message without its trailing " at line L column C": the error's place says it.
+fn without_position(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_owned(),
+        None => s,
+    }
+}
+
 /// The GLB header and chunk headers (glTF 2.0 "GLB File Format Specification"), checked before
 /// the `gltf` crate reads them so that every problem is reported at its byte offset (the crate's
 /// errors carry none): version 2, a length equal to the file's, chunks that fit and are padded to
 /// 4 bytes, JSON first, then at most BIN.
 fn check_glb(b: &[u8], file: &str) -> Result<(), GltfError> {
-    let e = |at: usize, m: String| GltfError::Glb { file: file.to_owned(), message: format!("byte {at}: {m}") };
+    let e = |at: usize, m: String| GltfError::Glb { file: file.to_owned(), offset: Some(at), message: m };
     if b.len() < 12 {
         return Err(e(0, format!("the file is {} bytes, shorter than the 12-byte GLB header; it was cut short: export it again", b.len())));
     }
@@ -179,7 +204,8 @@ fn check_required_extensions(list: &[String], file: &str) -> Result<(), GltfErro
                 .iter()
                 .any(|p| name.starts_with(p));
         if !harmless {
-            return Err(GltfError::invalid(
+            return Err(GltfError::of(
+                FaultKind::Unsupported,
                 file,
                 format!("/extensionsRequired/{i}"),
                 format!(
@@ -232,6 +258,10 @@ impl Reader<'_> {
     fn err(&self, pointer: impl Into<String>, message: impl Into<String>) -> GltfError {
         GltfError::invalid(self.file, pointer, message)
     }
+    /// A fault of `kind` (an index naming nothing, items that do not fit together).
+    fn err_of(&self, kind: FaultKind, pointer: impl Into<String>, message: impl Into<String>) -> GltfError {
+        GltfError::of(kind, self.file, pointer, message)
+    }
 
     /// Accessor `index`, decoded once however many properties refer to it.
     fn accessor(&mut self, index: usize, pointer: &str) -> Result<Rc<AccessorData>, GltfError> {
@@ -265,11 +295,16 @@ impl Reader<'_> {
         for (i, v) in self.root.buffer_views.iter().enumerate() {
             let declared = self.root.buffers.get(v.buffer.value()).map(|b| b.byte_length.0);
             let Some(declared) = declared else {
-                return Err(self.err(format!("/bufferViews/{i}/buffer"), format!("buffer {} does not exist", v.buffer.value())));
+                return Err(self.err_of(
+                    FaultKind::Reference,
+                    format!("/bufferViews/{i}/buffer"),
+                    format!("buffer {} does not exist", v.buffer.value()),
+                ));
             };
             let (off, len) = (v.byte_offset.map(|o| o.0).unwrap_or(0), v.byte_length.0);
             if off.checked_add(len).is_none_or(|end| end > declared) {
-                return Err(self.err(
+                return Err(self.err_of(
+                    FaultKind::Structure,
                     format!("/bufferViews/{i}"),
                     format!("byteOffset {off} + byteLength {len} exceeds the buffer's {declared} bytes"),
                 ));
@@ -289,7 +324,8 @@ impl Reader<'_> {
                         _ => continue,
                     };
                     if !p.attributes.contains_key(&Checked::Valid(have)) {
-                        return Err(self.err(
+                        return Err(self.err_of(
+                            FaultKind::Structure,
                             format!("/meshes/{mi}/primitives/{pi}/attributes"),
                             format!("{other}_{s} is missing: JOINTS_{s} and WEIGHTS_{s} must both be present"),
                         ));
@@ -302,22 +338,28 @@ impl Reader<'_> {
         for (i, n) in nodes.iter().enumerate() {
             if let Some(s) = n.skin {
                 if s.value() >= self.root.skins.len() {
-                    return Err(self.err(format!("/nodes/{i}/skin"), format!("skin {} does not exist", s.value())));
+                    return Err(self.err_of(
+                        FaultKind::Reference,
+                        format!("/nodes/{i}/skin"),
+                        format!("skin {} does not exist", s.value()),
+                    ));
                 }
                 if n.mesh.is_none() {
-                    return Err(self.err(format!("/nodes/{i}"), "a node with a skin must also have a mesh"));
+                    return Err(self.err_of(FaultKind::Structure, format!("/nodes/{i}"), "a node with a skin must also have a mesh"));
                 }
             }
             if let Some(m) = n.mesh {
-                let mesh = self
-                    .root
-                    .meshes
-                    .get(m.value())
-                    .ok_or_else(|| self.err(format!("/nodes/{i}/mesh"), format!("mesh {} does not exist", m.value())))?;
+                let mesh = self.root.meshes.get(m.value()).ok_or_else(|| {
+                    self.err_of(FaultKind::Reference, format!("/nodes/{i}/mesh"), format!("mesh {} does not exist", m.value()))
+                })?;
                 let skinned = mesh.primitives.iter().any(|p| p.attributes.keys().any(|k| matches!(k, Checked::Valid(Semantic::Joints(_)))));
                 match (n.skin.is_some(), skinned) {
                     (true, false) => {
-                        return Err(self.err(format!("/nodes/{i}"), "node has a skin but its mesh has no JOINTS_0/WEIGHTS_0 attributes"))
+                        return Err(self.err_of(
+                            FaultKind::Structure,
+                            format!("/nodes/{i}"),
+                            "node has a skin but its mesh has no JOINTS_0/WEIGHTS_0 attributes",
+                        ))
                     }
                     (false, true) => self.diag.warn(
                         "gltf.skinned-mesh-without-skin",
@@ -396,15 +438,17 @@ impl Reader<'_> {
             for (k, c) in node.children.iter().flatten().enumerate() {
                 let c = c.value();
                 if c >= n {
-                    return Err(self.err(format!("/nodes/{i}/children/{k}"), format!("node {c} does not exist")));
+                    return Err(self.err_of(FaultKind::Reference, format!("/nodes/{i}/children/{k}"), format!("node {c} does not exist")));
                 }
                 if c == i {
-                    return Err(self.err(format!("/nodes/{i}/children/{k}"), "a node cannot be its own child"));
+                    return Err(self.err_of(FaultKind::Structure, format!("/nodes/{i}/children/{k}"), "a node cannot be its own child"));
                 }
                 if let Some(p) = parent[c] {
-                    return Err(
-                        self.err(format!("/nodes/{i}/children/{k}"), format!("node {c} already has parent {p}: nodes must form trees"))
-                    );
+                    return Err(self.err_of(
+                        FaultKind::Structure,
+                        format!("/nodes/{i}/children/{k}"),
+                        format!("node {c} already has parent {p}: nodes must form trees"),
+                    ));
                 }
                 parent[c] = Some(i);
                 children[i].push(c);
@@ -420,7 +464,7 @@ impl Reader<'_> {
             let t = loop {
                 match state[cur] {
                     2 => break top[cur],
-                    1 => return Err(self.err(format!("/nodes/{cur}"), "the node hierarchy contains a cycle")),
+                    1 => return Err(self.err_of(FaultKind::Structure, format!("/nodes/{cur}"), "the node hierarchy contains a cycle")),
                     _ => {}
                 }
                 state[cur] = 1;
@@ -486,10 +530,18 @@ impl Reader<'_> {
             let mut set = HashSet::new();
             for (k, n) in scene.nodes.iter().enumerate() {
                 if n.value() >= g.parent.len() {
-                    return Err(self.err(format!("/scenes/{s}/nodes/{k}"), format!("node {} does not exist", n.value())));
+                    return Err(self.err_of(
+                        FaultKind::Reference,
+                        format!("/scenes/{s}/nodes/{k}"),
+                        format!("node {} does not exist", n.value()),
+                    ));
                 }
                 if g.parent[n.value()].is_some() {
-                    return Err(self.err(format!("/scenes/{s}/nodes/{k}"), format!("node {} is not a root node", n.value())));
+                    return Err(self.err_of(
+                        FaultKind::Structure,
+                        format!("/scenes/{s}/nodes/{k}"),
+                        format!("node {} is not a root node", n.value()),
+                    ));
                 }
                 set.insert(n.value());
             }
@@ -517,17 +569,21 @@ impl Reader<'_> {
         for (k, j) in skin.joints.iter().enumerate() {
             let j = j.value();
             if j >= n {
-                return Err(self.err(format!("{sp}/joints/{k}"), format!("node {j} does not exist")));
+                return Err(self.err_of(FaultKind::Reference, format!("{sp}/joints/{k}"), format!("node {j} does not exist")));
             }
             if !seen.insert(j) {
-                return Err(self.err(format!("{sp}/joints/{k}"), format!("node {j} is listed twice")));
+                return Err(self.err_of(FaultKind::Structure, format!("{sp}/joints/{k}"), format!("node {j} is listed twice")));
             }
             joints.push(j);
         }
         // Common root: all joints under one top node, then the lowest common ancestor.
         let top = g.top[joints[0]];
         if let Some(k) = joints.iter().position(|&j| g.top[j] != top) {
-            return Err(self.err(format!("{sp}/joints/{k}"), "joints do not have a common root (they live in different node trees)"));
+            return Err(self.err_of(
+                FaultKind::Structure,
+                format!("{sp}/joints/{k}"),
+                "joints do not have a common root (they live in different node trees)",
+            ));
         }
         // Lowest common ancestor in linear time: count joints per subtree (children before
         // parents); the deepest node whose subtree holds every joint.
@@ -547,7 +603,7 @@ impl Reader<'_> {
         if let Some(s) = skin.skeleton {
             let s = s.value();
             if s >= n {
-                return Err(self.err(format!("{sp}/skeleton"), format!("node {s} does not exist")));
+                return Err(self.err_of(FaultKind::Reference, format!("{sp}/skeleton"), format!("node {s} does not exist")));
             }
             // `skeleton` must be the common root or one of its ancestors.
             let mut x = Some(lca);
@@ -560,9 +616,11 @@ impl Reader<'_> {
                 x = g.parent[y];
             }
             if !ok {
-                return Err(
-                    self.err(format!("{sp}/skeleton"), format!("node {s} is not the common root of the joints nor an ancestor of it"))
-                );
+                return Err(self.err_of(
+                    FaultKind::Structure,
+                    format!("{sp}/skeleton"),
+                    format!("node {s} is not the common root of the joints nor an ancestor of it"),
+                ));
             }
         }
         // Inverse bind matrices.
@@ -571,7 +629,11 @@ impl Reader<'_> {
             Some(a) => {
                 let p = format!("{sp}/inverseBindMatrices");
                 let ai = a.value();
-                let acc = self.root.accessors.get(ai).ok_or_else(|| self.err(&p, format!("accessor {ai} does not exist")))?;
+                let acc = self
+                    .root
+                    .accessors
+                    .get(ai)
+                    .ok_or_else(|| self.err_of(FaultKind::Reference, &p, format!("accessor {ai} does not exist")))?;
                 let fmt_ok = matches!(acc.type_, Checked::Valid(gltf_json::accessor::Type::Mat4))
                     && matches!(acc.component_type, Checked::Valid(c) if c.0 == ComponentType::F32);
                 if !fmt_ok {
@@ -609,7 +671,8 @@ impl Reader<'_> {
         for &mn in &mesh_nodes {
             for tops in scene_tops {
                 if tops.contains(&g.top[mn]) && !tops.contains(&top) {
-                    return Err(self.err(
+                    return Err(self.err_of(
+                        FaultKind::Structure,
                         format!("/nodes/{mn}"),
                         "a node with a skinned mesh is used in a scene that does not contain the skin's joints",
                     ));
@@ -959,7 +1022,11 @@ impl Reader<'_> {
                 }
                 for s in sets {
                     let (Some(&ja), Some(&wa)) = (jsets.get(&s), wsets.get(&s)) else {
-                        return Err(self.err(format!("{pp}/attributes"), format!("JOINTS_{s} and WEIGHTS_{s} must both be present")));
+                        return Err(self.err_of(
+                            FaultKind::Structure,
+                            format!("{pp}/attributes"),
+                            format!("JOINTS_{s} and WEIGHTS_{s} must both be present"),
+                        ));
                     };
                     let jd = self.accessor(ja, &format!("{pp}/attributes/JOINTS_{s}"))?;
                     let wd = self.accessor(wa, &format!("{pp}/attributes/WEIGHTS_{s}"))?;

@@ -54,11 +54,7 @@ pub enum BudgetKind {
 
 /// A charge the budget could not take: which file, which element, how much.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "{file}: {element}: {} budget exceeded: it needs {needed} more bytes, and {used} of the {limit} bytes allowed are already taken (the budget is {BUDGET_FACTOR} × the input's {input} bytes, at least {} MiB); the file asks for far more memory than its size justifies: it is damaged or made to exhaust memory",
-    match .kind { BudgetKind::Decode => "decode", BudgetKind::Decompression => "decompression" },
-    BUDGET_FLOOR >> 20
-)]
+#[error("{}", crate::FormatError::of(self))]
 pub struct BudgetError {
     /// The file being read.
     pub file: String,
@@ -74,6 +70,32 @@ pub struct BudgetError {
     pub limit: u64,
     /// The input bytes the limit came from.
     pub input: u64,
+}
+
+impl crate::Fault for BudgetError {
+    fn file(&self) -> Option<&str> {
+        Some(&self.file)
+    }
+    fn place(&self) -> Option<crate::Place> {
+        Some(crate::Place::Path(self.element.clone()))
+    }
+    fn kind(&self) -> crate::FaultKind {
+        crate::FaultKind::Budget
+    }
+    fn what(&self) -> String {
+        format!(
+            "{} budget exceeded: it needs {} more bytes, and {} of the {} bytes allowed are already taken (the budget is {BUDGET_FACTOR} × the input's {} bytes, at least {} MiB); the file asks for far more memory than its size justifies: it is damaged or made to exhaust memory",
+            match self.kind {
+                BudgetKind::Decode => "decode",
+                BudgetKind::Decompression => "decompression",
+            },
+            self.needed,
+            self.used,
+            self.limit,
+            self.input,
+            BUDGET_FLOOR >> 20
+        )
+    }
 }
 
 impl Budget {

@@ -17,9 +17,295 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The error a format returns at the registry boundary. Each format crate has its own
-/// `thiserror` type carrying the location; it is boxed here.
-pub type FormatError = Box<dyn std::error::Error + Send + Sync + 'static>;
+/// What kind of fault a [`FormatError`] is. The fix said after the message is chosen by it
+/// ([`FaultKind::hint`]), unless the error names a fix of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum FaultKind {
+    /// The bytes are not in the text encoding the format uses.
+    Encoding,
+    /// The text is not well-formed (JSON, XML, OBJ lines): cut short or damaged there.
+    Syntax,
+    /// A binary container (GLB, G4MF's) is damaged or cut short.
+    Container,
+    /// A value is missing, of the wrong type or out of its range.
+    Value,
+    /// An index, ID or link names no item the file has.
+    Reference,
+    /// Items that do not fit together: a cycle, a duplicate, bytes past the end of their buffer.
+    Structure,
+    /// A version or feature of the format that skelport does not read.
+    Unsupported,
+    /// Data a URI names (a side file, a `data:` URI) could not be loaded.
+    Buffer,
+    /// The file asks for more memory than the decode budget allows ([`crate::budget`]).
+    Budget,
+    /// The document cannot be written in this format.
+    Write,
+    /// Anything else; its message says what to do.
+    Other,
+}
+
+impl FaultKind {
+    /// Every kind, for tests and docs.
+    pub const ALL: &'static [FaultKind] = &[
+        FaultKind::Encoding,
+        FaultKind::Syntax,
+        FaultKind::Container,
+        FaultKind::Value,
+        FaultKind::Reference,
+        FaultKind::Structure,
+        FaultKind::Unsupported,
+        FaultKind::Buffer,
+        FaultKind::Budget,
+        FaultKind::Write,
+        FaultKind::Other,
+    ];
+
+    /// The stable name: `encoding`, `syntax`, `container`, `value`, `reference`, `structure`,
+    /// `unsupported`, `buffer`, `budget`, `write`, `other`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FaultKind::Encoding => "encoding",
+            FaultKind::Syntax => "syntax",
+            FaultKind::Container => "container",
+            FaultKind::Value => "value",
+            FaultKind::Reference => "reference",
+            FaultKind::Structure => "structure",
+            FaultKind::Unsupported => "unsupported",
+            FaultKind::Buffer => "buffer",
+            FaultKind::Budget => "budget",
+            FaultKind::Write => "write",
+            FaultKind::Other => "other",
+        }
+    }
+
+    /// The fix for a fault of this kind whose error names none of its own. It names no option
+    /// of any front end (the command line's flags, Python's keywords): those hints are the
+    /// facade's. `None` for kinds whose messages say what to do themselves.
+    pub fn hint(self) -> Option<&'static str> {
+        Some(match self {
+            FaultKind::Encoding => "save the file in the encoding its format uses, or export it again",
+            FaultKind::Syntax => "the file is cut short or damaged there: fix it or export it again",
+            FaultKind::Container => "the file is damaged or cut short: export it again",
+            FaultKind::Value => "fix that value or export the file again",
+            FaultKind::Reference => "make it name an item the file has, or export the file again",
+            FaultKind::Structure => "fix it there or export the file again",
+            FaultKind::Unsupported => "export it again in a version skelport reads (docs/formats/)",
+            FaultKind::Buffer => "fix the uri (a data: URI must be valid base64; a file must sit beside the main file)",
+            FaultKind::Budget | FaultKind::Write | FaultKind::Other => return None,
+        })
+    }
+}
+
+impl FaultKind {
+    /// `message` with this kind's hint after `"; "`, unless the message carries a fix of its
+    /// own (the project's messages say what is wrong, then after `"; "` what to do).
+    pub fn with_hint(self, message: &str) -> String {
+        match self.hint() {
+            Some(h) if !message.contains("; ") => format!("{message}; {h}"),
+            _ => message.to_owned(),
+        }
+    }
+}
+
+impl std::fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where in a file a fault or a diagnostic is, as data.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Place {
+    /// A line of text (1-based) and, when known, a column in it.
+    Text {
+        /// 1-based line.
+        line: usize,
+        /// Column in the line, as the parser counts it.
+        column: Option<usize>,
+    },
+    /// A byte offset from the start of the file.
+    Byte(u64),
+    /// A path into the document: a JSON pointer (`/accessors/1`), a JSONPath (`$.bones.calf_l`),
+    /// an indexed path (`nodes[3].skin`).
+    Path(String),
+    /// One element by its kind and its name or number: `bone "calf_l"`, `skin 0`.
+    Element(String),
+    /// A place within one part of the file (G4MF's binary container holds a JSON chunk).
+    In {
+        /// The part: `JSON chunk`.
+        part: String,
+        /// The place within it.
+        place: Box<Place>,
+    },
+}
+
+impl Place {
+    /// Line `line`, column `column` of a text.
+    pub fn text(line: usize, column: usize) -> Self {
+        Place::Text { line, column: Some(column) }
+    }
+    /// Line `line` of a text.
+    pub fn line(line: usize) -> Self {
+        Place::Text { line, column: None }
+    }
+    /// How the place follows a file's name in a message: `:3:17` for text (as compilers
+    /// print), `: <place>` for the rest.
+    pub fn after_file(&self) -> String {
+        match self {
+            Place::Text { line, column: Some(c) } => format!(":{line}:{c}"),
+            Place::Text { line, column: None } => format!(":{line}"),
+            other => format!(": {other}"),
+        }
+    }
+}
+
+impl std::fmt::Display for Place {
+    /// `line 3, column 17`, `line 12`, `byte 40`, the path or element as it is, `JSON chunk,
+    /// line 1, column 2`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Place::Text { line, column: Some(c) } => write!(f, "line {line}, column {c}"),
+            Place::Text { line, column: None } => write!(f, "line {line}"),
+            Place::Byte(n) => write!(f, "byte {n}"),
+            Place::Path(p) | Place::Element(p) => f.write_str(p),
+            Place::In { part, place } => write!(f, "{part}, {place}"),
+        }
+    }
+}
+
+/// The error a format returns at the registry boundary, as data: the file at fault (the input,
+/// or a mesh or weights file read with it), the place in it, the kind of fault and what is
+/// wrong. The facade renders the message from these (`file:3:17: cannot read as gltf: …; fix`)
+/// and hands each on (`skelport::Error::file`, `place`, `fault`); nothing is parsed back out of
+/// text.
+///
+/// A format crate keeps its own `thiserror` type and implements [`Fault`] on it (or only
+/// [`Fault::file`] and [`Fault::kind`] at first): `?` then turns it into a `FormatError`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormatError {
+    /// The file at fault, as messages name it; `None` when the fault is in no file (a writer's).
+    pub file: Option<String>,
+    /// Where in the file.
+    pub place: Option<Place>,
+    /// What kind of fault: it chooses the hint.
+    pub kind: FaultKind,
+    /// What is wrong, without the file or the place. A message that carries its own fix says it
+    /// after `"; "` (the project's convention); the kind's hint is then not added.
+    pub message: String,
+    /// A fix of the error's own, said instead of the kind's hint.
+    pub fix: Option<String>,
+}
+
+impl FormatError {
+    /// A fault of `kind`, in no file yet.
+    pub fn new(kind: FaultKind, message: impl Into<String>) -> Self {
+        FormatError { file: None, place: None, kind, message: message.into(), fix: None }
+    }
+    /// What `e` says of itself, as data (a crate's `Display` can be `FormatError::of(self)`).
+    pub fn of<E: Fault + ?Sized>(e: &E) -> Self {
+        FormatError { file: e.file().map(str::to_owned), place: e.place(), kind: e.kind(), message: e.what(), fix: e.fix() }
+    }
+    /// The same fault, in `file`.
+    pub fn in_file(mut self, file: impl Into<String>) -> Self {
+        self.file = Some(file.into());
+        self
+    }
+    /// The same fault, at `place`.
+    pub fn at(mut self, place: Place) -> Self {
+        self.place = Some(place);
+        self
+    }
+    /// The same fault with a fix of its own instead of its kind's.
+    pub fn with_fix(mut self, fix: impl Into<String>) -> Self {
+        self.fix = Some(fix.into());
+        self
+    }
+    /// What to do: none when the message carries its own fix, else the error's fix, else the
+    /// kind's.
+    pub fn hint(&self) -> Option<&str> {
+        match &self.fix {
+            _ if self.message.contains("; ") => None,
+            Some(f) => Some(f),
+            None => self.kind.hint(),
+        }
+    }
+    /// The message and its hint, without the file or place: `what is wrong; what to do`.
+    pub fn what(&self) -> String {
+        match self.hint() {
+            Some(h) => format!("{}; {h}", self.message),
+            None => self.message.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for FormatError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(file) = &self.file {
+            f.write_str(file)?;
+            match &self.place {
+                Some(p) => f.write_str(&p.after_file())?,
+                None => f.write_str(":")?,
+            }
+            f.write_str(" ")?;
+        } else if let Some(p) = &self.place {
+            write!(f, "{p}: ")?;
+        }
+        f.write_str(&self.what())
+    }
+}
+
+impl std::error::Error for FormatError {}
+
+/// What a format crate's error says of itself, so that `?` turns it into a [`FormatError`]
+/// (`impl<E: Fault> From<E> for FormatError`). Only [`Fault::file`], [`Fault::place`],
+/// [`Fault::kind`] and [`Fault::what`] need be written where the defaults do not fit; a new
+/// crate can begin with `impl Fault for MyError {}` (its whole `Display` text as the message,
+/// kind [`FaultKind::Other`]) and fill them in as its errors learn their places.
+pub trait Fault: std::error::Error + Send + Sync + 'static {
+    /// The file at fault, as its messages name it.
+    fn file(&self) -> Option<&str> {
+        None
+    }
+    /// Where in the file.
+    fn place(&self) -> Option<Place> {
+        None
+    }
+    /// What kind of fault (default [`FaultKind::Other`]).
+    fn kind(&self) -> FaultKind {
+        FaultKind::Other
+    }
+    /// What is wrong, without the file and the place (default: the whole `Display` text).
+    fn what(&self) -> String {
+        self.to_string()
+    }
+    /// A fix of this error's own, said instead of its kind's hint (default: none).
+    fn fix(&self) -> Option<String> {
+        None
+    }
+    /// What is wrong and what to do, as a crate's `Display` says it after the file and place:
+    /// [`Fault::what`], then [`Fault::fix`] or the kind's hint ([`FormatError::what`]).
+    fn what_and_fix(&self) -> String {
+        FormatError::of(self).what()
+    }
+}
+
+impl<E: Fault> From<E> for FormatError {
+    fn from(e: E) -> Self {
+        FormatError::of(&e)
+    }
+}
+
+impl From<Box<dyn std::error::Error + Send + Sync + 'static>> for FormatError {
+    /// An error with nothing but its text: kind [`FaultKind::Other`], no file, no place.
+    fn from(e: Box<dyn std::error::Error + Send + Sync + 'static>) -> Self {
+        FormatError::new(FaultKind::Other, e.to_string())
+    }
+}
 
 /// How serious a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -41,14 +327,35 @@ pub struct Diagnostic {
     pub code: String,
     /// What happened, naming the bone, vertex or element.
     pub message: String,
+    /// The element of the file the diagnostic is about (`bone "calf_l"`, `skin 0`,
+    /// `/meshes/0/primitives/1`, `nodes[3]`); `None` for the file as a whole. Given by the
+    /// reporter ([`Diagnostics::push_at`]), or, for one recorded without it, the element its
+    /// message begins with ([`place_of`]).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "place_as_text")]
+    pub place: Option<Place>,
+}
+
+fn place_as_text<S: serde::Serializer>(p: &Option<Place>, s: S) -> Result<S::Ok, S::Error> {
+    match p {
+        Some(p) => s.collect_str(p),
+        None => s.serialize_none(),
+    }
 }
 
 impl Diagnostic {
-    /// The element of the file the message is about, when the message begins with it as
-    /// messages about one element do ([`place_of`]): `bone "calf_l"`, `skin 0`,
-    /// `/meshes/0/primitives/1`, `nodes[3]`. `None` for messages about the file as a whole.
-    pub fn place(&self) -> Option<&str> {
-        place_of(&self.message)
+    /// The element of the file the diagnostic is about, as text (`bone "calf_l"`, `skin 0`).
+    pub fn place(&self) -> Option<String> {
+        self.place.as_ref().map(Place::to_string)
+    }
+    /// The message without the place it begins with (`bone "x": has no scale` → `has no
+    /// scale`), or the whole message.
+    pub fn what(&self) -> &str {
+        match &self.place {
+            Some(Place::Path(p) | Place::Element(p)) if self.message.starts_with(p.as_str()) => {
+                self.message[p.len()..].trim_start_matches(':').trim_start()
+            }
+            _ => &self.message,
+        }
     }
 }
 
@@ -61,7 +368,7 @@ const PLACE_WORDS: &[&str] =
 /// `skin 0: …`), or a path into the file without blanks, then `": "` (`/accessors/1: …`,
 /// `nodes[3].skin: …`, `$.bones.calf_l: …`). A message beginning otherwise (`3 bone(s) renamed: …`,
 /// `the file has no skins: …`) is about no one element.
-pub fn place_of(message: &str) -> Option<&str> {
+pub(crate) fn place_of(message: &str) -> Option<&str> {
     if let Some((word, rest)) = message.split_once(' ') {
         if PLACE_WORDS.contains(&word) {
             let len = match rest.as_bytes().first() {
@@ -101,9 +408,22 @@ impl Diagnostics {
     pub fn info(&mut self, code: &str, message: impl Into<String>) {
         self.push(Severity::Info, code, message);
     }
-    /// Record any diagnostic.
+    /// Record any diagnostic. Its place is the element its message begins with, by the
+    /// convention messages follow ([`place_of`]); [`Diagnostics::push_at`] gives it as data.
     pub fn push(&mut self, severity: Severity, code: &str, message: impl Into<String>) {
-        self.items.push(Diagnostic { severity, code: code.to_owned(), message: message.into() });
+        let message = message.into();
+        let place = place_of(&message).map(|p| {
+            if p.starts_with(['/', '$']) || p.contains('[') {
+                Place::Path(p.to_owned())
+            } else {
+                Place::Element(p.to_owned())
+            }
+        });
+        self.items.push(Diagnostic { severity, code: code.to_owned(), message, place });
+    }
+    /// Record a diagnostic about `place` (`None`: the file as a whole).
+    pub fn push_at(&mut self, severity: Severity, code: &str, place: Option<Place>, message: impl Into<String>) {
+        self.items.push(Diagnostic { severity, code: code.to_owned(), message: message.into(), place });
     }
     /// Diagnostics of one severity.
     pub fn of(&self, s: Severity) -> impl Iterator<Item = &Diagnostic> {
@@ -456,18 +776,6 @@ impl std::fmt::Debug for dyn Format {
     }
 }
 
-/// `message` with a fix appended (`message; hint`) unless it already carries one: the project's
-/// messages say what is wrong, then after `"; "` what to do. Error types use it for the generic
-/// fix of a whole category (a JSON syntax error, a dangling index) so specific messages keep
-/// their own.
-pub fn with_hint(message: &str, hint: &str) -> String {
-    if message.contains("; ") {
-        message.to_string()
-    } else {
-        format!("{message}; {hint}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -495,8 +803,9 @@ mod tests {
             ("", None),
         ];
         for (message, want) in cases {
-            let d = Diagnostic { severity: Severity::Warning, code: "x".into(), message: message.into() };
-            assert_eq!(d.place(), want, "{message}");
+            let mut d = Diagnostics::default();
+            d.warn("x", message);
+            assert_eq!(d.items[0].place().as_deref(), want, "{message}");
         }
     }
 }

@@ -2,9 +2,43 @@
 //! key. Its JSON Schema is `schemas/ir-json.schema.json`.
 
 use crate::document::Document;
-use crate::format::{Diagnostics, Format, FormatError, Input, Output, ReadOptions, WriteOptions};
+use crate::format::{Diagnostics, Fault, FaultKind, Format, FormatError, Input, Output, Place, ReadOptions, WriteOptions};
 use crate::jsonskip::JsonSkip;
 use serde::{Deserialize, Serialize};
+
+/// The fix of every ir-json syntax or schema fault: the schema says what the reader expects.
+const FIX: &str = "fix the JSON there (schemas/ir-json.schema.json describes it) or write the file again with skelport";
+
+impl Fault for IrJsonError {
+    fn file(&self) -> Option<&str> {
+        match self {
+            IrJsonError::Syntax { file, .. } | IrJsonError::Version { file, .. } => Some(file),
+        }
+    }
+    fn place(&self) -> Option<Place> {
+        match self {
+            IrJsonError::Syntax { line, column, .. } => Some(Place::text(*line, *column)),
+            IrJsonError::Version { .. } => Some(Place::Path("/skelport_ir".into())),
+        }
+    }
+    fn kind(&self) -> FaultKind {
+        match self {
+            IrJsonError::Syntax { kind, .. } => *kind,
+            IrJsonError::Version { .. } => FaultKind::Unsupported,
+        }
+    }
+    fn what(&self) -> String {
+        match self {
+            IrJsonError::Syntax { message, .. } => message.clone(),
+            IrJsonError::Version { found, .. } => {
+                format!("ir-json version {found} is newer than this skelport reads ({IR_JSON_VERSION}); upgrade skelport")
+            }
+        }
+    }
+    fn fix(&self) -> Option<String> {
+        matches!(self, IrJsonError::Syntax { .. }).then(|| FIX.to_owned())
+    }
+}
 
 /// The ir-json format version this build reads and writes.
 pub const IR_JSON_VERSION: u32 = 1;
@@ -12,9 +46,9 @@ pub const IR_JSON_VERSION: u32 = 1;
 /// Errors reading ir-json.
 #[derive(Debug, thiserror::Error)]
 pub enum IrJsonError {
-    #[error("{file}:{line}:{column}: {}", crate::with_hint(.message, "fix the JSON there (schemas/ir-json.schema.json describes it) or write the file again with skelport"))]
-    Syntax { file: String, line: usize, column: usize, message: String },
-    #[error("{file}: /skelport_ir: ir-json version {found} is newer than this skelport reads ({IR_JSON_VERSION}); upgrade skelport")]
+    #[error("{}", FormatError::of(self))]
+    Syntax { file: String, line: usize, column: usize, message: String, kind: FaultKind },
+    #[error("{}", FormatError::of(self))]
     Version { file: String, found: u32 },
 }
 
@@ -57,8 +91,14 @@ struct EnvelopeRef<'a> {
 
 /// Parse ir-json bytes; `file` names the source in errors.
 pub fn from_slice(bytes: &[u8], file: &str) -> Result<Document, IrJsonError> {
-    let syntax =
-        |e: serde_json::Error| IrJsonError::Syntax { file: file.into(), line: e.line(), column: e.column(), message: strip_position(&e) };
+    let syntax = |e: serde_json::Error| IrJsonError::Syntax {
+        file: file.into(),
+        line: e.line(),
+        column: e.column(),
+        message: strip_position(&e),
+        // A well-formed value of the wrong shape is a value to fix, not damaged text.
+        kind: if e.is_data() { FaultKind::Value } else { FaultKind::Syntax },
+    };
     let version: Version = serde_json::from_slice(bytes).map_err(syntax)?;
     if version.0 > IR_JSON_VERSION {
         return Err(IrJsonError::Version { file: file.into(), found: version.0 });

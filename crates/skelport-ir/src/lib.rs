@@ -56,6 +56,7 @@ pub mod proc;
 pub mod rest;
 pub mod retarget;
 pub mod skin;
+pub mod suggest;
 pub mod testing;
 pub mod trace;
 pub mod validate;
@@ -68,7 +69,7 @@ pub use document::{
 };
 pub use ext::{Extension, Extensions};
 pub use format::{
-    place_of, with_hint, Diagnostic, Diagnostics, Format, FormatError, Holds, InMemoryFile, Input, InputKind, InputRole, Output,
+    Diagnostic, Diagnostics, Fault, FaultKind, Format, FormatError, Holds, InMemoryFile, Input, InputKind, InputRole, Output, Place,
     ReadOptions, Severity, WriteOptions,
 };
 pub use frame::{Axis, Frame, Handedness};

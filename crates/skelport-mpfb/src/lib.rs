@@ -18,7 +18,8 @@ pub mod read;
 pub mod write;
 
 use skelport_ir::{
-    Diagnostics, Document, Format, FormatError, Holds, InMemoryFile, Input, InputKind, InputRole, Output, ReadOptions, WriteOptions,
+    Diagnostics, Document, Fault, FaultKind, Format, FormatError, Holds, InMemoryFile, Input, InputKind, InputRole, Output, Place,
+    ReadOptions, WriteOptions,
 };
 
 /// The extension namespace of this format.
@@ -30,10 +31,10 @@ pub const NAME: &str = "mpfb";
 /// Errors reading or writing MPFB files, with the place.
 #[derive(Debug, thiserror::Error)]
 pub enum MpfbError {
-    #[error("{file}:{line}:{column}: not valid JSON: {}", skelport_ir::with_hint(.message, "fix the JSON there or export the file from MPFB again"))]
-    Syntax { file: String, line: usize, column: usize, message: String },
-    #[error("{file}: at {path}: {}", skelport_ir::with_hint(.message, "fix that value (the rig format is in docs/) or export the rig from MPFB again"))]
-    Json { file: String, path: String, message: String },
+    #[error("{}", FormatError::of(self))]
+    Syntax { file: String, line: usize, column: usize, message: String, kind: FaultKind },
+    #[error("{}", FormatError::of(self))]
+    Json { file: String, path: String, message: String, kind: FaultKind },
     #[error("{file}: {message}")]
     File { file: String, message: String },
     #[error("{0}")]
@@ -44,6 +45,52 @@ pub enum MpfbError {
     Budget(#[from] skelport_ir::BudgetError),
     #[error("cannot write MPFB: {0}")]
     Write(String),
+}
+
+impl Fault for MpfbError {
+    fn file(&self) -> Option<&str> {
+        match self {
+            MpfbError::Syntax { file, .. } | MpfbError::Json { file, .. } | MpfbError::File { file, .. } => Some(file),
+            MpfbError::Obj(e) => e.file(),
+            MpfbError::Budget(e) => e.file(),
+            MpfbError::Write(_) => None,
+        }
+    }
+    fn place(&self) -> Option<Place> {
+        match self {
+            MpfbError::Syntax { line, column, .. } => Some(Place::text(*line, *column)),
+            MpfbError::Json { path, .. } => Some(Place::Path(path.clone())),
+            MpfbError::Obj(e) => e.place(),
+            MpfbError::Budget(e) => e.place(),
+            MpfbError::File { .. } | MpfbError::Write(_) => None,
+        }
+    }
+    fn kind(&self) -> FaultKind {
+        match self {
+            MpfbError::Syntax { kind, .. } | MpfbError::Json { kind, .. } => *kind,
+            MpfbError::Obj(e) => e.kind(),
+            MpfbError::Budget(e) => e.kind(),
+            MpfbError::File { .. } => FaultKind::Other,
+            MpfbError::Write(_) => FaultKind::Write,
+        }
+    }
+    fn what(&self) -> String {
+        match self {
+            MpfbError::Syntax { message, .. } => format!("not valid JSON: {message}"),
+            MpfbError::Json { message, .. } | MpfbError::File { message, .. } => message.clone(),
+            MpfbError::Obj(e) => e.what(),
+            MpfbError::Budget(e) => e.what(),
+            MpfbError::Write(m) => format!("cannot write MPFB: {m}"),
+        }
+    }
+    fn fix(&self) -> Option<String> {
+        match self {
+            // Every JSON fault of a rig or weights file is fixed in the JSON or by exporting again.
+            MpfbError::Syntax { .. } => Some("fix the JSON there or export the file from MPFB again".into()),
+            MpfbError::Obj(e) => e.fix(),
+            _ => None,
+        }
+    }
 }
 
 /// MPFB rig JSON (`rig.*.json`), with `--weights` and `--mesh`.

@@ -4,8 +4,8 @@ use crate::{MpfbError, NAMESPACE};
 use serde_json::{Map, Value};
 use skelport_ir::proc::{bone_from_head_tail, vec_roll_to_mat3};
 use skelport_ir::{
-    Anchor, AnchorStrategy, Attribute, Bone, BoneAnchors, BoneId, Budget, DMat4, DQuat, DVec3, Diagnostics, Document, Faces, Frame,
-    InMemoryFile, Influences, Mesh, ReadOptions, Skeleton, Skin, Transform, UvSet, VertexGroup,
+    Anchor, AnchorStrategy, Attribute, Bone, BoneAnchors, BoneId, Budget, DMat4, DQuat, DVec3, Diagnostics, Document, Faces, FaultKind,
+    Frame, InMemoryFile, Influences, Mesh, ReadOptions, Skeleton, Skin, Transform, UvSet, VertexGroup,
 };
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -22,7 +22,17 @@ pub struct RawRig {
 }
 
 fn jerr(file: &str, path: impl Into<String>, message: impl Into<String>) -> MpfbError {
-    MpfbError::Json { file: file.into(), path: path.into(), message: message.into() }
+    MpfbError::Json { file: file.into(), path: path.into(), message: message.into(), kind: FaultKind::Value }
+}
+
+/// A JSON parse error's kind: a well-formed value of the wrong shape is a value to fix, not
+/// damaged text.
+fn json_kind(e: &serde_json::Error) -> FaultKind {
+    if e.is_data() {
+        FaultKind::Value
+    } else {
+        FaultKind::Syntax
+    }
 }
 
 /// Parse and upgrade a rig file without placing anything.
@@ -32,6 +42,7 @@ pub fn parse_rig(bytes: &[u8], file: &str) -> Result<RawRig, MpfbError> {
         line: e.line(),
         column: e.column(),
         message: e.to_string(),
+        kind: json_kind(&e),
     })?;
     let Value::Object(top) = v else { return Err(jerr(file, "$", "an MPFB rig is a JSON object")) };
     let (mut header, bones_v, shape) = match top.get("bones") {
@@ -269,8 +280,11 @@ fn parents_first(bones: &[(String, Map<String, Value>)], file: &str) -> Result<V
         .iter()
         .map(|(_, b)| b.get("parent").and_then(Value::as_str).filter(|p| !p.is_empty()).and_then(|p| index.get(p).copied()))
         .collect();
-    skelport_ir::proc::parents_first(&parent).map_err(|bad| {
-        jerr(file, format!("$.bones.{}.parent", bones[bad].0), "parent links form a cycle; point one bone at another parent")
+    skelport_ir::proc::parents_first(&parent).map_err(|bad| MpfbError::Json {
+        file: file.into(),
+        path: format!("$.bones.{}.parent", bones[bad].0),
+        message: "parent links form a cycle; point one bone at another parent".into(),
+        kind: FaultKind::Structure,
     })
 }
 
@@ -594,6 +608,7 @@ fn parse_weights(bytes: &[u8], file: &str) -> Result<WeightsFile, MpfbError> {
         line: e.line(),
         column: e.column(),
         message: format!("{e}; a weights file is {{\"weights\": {{group: [[vertex, weight], ...]}}}}"),
+        kind: json_kind(&e),
     })
 }
 

@@ -178,15 +178,11 @@ fn geometry_not_written(d: &Document, diag: &mut Diagnostics) {
         }
         let what = what.join(", ");
         let from_base = m.ext.raw(NAMESPACE).and_then(|e| e.get("base_vertex_count")).is_some();
+        // Any other mesh is the `mpfb.mesh` loss (one line for them all, where the skin is written).
         if from_base {
             diag.info(
                 "mpfb.mesh-not-written",
                 format!("mesh \"{}\" ({what}) is MakeHuman's base mesh: an MPFB rig refers to it and holds none; read it back with --mesh base.obj", m.name),
-            );
-        } else {
-            diag.loss(
-                "mpfb.geometry",
-                format!("an MPFB rig holds no mesh: mesh \"{}\" ({what}) is not written; weights refer to its vertices by number", m.name),
             );
         }
     }
@@ -394,19 +390,32 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
     }
     // MPFB has no mesh: the weights number the MakeHuman base mesh's vertices, which a mesh read
     // with the rig is; any other mesh is lost.
-    let foreign: Vec<&str> = d
+    let is_foreign = |m: &skelport_ir::Mesh| m.ext.raw(NAMESPACE).and_then(|e| e.get("base_vertex_count")).is_none();
+    let foreign: Vec<String> = d
         .meshes
         .iter()
-        .filter(|m| m.ext.raw(NAMESPACE).and_then(|e| e.get("base_vertex_count")).is_none())
-        .map(|m| m.name.as_str())
+        .filter(|m| is_foreign(m))
+        .map(|m| format!("{} ({} vertices, {} faces)", m.name, m.positions.len(), m.faces.len()))
         .collect();
     if !foreign.is_empty() {
+        let names: Vec<&str> = foreign.iter().map(String::as_str).collect();
         diag.loss(
             "mpfb.mesh",
             format!(
                 "MPFB rigs and weights hold no mesh: {} mesh(es) not written ({}); the weights file numbers their vertices, so it fits only them",
                 foreign.len(),
-                list(&foreign)
+                list(&names)
+            ),
+        );
+    }
+    // Weights that number a mesh no written file holds (not MakeHuman's base mesh): the skin is
+    // left behind, as when a target drops it (the facade refuses this without allow_loss).
+    if let Some(mesh) = skins.first().and_then(|s| d.mesh_of(s)).filter(|m| is_foreign(m)) {
+        diag.loss(
+            "skin.mesh-not-written",
+            format!(
+                "skin \"{}\" numbers the vertices of mesh \"{}\", which is not written: its weights file fits no body MPFB or skelport can read it with",
+                skins[0].name, mesh.name
             ),
         );
     }

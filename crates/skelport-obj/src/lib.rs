@@ -22,10 +22,46 @@ pub const NO_INDEX: u32 = u32::MAX;
 /// Errors reading OBJ, with the line.
 #[derive(Debug, thiserror::Error)]
 pub enum ObjError {
-    #[error("{file}:{line}: {}", skelport_ir::with_hint(.message, "fix that line or export the mesh again"))]
+    #[error("{}", skelport_ir::FormatError::of(self))]
     Line { file: String, line: usize, message: String },
-    #[error("{file}: not UTF-8 text at byte {offset}; OBJ files are text: save it as UTF-8 or ASCII, or export the mesh again")]
+    #[error("{}", skelport_ir::FormatError::of(self))]
     Encoding { file: String, offset: usize },
+}
+
+impl skelport_ir::Fault for ObjError {
+    fn file(&self) -> Option<&str> {
+        match self {
+            ObjError::Line { file, .. } | ObjError::Encoding { file, .. } => Some(file),
+        }
+    }
+    fn place(&self) -> Option<skelport_ir::Place> {
+        Some(match self {
+            ObjError::Line { line, .. } => skelport_ir::Place::line(*line),
+            ObjError::Encoding { offset, .. } => skelport_ir::Place::Byte(*offset as u64),
+        })
+    }
+    fn kind(&self) -> skelport_ir::FaultKind {
+        match self {
+            // A statement OBJ does not allow there: a line to fix.
+            ObjError::Line { .. } => skelport_ir::FaultKind::Syntax,
+            ObjError::Encoding { .. } => skelport_ir::FaultKind::Encoding,
+        }
+    }
+    fn what(&self) -> String {
+        match self {
+            ObjError::Line { message, .. } => message.clone(),
+            ObjError::Encoding { .. } => "not UTF-8 text".into(),
+        }
+    }
+    fn fix(&self) -> Option<String> {
+        Some(
+            match self {
+                ObjError::Line { .. } => "fix that line or export the mesh again",
+                ObjError::Encoding { .. } => "OBJ files are text: save it as UTF-8 or ASCII, or export the mesh again",
+            }
+            .into(),
+        )
+    }
 }
 
 /// A parsed OBJ: positions in file order, polygons, and face groups as vertex sets.

@@ -13,9 +13,11 @@ pyo3::create_exception!(
     Error,
     pyo3::exceptions::PyException,
     "A file could not be read, converted or written.\n\n\
-     str(e) is the message the command line prints: what is wrong, in which file and where, and \
-     what to do. Attributes: code (a stable kind: 'read', 'input', 'invalid', 'write', 'strict', \
-     'output', 'map', 'format.unknown', 'format.unsupported', 'format.undetected', 'internal'), \
+     str(e) says what is wrong, in which file and where, and what to do (naming keyword arguments \
+     where the command line names flags). Attributes: code (a stable kind: 'read', 'input', \
+     'input.kind', 'invalid', 'map', 'write', 'strict', 'output', 'loss', 'format.unknown', \
+     'format.unsupported', 'format.undetected', 'internal'), fault (for 'read': the kind of fault \
+     the reader found, such as 'syntax', 'reference' or 'value', else None), \
      path (the file at fault: the input, or its mesh or weights), place (where in it: \
      'line 3, column 17', 'byte 40', '/accessors/1', '$.bones.calf_l', or None), diagnostics \
      (the warnings and losses reported before the failure)."
@@ -28,6 +30,8 @@ pub struct Failure {
     pub code: &'static str,
     pub path: Option<String>,
     pub place: Option<String>,
+    /// The kind of fault a reader found (`syntax`, `reference`, …), for code `read`.
+    pub fault: Option<&'static str>,
     pub message: String,
     pub diagnostics: Diagnostics,
     /// The input the diagnostics are about (the path may name its mesh or weights instead).
@@ -40,6 +44,7 @@ impl Failure {
             code,
             path: path.map(str::to_owned),
             place: None,
+            fault: None,
             message: message.into(),
             diagnostics: Diagnostics::default(),
             input: path.map(str::to_owned),
@@ -55,6 +60,7 @@ impl Failure {
         let _ = v.setattr("code", self.code);
         let _ = v.setattr("path", self.path.as_deref());
         let _ = v.setattr("place", self.place);
+        let _ = v.setattr("fault", self.fault);
         if let Ok(list) = diagnostic_list(py, &self.diagnostics, self.input.as_deref().or(self.path.as_deref())) {
             let _ = v.setattr("diagnostics", list);
         }
@@ -68,8 +74,10 @@ impl From<skelport::Error> for Failure {
         Failure {
             code: e.code().as_str(),
             path: e.file().map(str::to_owned),
-            place: e.place().map(str::to_owned),
-            message: e.message().to_owned(),
+            place: e.place(),
+            fault: e.fault().map(|k| k.as_str()),
+            // The advice in Python's words (`format=`, `weights=`, `strict=True`).
+            message: e.said(skelport::Front::Python),
             diagnostics,
             input: None,
         }
@@ -103,7 +111,7 @@ pub fn guard<T>(file: Option<&str>, f: impl FnOnce() -> Result<T, Failure>) -> R
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     let ty = py.get_type::<Error>();
-    for attr in ["code", "path", "place"] {
+    for attr in ["code", "path", "place", "fault"] {
         ty.setattr(attr, py.None())?;
     }
     ty.setattr("diagnostics", pyo3::types::PyTuple::empty(py))?;

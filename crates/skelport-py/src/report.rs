@@ -52,7 +52,7 @@ pub fn diagnostics(d: &Diagnostics, path: Option<&str>) -> Vec<Diagnostic> {
             severity: severity_name(d.severity),
             code: d.code.clone(),
             message: d.message.clone(),
-            place: d.place().map(str::to_owned),
+            place: d.place(),
             path: path.map(str::to_owned),
         })
         .collect()

@@ -64,7 +64,7 @@ def test_malformed_file_fails_with_the_command_lines_message(path, tmp_path, mon
         if m:
             place = f"line {m[2]}, column {m[3]}" if m[3] else f"line {m[2]}"
             assert e.place == (f"{m[1]}, {place}" if m[1] else place)
-        elif re.match(re.escape(rel) + r": (at |/|byte |invalid glTF JSON at line )", after):
+        elif re.match(re.escape(rel) + r": (at |/|byte |\$|JSON chunk, |[A-Za-z]+\[)", after):
             assert e.place, message
     elif e.code == "invalid":
         assert e.path == args["inputs"] and e.place and e.place in message
@@ -111,7 +111,31 @@ def test_errors_carry_code_path_place_and_diagnostics(tmp_path):
 
     # Python code can raise it too; the attributes are there, empty.
     e = skelport.Error("mine")
-    assert (e.code, e.path, e.place, tuple(e.diagnostics)) == (None, None, None, ())
+    assert (e.code, e.path, e.place, e.fault, tuple(e.diagnostics)) == (None, None, None, None, ())
+
+
+def test_messages_name_python_keywords_not_command_line_flags(tmp_path):
+    """The advice is in Python's words: `format=`, `weights=`, `strict=True`; never a flag."""
+    flag = re.compile(r"(?<![\w/.-])--[a-z]")
+    with pytest.raises(skelport.Error) as e:
+        skelport.load(b"garbage")
+    assert e.value.code == "format.undetected" and "name it with format= (" in str(e.value)
+    assert not flag.search(str(e.value)), str(e.value)
+
+    with pytest.raises(skelport.Error) as e:
+        skelport.load(DEMO / "weights.sample.json")
+    assert e.value.code == "input.kind" and "pass it with weights=" in str(e.value)
+    assert not flag.search(str(e.value)), str(e.value)
+
+    with pytest.raises(skelport.Error) as e:
+        skelport.convert(DEMO / "sample.glb", tmp_path / "x.xml", to="anvil", strict=True)
+    assert e.value.code == "strict" and ": strict=True: 1 loss(es)" in str(e.value)
+    assert not flag.search(str(e.value)), str(e.value)
+
+    # A reader's fault comes with its kind, and the hint that fits it.
+    with pytest.raises(skelport.Error) as e:
+        skelport.load(b'{"asset": {"version": "2.0"}, "scenes": [{"nodes": [5]}], "nodes": [{}]}', name="r.gltf")
+    assert (e.value.code, e.value.fault, e.value.place) == ("read", "reference", "/scenes/0/nodes/0")
 
 
 def test_wrong_arguments_are_python_errors(tmp_path):

@@ -268,6 +268,8 @@ struct DrawBone {
     rotation: DQuat,
     side: Side,
     descendants: usize,
+    /// The parent's index in the same list.
+    parent: Option<usize>,
 }
 
 /// All bones of all skeletons of a document, in the report frame, with their sides.
@@ -285,6 +287,7 @@ fn collect_bones(doc: &Document) -> Vec<DrawBone> {
                 tail: DVec3::from_array(b.tail),
                 rotation: DQuat::from_xyzw(r[0], r[1], r[2], r[3]),
                 descendants: desc.get(i).copied().unwrap_or(0),
+                parent: sk.bones.get(i).and_then(|src| src.parent).map(|p| first + p.index()),
             });
         }
         cap_inferred_lengths(&mut out[first..], sk);
@@ -570,6 +573,8 @@ fn heat(t: f64) -> String {
 
 const OVERLAY_COLOUR: &str = "#8e44ad";
 const UNMATCHED_COLOUR: &str = "#9a9a9a";
+/// The links that show the hierarchy where a bone and its parent do not meet.
+const LINK_COLOUR: &str = "#b4b4b4";
 const MESH_COLOUR: &str = "#dfe3ea";
 
 /// The overlay's matching: per base bone the matched overlay bone's head distance (metres).
@@ -824,7 +829,23 @@ pub fn render_svg(doc: &Document, opts: &RenderOptions) -> Result<String, Render
                 );
             }
             lx += step * 10.0 + font * 0.4;
-            let _ = writeln!(o, r##"<text x="{}" y="{}" fill="#222">≥ {} head distance</text>"##, n(lx), n(y), length_text(m.dmax));
+            let dist_label = format!("≥ {} head distance", length_text(m.dmax));
+            let _ = write!(o, r##"<text x="{}" y="{}" fill="#222">{dist_label}</text>"##, n(lx), n(y));
+            lx += font * (1.0 + 0.62 * dist_label.chars().count() as f64);
+            // What the other marks are: grey bones have no match, violet diamonds are the
+            // overlay's joints.
+            let _ = write!(o, r#"<circle cx="{}" cy="{}" r="{}" fill="{UNMATCHED_COLOUR}"/>"#, n(lx), n(y - font * 0.35), n(font * 0.35));
+            let _ = write!(o, r##"<text x="{}" y="{}" fill="#222">no match</text>"##, n(lx + font * 0.6), n(y));
+            lx += font * (1.2 + 0.62 * 8.0);
+            let r = font * 0.35;
+            let _ = write!(
+                o,
+                r#"<path d="M{} {}l{r} -{r}l{r} {r}l-{r} {r}z" fill="none" stroke="{OVERLAY_COLOUR}"/>"#,
+                n(lx - r),
+                n(y - r),
+                r = n(r)
+            );
+            let _ = writeln!(o, r##"<text x="{}" y="{}" fill="#222">overlay joint</text>"##, n(lx + font * 0.6), n(y));
             y += line;
             let other_count = other.as_ref().map_or(0, Vec::len);
             for text in overlay_lines(&ov.caption, other_count, m, count) {
@@ -880,8 +901,9 @@ fn footer_width(caption: &str, opts: &RenderOptions, m: Option<&Matching>, other
             for (d, name) in &m.worst {
                 widest = widest.max(font + chars(&format!("{}  {}", length_text(*d), clip(name, 60))));
             }
-            // "0", ten heat steps, "≥ d head distance".
-            font * 13.4 + chars(&format!("≥ {} head distance", length_text(m.dmax)))
+            // "0", ten heat steps, "≥ d head distance", then "no match" and "overlay joint" with
+            // their marks.
+            font * 13.4 + chars(&format!("≥ {} head distance", length_text(m.dmax))) + font * 3.4 + chars("no matchoverlay joint")
         }
         _ => font * 3.6 + chars("left (+X)rightcentre"),
     };
@@ -968,7 +990,30 @@ fn bone_colour(i: usize, b: &DrawBone, m: Option<&Matching>) -> String {
     }
 }
 
+/// Thin grey links from each bone's head to its parent's tail where they do not meet (joints
+/// drawn with an inferred, capped length: a Second Life `.dae`'s), so the hierarchy shows
+/// instead of disconnected stubs. One path for all.
+fn draw_links(o: &mut String, p: &Panel, bones: &[DrawBone], sw: f64) {
+    let mut pl = Polyline::new();
+    for b in bones {
+        let Some(parent) = b.parent.and_then(|i| bones.get(i)) else { continue };
+        if !(b.head.is_finite() && parent.tail.is_finite()) {
+            continue;
+        }
+        let (h, t) = (p.px(b.head), p.px(parent.tail));
+        // Only a gap a reader can see (half a stroke or more).
+        if dist(h, t) >= sw * 0.5 {
+            pl.segment(t, h);
+        }
+    }
+    let d = pl.finish();
+    if !d.is_empty() {
+        let _ = writeln!(o, r#"<path d="{d}" fill="none" stroke="{LINK_COLOUR}" stroke-width="{}" stroke-linecap="round"/>"#, n(sw * 0.6));
+    }
+}
+
 fn draw_bones(o: &mut String, p: &Panel, bones: &[DrawBone], m: Option<&Matching>, sw: f64, detailed: bool) {
+    draw_links(o, p, bones, sw);
     if detailed {
         let r = (sw * 2.2).max(1.5);
         // Draw far bones first so near ones cover them (depth = distance along the view).

@@ -1,17 +1,57 @@
 //! The crate's error type: every variant names the file and, where known, the line and column.
 
+use skelport_ir::{Fault, FaultKind, FormatError, Place};
+
 /// Errors reading or writing SL files.
 #[derive(Debug, thiserror::Error)]
 pub enum SlError {
     /// The XML itself is malformed.
-    #[error("{file}:{line}:{column}: XML error: {}", skelport_ir::with_hint(.message, "fix the XML there or export the file again"))]
+    #[error("{}", FormatError::of(self))]
     Xml { file: String, line: usize, column: usize, message: String },
     /// Well-formed XML whose content is not usable; `line` 0 means the file as a whole.
-    #[error("{file}{}: {}", if *.line > 0 { format!(":{}:{}", .line, .column) } else { String::new() }, skelport_ir::with_hint(.message, "fix it there or export the file again"))]
+    #[error("{}", FormatError::of(self))]
     Invalid { file: String, line: usize, column: usize, message: String },
+    /// Bytes that are not the text the file must be, from `offset`.
+    #[error("{}", FormatError::of(self))]
+    Encoding { file: String, offset: usize, message: String },
     /// The document cannot be written as an SL-importable file; the message says what to do.
     #[error("cannot write an SL Collada file: {message}")]
     Write { message: String },
+}
+
+impl Fault for SlError {
+    fn file(&self) -> Option<&str> {
+        match self {
+            SlError::Xml { file, .. } | SlError::Invalid { file, .. } | SlError::Encoding { file, .. } => Some(file),
+            SlError::Write { .. } => None,
+        }
+    }
+    fn place(&self) -> Option<Place> {
+        match self {
+            SlError::Xml { line, column, .. } => Some(Place::text(*line, *column)),
+            SlError::Invalid { line: 0, .. } | SlError::Write { .. } => None,
+            SlError::Invalid { line, column, .. } => Some(Place::text(*line, *column)),
+            SlError::Encoding { offset, .. } => Some(Place::Byte(*offset as u64)),
+        }
+    }
+    fn kind(&self) -> FaultKind {
+        match self {
+            SlError::Xml { .. } => FaultKind::Syntax,
+            SlError::Invalid { .. } => FaultKind::Structure,
+            SlError::Encoding { .. } => FaultKind::Encoding,
+            SlError::Write { .. } => FaultKind::Write,
+        }
+    }
+    fn what(&self) -> String {
+        match self {
+            SlError::Xml { message, .. } => format!("XML error: {message}"),
+            SlError::Invalid { message, .. } | SlError::Encoding { message, .. } => message.clone(),
+            SlError::Write { message } => format!("cannot write an SL Collada file: {message}"),
+        }
+    }
+    fn fix(&self) -> Option<String> {
+        matches!(self, SlError::Xml { .. }).then(|| "fix the XML there or export the file again".into())
+    }
 }
 
 impl SlError {
@@ -21,6 +61,9 @@ impl SlError {
     }
     pub(crate) fn invalid(file: &str, line: usize, column: usize, message: impl Into<String>) -> Self {
         SlError::Invalid { file: file.into(), line, column, message: message.into() }
+    }
+    pub(crate) fn encoding(file: &str, offset: usize, message: impl Into<String>) -> Self {
+        SlError::Encoding { file: file.into(), offset, message: message.into() }
     }
     pub(crate) fn write(message: impl Into<String>) -> Self {
         SlError::Write { message: message.into() }

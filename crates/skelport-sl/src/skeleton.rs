@@ -238,9 +238,8 @@ impl SlSkeleton {
         let name = path.display().to_string();
         let bytes = skelport_ir::files::read_user_file(path, None)
             .map_err(|e| SlError::invalid(&name, 0, 0, format!("cannot read the SL skeleton file: {e}")))?;
-        let text = std::str::from_utf8(&bytes).map_err(|e| {
-            SlError::invalid(&name, 0, 0, format!("not UTF-8 text at byte {}; avatar_skeleton.xml must be ASCII/UTF-8", e.valid_up_to()))
-        })?;
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|e| SlError::encoding(&name, e.valid_up_to(), "not UTF-8 text; avatar_skeleton.xml must be ASCII/UTF-8"))?;
         Self::from_xml(text, None, &name)
     }
 

@@ -145,14 +145,13 @@ impl Format for SlSkeletonFormat {
     }
     fn read(&self, input: Input<'_>, _opts: &ReadOptions, _diag: &mut Diagnostics) -> Result<Document, FormatError> {
         let name = input.display_name();
-        let text = std::str::from_utf8(input.bytes).map_err(|e| {
-            crate::SlError::invalid(&name, 0, 0, format!("not UTF-8 text at byte {}; avatar_skeleton.xml is ASCII", e.valid_up_to()))
-        })?;
+        let text = std::str::from_utf8(input.bytes)
+            .map_err(|e| crate::SlError::encoding(&name, e.valid_up_to(), "not UTF-8 text; avatar_skeleton.xml is ASCII"))?;
         let sl = SlSkeleton::from_xml(text, None, &name)?;
         Ok(skeleton_document(&sl))
     }
     fn write(&self, _doc: &Document, _opts: &WriteOptions, _diag: &mut Diagnostics) -> Result<Output, FormatError> {
-        Err(Box::new(crate::SlError::write("sl-skeleton is read-only; write `dae` instead")))
+        Err(crate::SlError::write("sl-skeleton is read-only; write `dae` instead").into())
     }
     fn humanoid_names(&self) -> Option<&'static str> {
         Some("sl-bento")

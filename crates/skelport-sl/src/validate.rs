@@ -597,8 +597,14 @@ pub fn validate_target(
         }
     };
     for v in validate_bytes(&bytes, &name, sl) {
+        // The report names the file once; each problem's location is the place in it.
+        let location = match v.location.strip_prefix(name.as_str()) {
+            Some("") => "file".to_owned(),
+            Some(rest) => rest.trim_start_matches(':').trim_start().to_owned(),
+            None => v.location.clone(),
+        };
         match v.level {
-            Level::Error => report.problems.push(Problem { location: v.location.clone(), message: format!("[{}] {}", v.rule, v.message) }),
+            Level::Error => report.problems.push(Problem { location, message: format!("[{}] {}", v.rule, v.message) }),
             Level::Warning => report.warnings.push(format!("{} [{}] {}", v.location, v.rule, v.message)),
         }
     }

@@ -9,7 +9,7 @@ use crate::humanoid::{store_roles, NAMESPACE};
 use crate::spec;
 use serde_json::{json, Value};
 use skelport_ir::rest::{HumanBone, Humanoid};
-use skelport_ir::{Axis, Diagnostics, Document, Input};
+use skelport_ir::{Axis, Diagnostics, Document, FaultKind, Input, Place};
 use std::collections::BTreeMap;
 
 /// The JSON of a GLB (its first chunk) or of a JSON glTF.
@@ -21,7 +21,12 @@ fn json_of<'a>(bytes: &'a [u8], file: &str) -> Result<&'a [u8], VrmError> {
     let len = bytes.get(12..16).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
     match len.and_then(|l| bytes.get(20..20 + l)) {
         Some(j) => Ok(j),
-        None => Err(VrmError::Invalid { file: file.into(), pointer: "byte 12".into(), message: "no JSON chunk".into() }),
+        None => Err(VrmError::Invalid {
+            file: file.into(),
+            place: Place::Byte(12),
+            message: "no JSON chunk".into(),
+            kind: FaultKind::Container,
+        }),
     }
 }
 
@@ -32,10 +37,16 @@ pub(crate) fn read(input: Input<'_>, diag: &mut Diagnostics) -> Result<Document,
     let json = json_of(input.bytes, &file)?;
     let root: Value = serde_json::from_slice(json).map_err(|e| VrmError::Invalid {
         file: file.clone(),
-        pointer: format!("JSON line {}, column {}", e.line(), e.column()),
+        place: Place::In { part: "JSON".into(), place: Box::new(Place::text(e.line(), e.column())) },
         message: e.to_string(),
+        kind: FaultKind::Syntax,
     })?;
-    let invalid = |pointer: &str, message: String| VrmError::Invalid { file: file.clone(), pointer: pointer.into(), message };
+    let invalid = |pointer: &str, message: String| VrmError::Invalid {
+        file: file.clone(),
+        place: Place::Path(pointer.into()),
+        message,
+        kind: FaultKind::Value,
+    };
     let ext = root.get("extensions");
     // (role, node) pairs, and the pointer they came from.
     let mut pairs: Vec<(HumanBone, u64, String)> = Vec::new();

@@ -15,12 +15,76 @@ pub struct Tolerance {
     pub degrees: f64,
     /// Largest per-joint weight difference (after normalization) that counts as the same.
     pub weight: f64,
+    /// Compare orientations; `false` where B's format re-derives them (Second Life Collada:
+    /// [`as_converted`]), so a turned bone is no difference.
+    pub orientations: bool,
 }
 
 impl Default for Tolerance {
     fn default() -> Self {
-        Tolerance { metres: 1e-4, degrees: 0.01, weight: 1e-4 }
+        Tolerance { metres: 1e-4, degrees: 0.01, weight: 1e-4, orientations: true }
     }
+}
+
+/// What [`as_converted`] did to A so that it compares with B as a conversion to B's format
+/// would have left it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct AsConverted {
+    /// The format B was read as: the conversion's target.
+    pub target: String,
+    /// The retarget map applied to A (`--map`), by name or file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub map: Option<String>,
+    /// A was put in its T-pose, as the target's writer does (VRM).
+    pub t_pose: bool,
+    /// Orientations are compared (`false` where the target re-derives them).
+    pub orientations: bool,
+}
+
+impl AsConverted {
+    /// One line: what A was compared as (`as a conversion to vrm: T-pose, orientations
+    /// compared`).
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(m) = &self.map {
+            parts.push(format!("map {m}"));
+        }
+        if self.t_pose {
+            parts.push("A in its T-pose, as the writer makes it".to_owned());
+        }
+        parts.push(if self.orientations {
+            "orientations compared".to_owned()
+        } else {
+            format!("orientations not compared ({} re-derives them)", self.target)
+        });
+        format!("as a conversion to {}: {}", self.target, parts.join(", "))
+    }
+}
+
+/// Make A what a conversion of it to `target` (B's format) starts from, so that "did my
+/// conversion keep the rig?" has its answer: `map` renames A's bones as `convert --map` does
+/// (a built-in map, a map file, or `humanoid`: the target's own names), a target whose writer
+/// makes its own rest pose (VRM's T-pose) has A put in that pose, and orientations are compared
+/// only where the target keeps them exactly (`Holds::orientations`). Returns what was done and
+/// the [`Tolerance::orientations`] to use.
+pub fn as_converted(
+    a: &mut Document,
+    target: &'static dyn skelport_ir::Format,
+    map: Option<&str>,
+    diags: &mut skelport_ir::Diagnostics,
+) -> anyhow::Result<AsConverted> {
+    let mut done = AsConverted { target: target.name().to_owned(), orientations: true, ..Default::default() };
+    if let Some(m) = map {
+        let map = if m == crate::maps::HUMANOID { crate::maps::humanoid_for(a, target)? } else { crate::maps::load(m)? };
+        crate::retarget(a, &map, diags)?;
+        done.map = Some(m.to_owned());
+    }
+    if target.applies_rest_pose() {
+        skelport_vrm::t_pose(a, None, diags)?;
+        done.t_pose = true;
+    }
+    done.orientations = target.holds().orientations;
+    Ok(done)
 }
 
 /// A bone whose parent differs.
@@ -76,6 +140,9 @@ pub struct DiffReport {
     /// The skinning comparison, when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pose_test: Option<PoseTest>,
+    /// What A was compared as, when B is in another format ([`as_converted`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compared_as: Option<AsConverted>,
 }
 
 /// Result of posing two documents alike and comparing their skinned vertices (or, for
@@ -169,7 +236,7 @@ pub fn diff(a: &Document, b: &Document, tol: Tolerance) -> DiffReport {
             r.moved.push(Moved { bone: ba.name.clone(), head, tail });
         }
         let deg = angle_deg(ba.rotation, bb.rotation);
-        if deg > tol.degrees {
+        if tol.orientations && deg > tol.degrees {
             r.rotated.push(Rotated { bone: ba.name.clone(), degrees: deg });
         }
     }

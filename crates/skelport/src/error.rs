@@ -1,6 +1,6 @@
 //! The error every fallible function of this crate returns.
 
-use skelport_ir::Diagnostics;
+use skelport_ir::{Diagnostics, FaultKind, FormatError, Place};
 use std::fmt;
 
 /// A stable, machine-readable kind of [`Error`] (`Error::code().as_str()`), for scripts and the
@@ -63,40 +63,191 @@ impl fmt::Display for ErrorCode {
     }
 }
 
-/// Why reading, converting or saving failed. The message names the file, the place in it and
-/// the fix (the CLI prints it after `error: `); [`Error::code`] says what kind of failure it is,
-/// [`Error::file`] which file it is about, [`Error::place`] where in that file, and
-/// [`Error::diagnostics`] holds what was reported before it failed (a reader's warnings, a
-/// retarget map's losses), so a report can show them.
+/// The interface an error's advice is said in: the command line names its flags (`--from`),
+/// Python its keyword arguments (`format=`). [`Error`]'s `Display` is the command line's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Front {
+    /// `skelport …`: flags.
+    Cli,
+    /// `import skelport`: keyword arguments.
+    Python,
+}
+
+/// An option of reading or converting, as advice names it; each front end says it in its own
+/// words ([`Opt::said`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Opt {
+    /// The input's format (`ReadOptions::from`).
+    From,
+    /// The output's format.
+    To,
+    /// A weights file joined to a rig.
+    Weights,
+    /// A mesh read with a rig or weights.
+    Mesh,
+    /// A retarget or humanoid map.
+    Map,
+    /// Refuse any loss.
+    Strict,
+    /// Accept a conversion that leaves a skin behind.
+    AllowLoss,
+    /// Embed side files.
+    Embed,
+    /// The rest pose to write.
+    RestPose,
+    /// The pose test of `diff`.
+    PoseTest,
+    /// The target of `validate`.
+    Target,
+}
+
+impl Opt {
+    /// How `front` names the option: `--allow-loss` / `allow_loss=True`.
+    pub fn said(self, front: Front) -> &'static str {
+        match (front, self) {
+            (Front::Cli, Opt::From) => "--from",
+            (Front::Cli, Opt::To) => "--to",
+            (Front::Cli, Opt::Weights) => "--weights",
+            (Front::Cli, Opt::Mesh) => "--mesh",
+            (Front::Cli, Opt::Map) => "--map",
+            (Front::Cli, Opt::Strict) => "--strict",
+            (Front::Cli, Opt::AllowLoss) => "--allow-loss",
+            (Front::Cli, Opt::Embed) => "--embed",
+            (Front::Cli, Opt::RestPose) => "--rest-pose",
+            (Front::Cli, Opt::PoseTest) => "--pose-test",
+            (Front::Cli, Opt::Target) => "--target",
+            (Front::Python, Opt::From) => "format=",
+            (Front::Python, Opt::To) => "to=",
+            (Front::Python, Opt::Weights) => "weights=",
+            (Front::Python, Opt::Mesh) => "mesh=",
+            (Front::Python, Opt::Map) => "map=",
+            (Front::Python, Opt::Strict) => "strict=True",
+            (Front::Python, Opt::AllowLoss) => "allow_loss=True",
+            (Front::Python, Opt::Embed) => "embed=True",
+            (Front::Python, Opt::RestPose) => "rest_pose=",
+            (Front::Python, Opt::PoseTest) => "pose_test=True",
+            (Front::Python, Opt::Target) => "target=",
+        }
+    }
+}
+
+/// Text that names options, kept as data until a front end says it ([`Words::said`]), so that
+/// the command line prints `--from` where Python says `format=`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Words(Vec<Piece>);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Text(String),
+    Opt(Opt),
+}
+
+impl Words {
+    /// Words beginning with `text`.
+    pub fn new(text: impl Into<String>) -> Self {
+        Words(vec![Piece::Text(text.into())])
+    }
+    /// Then `text`.
+    pub fn text(mut self, text: impl Into<String>) -> Self {
+        self.0.push(Piece::Text(text.into()));
+        self
+    }
+    /// Then the option `opt`, as the front end names it.
+    pub fn opt(mut self, opt: Opt) -> Self {
+        self.0.push(Piece::Opt(opt));
+        self
+    }
+    /// Then `other`.
+    pub fn then(mut self, other: Words) -> Self {
+        self.0.extend(other.0);
+        self
+    }
+    /// The words as `front` says them.
+    pub fn said(&self, front: Front) -> String {
+        self.0
+            .iter()
+            .map(|p| match p {
+                Piece::Text(t) => t.as_str(),
+                Piece::Opt(o) => o.said(front),
+            })
+            .collect()
+    }
+    /// The options named, in order (for tests: a message for Python names none of the CLI's).
+    pub fn options(&self) -> impl Iterator<Item = Opt> + '_ {
+        self.0.iter().filter_map(|p| match p {
+            Piece::Opt(o) => Some(*o),
+            Piece::Text(_) => None,
+        })
+    }
+}
+
+impl From<String> for Words {
+    fn from(s: String) -> Self {
+        Words::new(s)
+    }
+}
+
+impl From<&str> for Words {
+    fn from(s: &str) -> Self {
+        Words::new(s)
+    }
+}
+
+/// Why reading, converting or saving failed, as data: what kind of failure ([`Error::code`]),
+/// the file it is about ([`Error::file`]), the place in that file ([`Error::place`]), the kind
+/// of fault the reader found there ([`Error::fault`]), what is wrong and what to do (the
+/// message, whose advice names options in the words of the front end that renders it:
+/// [`Error::said`]), and what was reported before it failed ([`Error::diagnostics`]: a reader's
+/// warnings, a retarget map's losses), so a report can show them. `Display` is the command
+/// line's message (`error: ` is printed before it).
 #[derive(Debug)]
 pub struct Error {
     code: ErrorCode,
     file: Option<String>,
-    place: Option<String>,
-    message: String,
+    place: Option<Place>,
+    fault: Option<FaultKind>,
+    message: Words,
     diagnostics: Diagnostics,
     format: Option<&'static str>,
 }
 
 impl Error {
     /// An error of kind `code` about `file` (as named: a path, `-`, or an in-memory name).
-    pub fn new(code: ErrorCode, file: Option<&str>, message: impl Into<String>) -> Self {
+    pub fn new(code: ErrorCode, file: Option<&str>, message: impl Into<Words>) -> Self {
         Error {
             code,
             file: file.map(str::to_owned),
             place: None,
+            fault: None,
             message: message.into(),
             diagnostics: Diagnostics::default(),
             format: None,
         }
     }
-    /// The same error about `file`, at `place` in it (`line 3, column 17`, `byte 40`,
-    /// `/accessors/1`, `$.bones.calf_l`, `bone "x"`).
-    pub fn at(mut self, file: Option<&str>, place: Option<&str>) -> Self {
-        if let Some(f) = file {
-            self.file = Some(f.to_owned());
-        }
-        self.place = place.map(str::to_owned);
+    /// A reader's error about the input `name` read as `format`: the message is made from the
+    /// reader's data (`name:3:17: cannot read as gltf: …; fix`, or `name: cannot read as mpfb:
+    /// base.obj:12: …` when the fault is in a file read with it), and the file, place and kind
+    /// are kept as they are.
+    pub fn read(name: &str, format: &'static str, e: FormatError) -> Self {
+        let what = e.what();
+        let file = e.file.clone().unwrap_or_else(|| name.to_owned());
+        let message = if file == name {
+            match &e.place {
+                Some(p @ Place::Text { .. }) => format!("{name}{}: cannot read as {format}: {what}", p.after_file()),
+                Some(p) => format!("{name}: cannot read as {format}: {p}: {what}"),
+                None => format!("{name}: cannot read as {format}: {what}"),
+            }
+        } else {
+            format!("{name}: cannot read as {format}: {file}{}: {what}", e.place.as_ref().map(Place::after_file).unwrap_or_default())
+        };
+        Error { place: e.place, fault: Some(e.kind), ..Error::new(ErrorCode::Read, Some(&file), message) }.with_format(format)
+    }
+    /// The same error, at `place` in its file (`line 3, column 17`, `/accessors/1`,
+    /// `$.bones.calf_l`, `bone "x"`).
+    pub fn at(mut self, place: Place) -> Self {
+        self.place = Some(place);
         self
     }
     /// The same error, saying which format the input was told to be (kept when reading failed).
@@ -127,15 +278,32 @@ impl Error {
     pub fn file(&self) -> Option<&str> {
         self.file.as_deref()
     }
-    /// Where in [`Error::file`] the fault is, when the message names a place: `line 3, column
-    /// 17`, `line 12`, `byte 40`, a JSON pointer or path (`/accessors/1/bufferView`,
-    /// `$.bones.calf_l.head`, `accessors[0]`), an element (`bone "x"`), or, for a document that
-    /// breaks the IR's rules, the first broken rule's place.
-    pub fn place(&self) -> Option<&str> {
-        self.place.as_deref()
+    /// Where in [`Error::file`] the fault is, as the reader gave it (a line and column, a byte,
+    /// a JSON pointer or path, an element), or, for a document that breaks the IR's rules, the
+    /// first broken rule's place.
+    pub fn location(&self) -> Option<&Place> {
+        self.place.as_ref()
     }
-    /// The whole message (what is wrong, where, and what to do).
-    pub fn message(&self) -> &str {
+    /// [`Error::location`] as text: `line 3, column 17`, `line 12`, `byte 40`,
+    /// `/accessors/1/bufferView`, `$.bones.calf_l.head`, `accessors[0]`, `JSON chunk, line 1,
+    /// column 2`, `bone "x"`.
+    pub fn place(&self) -> Option<String> {
+        self.place.as_ref().map(Place::to_string)
+    }
+    /// The kind of fault a reader found ([`Error::code`] is then [`ErrorCode::Read`]).
+    pub fn fault(&self) -> Option<FaultKind> {
+        self.fault
+    }
+    /// The whole message as the command line prints it (what is wrong, where, and what to do).
+    pub fn message(&self) -> String {
+        self.message.said(Front::Cli)
+    }
+    /// The whole message, its advice in `front`'s words.
+    pub fn said(&self, front: Front) -> String {
+        self.message.said(front)
+    }
+    /// The message as data.
+    pub fn words(&self) -> &Words {
         &self.message
     }
     /// What was reported before the failure.
@@ -150,116 +318,11 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&self.message.said(Front::Cli))
     }
 }
 
 impl std::error::Error for Error {}
 
-/// Which of `files` a reader's error message is about, and the place in it the message names
-/// after the file's name: every reader begins its errors with the file (the input, or the mesh
-/// or weights read with it) and then, where it knows one, the place (`file:3:17: …`,
-/// `file:12: …`, `file: byte 40: …`, `file: at $.bones.x: …`, `file: /accessors/1: …`,
-/// `file: invalid glTF JSON at line 3, column 17: …`). `None` when the message begins with none
-/// of the files.
-pub(crate) fn locate<'a>(message: &str, files: &[&'a str]) -> Option<(&'a str, Option<String>)> {
-    // The longest name that begins the message and is followed by ':' or by a part of the file
-    // in parentheses (`a.g4b (JSON chunk):1:2`), not by more name (`a.json` vs `a.json.bak`).
-    let file = files
-        .iter()
-        .copied()
-        .filter(|f| !f.is_empty() && message.strip_prefix(f).is_some_and(|r| r.starts_with(':') || r.starts_with(" (")))
-        .max_by_key(|f| f.len())?;
-    let mut rest = &message[file.len()..];
-    let mut part = None;
-    if let Some((p, after)) = rest.strip_prefix(" (").and_then(|r| r.split_once(')')) {
-        (part, rest) = (Some(p), after);
-    }
-    let place = locate_after(rest);
-    Some((
-        file,
-        match (part, place) {
-            (Some(p), Some(place)) => Some(format!("{p}, {place}")),
-            (Some(p), None) => Some(p.to_owned()),
-            (None, place) => place,
-        },
-    ))
-}
-
-/// The place at the head of `rest`, the message after its file's name.
-fn locate_after(rest: &str) -> Option<String> {
-    let number = |s: &str| -> Option<(String, usize)> {
-        let n = s.bytes().take_while(u8::is_ascii_digit).count();
-        (n > 0).then(|| (s[..n].to_owned(), n))
-    };
-    // `:L:C: ` or `:L: `
-    if let Some((line, n)) = rest.strip_prefix(':').and_then(number) {
-        let after = &rest[1 + n..];
-        if let Some((col, m)) = after.strip_prefix(':').and_then(number) {
-            if after[1 + m..].starts_with(':') {
-                return Some(format!("line {line}, column {col}"));
-            }
-        }
-        return after.starts_with(':').then(|| format!("line {line}"));
-    }
-    let rest = rest.strip_prefix(": ")?;
-    for lead in ["byte ", "invalid GLB container: byte ", "not UTF-8 text at byte "] {
-        if let Some((n, _)) = rest.strip_prefix(lead).and_then(number) {
-            return Some(format!("byte {n}"));
-        }
-    }
-    if let Some(r) = rest.strip_prefix("invalid glTF JSON at line ") {
-        if let Some((line, n)) = number(r) {
-            if let Some((col, _)) = r[n..].strip_prefix(", column ").and_then(number) {
-                return Some(format!("line {line}, column {col}"));
-            }
-        }
-    }
-    if let Some(r) = rest.strip_prefix("at ") {
-        if let Some((path, _)) = r.split_once(": ") {
-            if !path.contains(char::is_whitespace) {
-                return Some(path.to_owned());
-            }
-        }
-    }
-    skelport_ir::format::place_of(rest).map(str::to_owned)
-}
-
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-#[cfg(test)]
-mod tests {
-    use super::locate;
-
-    #[test]
-    fn places_after_the_file_name() {
-        let files = ["rig.json", "weights.json", "base.obj"];
-        let cases = [
-            ("rig.json:2:12: not valid JSON: expected `:`", "rig.json", Some("line 2, column 12")),
-            ("base.obj:3: v needs three finite numbers", "base.obj", Some("line 3")),
-            ("weights.json:7:13: not valid JSON", "weights.json", Some("line 7, column 13")),
-            ("rig.json: at $.bones.calf_l.head: missing or not an object", "rig.json", Some("$.bones.calf_l.head")),
-            ("rig.json: byte 4: container version 1", "rig.json", Some("byte 4")),
-            ("rig.json: invalid GLB container: byte 4: GLB version 99", "rig.json", Some("byte 4")),
-            ("rig.json: not UTF-8 text at byte 4; avatar_skeleton.xml is ASCII", "rig.json", Some("byte 4")),
-            ("rig.json: invalid glTF JSON at line 623, column 17: invalid value", "rig.json", Some("line 623, column 17")),
-            ("rig.json: /accessors/1/bufferView: buffer view 999 does not exist", "rig.json", Some("/accessors/1/bufferView")),
-            ("rig.json: the joint name \"mTorso\" is defined twice", "rig.json", None),
-        ];
-        for (message, file, place) in cases {
-            let got = locate(message, &files);
-            assert_eq!(got.as_ref().map(|g| (g.0, g.1.as_deref())), Some((file, place)), "{message}");
-        }
-        assert_eq!(locate("other.json:1:1: x", &files), None);
-        // A part of the file in parentheses (G4MF's binary container holds a JSON chunk).
-        assert_eq!(locate("rig.json (JSON chunk):1:128: x", &files), Some(("rig.json", Some("JSON chunk, line 1, column 128".into()))));
-        // Whatever follows the name, no panic: cut short, or a character wider than a byte.
-        for m in ["rig.json:", "rig.json: ", "rig.json (", "rig.json (x)", "rig.json:é", "rig.json (é):é", "rig.json:1:", "rig.json:1:2"]
-        {
-            assert_eq!(locate(m, &files).map(|g| g.0), Some("rig.json"), "{m}");
-        }
-        // The longer of two names that both begin the message.
-        assert_eq!(locate("rig.json.bak:1:1: x", &["rig.json", "rig.json.bak"]).map(|g| g.0), Some("rig.json.bak"));
-    }
-}

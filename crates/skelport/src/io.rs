@@ -150,9 +150,22 @@ impl Staged {
         };
         let mut staged = {
             let mut list = pending();
-            let tmp = builder
-                .tempfile_in(&dir)
-                .with_context(|| format!("{}: cannot create a temporary file in {}", path.display(), dir.display()))?;
+            let tmp = match builder.tempfile_in(&dir) {
+                Ok(t) => t,
+                // Say what the user can fix: the folder is missing, or is not a folder.
+                Err(_) if !dir.exists() => anyhow::bail!(
+                    "{}: the folder {} does not exist; create it (mkdir -p {}) or write elsewhere",
+                    path.display(),
+                    dir.display(),
+                    dir.display()
+                ),
+                Err(_) if !dir.is_dir() => {
+                    anyhow::bail!("{}: {} is not a folder; write into a folder", path.display(), dir.display())
+                }
+                Err(e) => {
+                    return Err(e).with_context(|| format!("{}: cannot create a temporary file in {}", path.display(), dir.display()))
+                }
+            };
             list.push(tmp.path().to_path_buf());
             Staged { tmp: Some(tmp), path: path.to_path_buf() }
         };
@@ -348,7 +361,7 @@ mod tests {
         let side = dir.path().join("model.bin").display().to_string();
         let out = Output { main: b"{}".to_vec(), side_files: vec![(side, b"a new buffer".to_vec())] };
         let e = write_output(&main, &out).unwrap_err();
-        assert!(format!("{e:#}").contains("cannot create a temporary file"), "{e:#}");
+        assert!(format!("{e:#}").contains(&format!("the folder {} does not exist", main.parent().unwrap().display())), "{e:#}");
         assert_eq!(std::fs::read(dir.path().join("model.bin")).unwrap(), b"the old buffer");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
         assert_eq!(names, vec![std::ffi::OsString::from("model.bin")], "temporary files left behind");

@@ -61,7 +61,7 @@ pub mod registry;
 pub mod validate;
 
 pub use diff::diff;
-pub use error::{Error, ErrorCode, Result};
+pub use error::{Error, ErrorCode, Front, Opt, Result, Words};
 pub use inspect::inspect;
 pub use validate::validate;
 
@@ -79,21 +79,30 @@ pub fn formats() -> &'static [&'static dyn Format] {
 
 /// The registered format called `name` (`gltf`, `anvil-schema`, …; case does not matter).
 pub fn format(name: &str) -> Result<&'static dyn Format> {
-    registry::by_name(name).ok_or_else(|| {
-        Error::new(ErrorCode::UnknownFormat, None, format!("unknown format '{name}'; known formats: {}", registry::names(|_| true)))
-    })
+    registry::by_name(name).ok_or_else(|| unknown_format(name, |_| true, "known formats"))
+}
+
+/// The error for a format name no format has: the closest name (`glft` → `gltf`) and the list of
+/// the formats `keep` admits, called `what`.
+fn unknown_format(name: &str, keep: impl Fn(&dyn Format) -> bool + Copy, what: &str) -> Error {
+    let names: Vec<&str> = formats().iter().filter(|f| keep(**f)).map(|f| f.name()).collect();
+    let list = names.join(", ");
+    let msg = match ir::suggest::closest(name, names.iter().copied()) {
+        Some(c) => format!("unknown format '{name}': did you mean '{c}'? {what}: {list}"),
+        None => format!("unknown format '{name}'; {what}: {list}"),
+    };
+    Error::new(ErrorCode::UnknownFormat, None, msg)
 }
 
 /// The format called `name`, which must be able to read (`reader`) or write (`!reader`): the
-/// check behind `--from` and `--to`, with a message listing the formats that can.
+/// check behind `--from` and `--to`, with a message listing the formats that can (and the
+/// closest of their names to a mistyped one).
 pub fn format_for(name: &str, reader: bool) -> Result<&'static dyn Format> {
-    let f = format(name)?;
-    if reader && !f.can_read() {
-        let msg = format!("format '{name}' cannot be read; readable formats: {}", registry::names(|f| f.can_read()));
-        return Err(Error::new(ErrorCode::Unsupported, None, msg));
-    }
-    if !reader && !f.can_write() {
-        let msg = format!("format '{name}' cannot be written; writable formats: {}", registry::names(|f| f.can_write()));
+    let can = move |f: &dyn Format| if reader { f.can_read() } else { f.can_write() };
+    let what = if reader { "readable formats" } else { "writable formats" };
+    let Some(f) = registry::by_name(name) else { return Err(unknown_format(name, can, what)) };
+    if !can(f) {
+        let msg = format!("format '{name}' cannot be {}; {what}: {}", if reader { "read" } else { "written" }, registry::names(can));
         return Err(Error::new(ErrorCode::Unsupported, None, msg));
     }
     Ok(f)
@@ -192,10 +201,9 @@ fn read(path: Option<&Path>, name: &str, bytes: &[u8], opts: &ReadOptions) -> Re
             None => {
                 // A file of a kind skelport reads only beside a rig (an OBJ mesh): say where it goes.
                 mpfb_folder::before_read(None, path, name, head, &opts.reader, &mut diagnostics)?;
-                let msg = format!(
-                    "{name}: cannot tell the format from the extension or the content; name it with --from ({})",
-                    registry::names(|f| f.can_read())
-                );
+                let msg = Words::new(format!("{name}: cannot tell the format from the extension or the content; name it with "))
+                    .opt(Opt::From)
+                    .text(format!(" ({})", registry::names(|f| f.can_read())));
                 return Err(Error::new(ErrorCode::Undetected, Some(name), msg));
             }
         },
@@ -203,31 +211,7 @@ fn read(path: Option<&Path>, name: &str, bytes: &[u8], opts: &ReadOptions) -> Re
     let changed = mpfb_folder::before_read(Some(format.name()), path, name, head, &opts.reader, &mut diagnostics)
         .map_err(|e| e.with_format(format.name()))?;
     let reader = changed.as_ref().unwrap_or(&opts.reader);
-    let doc = format.read(Input { path, bytes }, reader, &mut diagnostics).map_err(|e| {
-        // Readers name the file they fail in; say it once.
-        let inner = e.to_string();
-        let fmt = format.name();
-        let msg = match inner.strip_prefix(name) {
-            Some(rest) if rest.starts_with(": ") => format!("{name}: cannot read as {fmt}: {}", &rest[2..]),
-            // `file:6:5: what`: the place stays with the name.
-            Some(rest) if rest.starts_with(':') => match rest.split_once(": ") {
-                Some((place, what)) => format!("{name}{place}: cannot read as {fmt}: {what}"),
-                None => format!("{name}: cannot read as {fmt}: {inner}"),
-            },
-            _ => format!("{name}: cannot read as {fmt}: {inner}"),
-        };
-        let error = Error::new(ErrorCode::Read, Some(name), msg).with_format(fmt);
-        // The file at fault (the input, or its mesh or weights) and the place the reader names.
-        let shown = |p: &Option<PathBuf>, m: &Option<InMemoryFile>| {
-            m.as_ref().map(|m| m.name.clone()).or_else(|| p.as_ref().map(|p| p.display().to_string()))
-        };
-        let (mesh, weights) = (shown(&reader.mesh, &reader.mesh_data), shown(&reader.weights, &reader.weights_data));
-        let files: Vec<&str> = [Some(name), mesh.as_deref(), weights.as_deref()].into_iter().flatten().collect();
-        match error::locate(&inner, &files) {
-            Some((file, place)) => error.at(Some(file), place.as_deref()),
-            None => error,
-        }
-    })?;
+    let doc = format.read(Input { path, bytes }, reader, &mut diagnostics).map_err(|e| Error::read(name, format.name(), e))?;
     Ok(Loaded { doc, format, diagnostics, name: name.to_owned() })
 }
 
@@ -358,8 +342,9 @@ fn prepare(
             .map_err(|e| Error::from_chain(ErrorCode::Map, Some(name), &e.context(name.to_owned())))?;
     }
     if opts.write.rest_pose == Some(ir::rest::RestPose::TPose) && !target.applies_rest_pose() {
-        skelport_vrm::t_pose(doc, humanoid, diags)
-            .map_err(|e| Error::new(ErrorCode::Write, Some(name), format!("{name}: --rest-pose t-pose: {e}")))?;
+        skelport_vrm::t_pose(doc, humanoid, diags).map_err(|e| {
+            Error::new(ErrorCode::Write, Some(name), Words::new(format!("{name}: ")).opt(Opt::RestPose).text(format!(" t-pose: {e}")))
+        })?;
     }
     Ok(())
 }
@@ -392,31 +377,75 @@ fn finish(
         }
     };
     ir::trace::phase("rendered");
+    humanoid_hint(doc, target, opts, &mut diags);
     let grave = skin_losses(doc, from, target, &mut diags);
     if grave > 0 && !opts.allow_loss {
         let lines: Vec<&str> = diags.of(Severity::Loss).filter(|d| d.code.starts_with("skin.")).map(|d| d.message.as_str()).collect();
-        let msg = format!(
-            "{name}: converting to {} would leave the skin behind:\n  {}\nnothing written; pass --allow-loss to write it anyway",
+        let msg = Words::new(format!(
+            "{name}: converting to {} would leave the skin behind:\n  {}\nnothing written; pass ",
             target.name(),
             lines.join("\n  ")
-        );
+        ))
+        .opt(Opt::AllowLoss)
+        .text(" to write it anyway");
         return Err(Error::new(ErrorCode::Loss, Some(name), msg).with_format(from.name()).with_diagnostics(diags));
     }
     if opts.strict {
-        let losses: Vec<&str> = diags.of(Severity::Loss).map(|d| d.message.as_str()).collect();
+        // What the user asked for is no surprise: the merges of `map`, the influences cut by
+        // `max_influences`, the rest pose asked for (docs/cli.md, --strict).
+        let asked = |code: &str| {
+            (code == "retarget.dropped" && opts.map.is_some())
+                || (opts.write.max_influences.is_some() && matches!(code, "gltf.max-influences" | "dae-influences"))
+                || (opts.write.rest_pose.is_some() && code == "rest.t-pose")
+        };
+        let losses: Vec<&str> = diags.of(Severity::Loss).filter(|d| !asked(&d.code)).map(|d| d.message.as_str()).collect();
         if !losses.is_empty() {
-            let msg = format!("{name}: --strict: {} loss(es) converting to {}:\n  {}", losses.len(), target.name(), losses.join("\n  "));
+            let msg = Words::new(format!("{name}: ")).opt(Opt::Strict).text(format!(
+                ": {} loss(es) converting to {}:\n  {}",
+                losses.len(),
+                target.name(),
+                losses.join("\n  ")
+            ));
             return Err(Error::new(ErrorCode::Strict, Some(name), msg).with_diagnostics(diags));
         }
     }
     Ok(Converted { from, to: target, output, diagnostics: diags })
 }
 
+/// A target that maps bones onto a fixed skeleton of its own (Second Life), written without a
+/// map from a rig whose humanoid a built-in map recognises (Mixamo, MakeHuman, a VRM's roles):
+/// say that `--map humanoid` gives the target's own rig (note `convert.map-humanoid`).
+fn humanoid_hint(doc: &Document, target: &dyn Format, opts: &ConvertOptions, diags: &mut Diagnostics) {
+    if opts.map.is_some() || target.holds().any_skeleton || target.humanoid_names().is_none() {
+        return;
+    }
+    let Ok(map) = maps::humanoid_for(doc, target) else { return };
+    let renamed = map.bones.iter().filter(|(from, to)| from != to).count();
+    if renamed == 0 {
+        return;
+    }
+    diags.info(
+        "convert.map-humanoid",
+        format!(
+            "the rig is a humanoid skelport recognises: the map `{}` (--map {}) renames {renamed} of its bones to {}'s own joints, \
+             the rig the target's importer expects",
+            maps::HUMANOID,
+            maps::HUMANOID,
+            target.name()
+        ),
+    );
+}
+
 /// The losses that leave a user without the skin they had: reported as `skin.*` losses (a
 /// reader's `skin.weights-dropped` among them), counted. Only where the target holds skins: a
 /// skeleton-only target (AnvilToolkit) drops skins by what it is, which its own loss says.
 fn skin_losses(doc: &Document, from: &dyn Format, target: &dyn Format, diags: &mut Diagnostics) -> usize {
-    let mut n = diags.items.iter().filter(|d| d.severity == Severity::Loss && d.code == "skin.weights-dropped").count();
+    // A writer's own (`skin.mesh-not-written`: weights written for a mesh no file holds) count too.
+    let mut n = diags
+        .items
+        .iter()
+        .filter(|d| d.severity == Severity::Loss && matches!(d.code.as_str(), "skin.weights-dropped" | "skin.mesh-not-written"))
+        .count();
     let holds = target.holds();
     if !holds.skins {
         return n;
@@ -464,13 +493,38 @@ pub fn check(doc: &Document, name: &str) -> Result<()> {
         problems.len(),
         list.join("\n")
     );
-    Err(Error::new(ErrorCode::Invalid, Some(name), msg).at(None, Some(&problems[0].location)))
+    Err(Error::new(ErrorCode::Invalid, Some(name), msg).at(ir::Place::Path(problems[0].location.clone())))
 }
 
 /// Apply a retarget map to a document, reporting every dropped bone as a loss.
 pub fn retarget(doc: &mut Document, map: &ir::retarget::RetargetMap, diags: &mut Diagnostics) -> anyhow::Result<()> {
+    // Bones that carry weights, by name: dropping one without is no loss of skin.
+    let weighted: std::collections::HashSet<String> = doc
+        .skins
+        .iter()
+        .flat_map(|skin| {
+            let sk = &doc.skeletons[skin.skeleton.index()];
+            let mut used = vec![false; skin.joints.len()];
+            for v in 0..skin.influences.vertex_count() {
+                for (slot, w) in skin.influences.vertex(v) {
+                    if w > 0.0 {
+                        if let Some(u) = used.get_mut(slot as usize) {
+                            *u = true;
+                        }
+                    }
+                }
+            }
+            skin.joints.iter().zip(used).filter(|(_, u)| *u).map(|(j, _)| sk.bones[j.index()].name.clone()).collect::<Vec<_>>()
+        })
+        .collect();
     let r = ir::retarget::apply(doc, map)?;
     for (bone, into) in &r.dropped {
+        if !weighted.contains(bone) {
+            // Nothing of the skin goes with it: a note, not a loss.
+            let msg = format!("bone \"{bone}\" has no counterpart in map {} and no weights; left out", map.name);
+            diags.info("retarget.left-out", msg);
+            continue;
+        }
         let msg = match into {
             Some(t) => format!("bone \"{bone}\" has no counterpart in map {}; its weights merge into \"{t}\"", map.name),
             None => format!("bone \"{bone}\" has no counterpart in map {} and no mapped ancestor; its weights are dropped", map.name),
@@ -513,7 +567,8 @@ pub struct BatchOutput {
 }
 
 /// The files each input of a batch into `dir` writes as `target`, with `write`'s options (its
-/// `file_stem` is ignored: each output's is the input's stem), and the inputs that must not be
+/// `file_stem` is ignored: each output's is the input's stem, or an MPFB `rig.<name>.json`'s
+/// `<name>`), and the inputs that must not be
 /// converted because two of them would write the same file, main or side (`rig.x.glb` and
 /// `x.glb` both write `weights.x.json` as MPFB), or one would overwrite another's input. Every
 /// path is known before anything is written, so such inputs fail, naming each other, and no file
@@ -539,7 +594,9 @@ pub fn batch_outputs(inputs: &[PathBuf], dir: &Path, target: &'static dyn Format
     let mut outs: Vec<BatchOutput> = inputs
         .iter()
         .map(|i| {
-            let stem = stem_of(i);
+            // The MPFB folder layout names a rig by what follows `rig.` (`rig.cmu_mb.json` is the
+            // rig `cmu_mb`): its output is `cmu_mb.glb`, not `rig.cmu_mb.glb`.
+            let stem = skelport_mpfb::layout::rig_name(i).map_or_else(|| stem_of(i), str::to_owned);
             let sides = sides_of
                 .entry(stem.clone())
                 .or_insert_with(|| if any_sides { sides_for(&stem) } else { Vec::new() })

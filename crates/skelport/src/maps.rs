@@ -42,9 +42,12 @@ pub fn load(name_or_file: &str) -> Result<RetargetMap> {
     }
     let p = Path::new(name_or_file);
     if !p.exists() {
+        let names: Vec<&str> = BUILT_IN.iter().map(|m| m.0).chain([HUMANOID]).collect();
+        let close = skelport_ir::suggest::did_you_mean(name_or_file, names.iter().copied());
         return Err(anyhow!(
-            "--map {name_or_file}: no built-in map has that name and no such file exists; built-in maps: {}",
-            BUILT_IN.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")
+            "--map {name_or_file}: no built-in map has that name and no such file exists{close}; built-in maps: {} \
+             ({HUMANOID}: any humanoid skelport recognises to the target's names, e.g. Mixamo to Second Life)",
+            names.join(", ")
         ));
     }
     // The checked reader: a regular file within the input size limit (a FIFO refused at once).

@@ -4,7 +4,7 @@
 //! ([`plan_batch`]); reading a rig with weights and no mesh finds the base mesh; a file given
 //! in the wrong place is named for what it is.
 
-use crate::{Error, ErrorCode, Result};
+use crate::{Error, ErrorCode, Front, Opt, Result, Words};
 use skelport_ir::{Diagnostics, ReadOptions as ReaderOptions};
 use skelport_mpfb::layout;
 use std::path::{Path, PathBuf};
@@ -72,7 +72,7 @@ pub fn plan_batch(inputs: &[PathBuf], weights: Option<&Path>) -> Result<BatchPla
             if in_batch {
                 plan.consumed.push(input.clone());
             } else {
-                plan.refused.push((input.clone(), weights_given_as_rig(&input.display().to_string(), input)));
+                plan.refused.push((input.clone(), weights_given_as_rig(&input.display().to_string(), input).said(Front::Cli)));
             }
             continue;
         }
@@ -93,16 +93,17 @@ pub fn plan_batch(inputs: &[PathBuf], weights: Option<&Path>) -> Result<BatchPla
     Ok(plan)
 }
 
-/// The message for an MPFB weights file given where a rig goes.
-fn weights_given_as_rig(name: &str, path: &Path) -> String {
+/// The message for an MPFB weights file given where a rig goes (the command line's example
+/// only where flags are the words).
+fn weights_given_as_rig(name: &str, path: &Path) -> Words {
     let rig = layout::rig_beside(path).filter(|r| r.is_file());
-    let hint = match rig {
-        Some(r) => format!(" (skelport convert {} --weights {name} ...)", r.display()),
-        None => String::new(),
-    };
-    format!(
-        "{name}: this is an MPFB weights file, not a rig: it is no input of its own; pass it with --weights beside its rig.*.json{hint}"
-    )
+    let words = Words::new(format!("{name}: this is an MPFB weights file, not a rig: it is no input of its own; pass it with "))
+        .opt(Opt::Weights)
+        .text(" beside its rig.*.json");
+    match rig {
+        Some(r) => words.text(format!(" ({}", r.display())).text(", ").opt(Opt::Weights).text(format!(" {name})")),
+        None => words,
+    }
 }
 
 /// Before reading `name` (at `path`, its first bytes `head`) as `format`: a file of another kind
@@ -123,9 +124,13 @@ pub(crate) fn before_read(
         return Err(Error::new(ErrorCode::Kind, Some(name), weights_given_as_rig(name, path.unwrap_or(Path::new(name)))));
     }
     if format.is_none() && kind == FileKind::Obj {
-        let msg = format!(
-            "{name}: this is an OBJ mesh, which holds no skeleton: pass it with --mesh beside the rig (skelport convert rig.<name>.json --weights weights.<name>.json --mesh {name} ...)"
-        );
+        let msg = Words::new(format!("{name}: this is an OBJ mesh, which holds no skeleton: pass it with "))
+            .opt(Opt::Mesh)
+            .text(" beside the rig (rig.<name>.json, with ")
+            .opt(Opt::Weights)
+            .text(" weights.<name>.json and ")
+            .opt(Opt::Mesh)
+            .text(format!(" {name})"));
         return Err(Error::new(ErrorCode::Kind, Some(name), msg));
     }
     if format != Some(skelport_mpfb::NAME) {
@@ -135,12 +140,16 @@ pub(crate) fn before_read(
         let wn = w.display();
         match FileKind::of_file(w) {
             FileKind::Obj => {
-                let msg = format!("{wn}: this is an OBJ mesh, not an MPFB weights file: pass it with --mesh, and the weights.<name>.json beside {name} with --weights");
+                let msg = Words::new(format!("{wn}: this is an OBJ mesh, not an MPFB weights file: pass it with "))
+                    .opt(Opt::Mesh)
+                    .text(format!(", and the weights.<name>.json beside {name} with "))
+                    .opt(Opt::Weights);
                 return Err(Error::new(ErrorCode::Kind, Some(&wn.to_string()), msg));
             }
             FileKind::Rig => {
                 let msg =
-                    format!("{wn}: this is an MPFB rig, not a weights file: pass the weights.<name>.json beside the rig with --weights");
+                    Words::new(format!("{wn}: this is an MPFB rig, not a weights file: pass the weights.<name>.json beside the rig with "))
+                        .opt(Opt::Weights);
                 return Err(Error::new(ErrorCode::Kind, Some(&wn.to_string()), msg));
             }
             _ => {}
@@ -148,13 +157,14 @@ pub(crate) fn before_read(
     }
     if let Some(m) = &reader.mesh {
         let what = match FileKind::of_file(m) {
-            FileKind::Weights => Some("an MPFB weights file: pass it with --weights"),
-            FileKind::Rig => Some("an MPFB rig: convert it as the input"),
+            FileKind::Weights => Some(Words::new("an MPFB weights file: pass it with ").opt(Opt::Weights)),
+            FileKind::Rig => Some(Words::new("an MPFB rig: convert it as the input")),
             _ => None,
         };
         if let Some(what) = what {
             let mn = m.display().to_string();
-            let msg = format!("{mn}: this is {what}, and --mesh takes an OBJ (MakeHuman's base.obj)");
+            let msg =
+                Words::new(format!("{mn}: this is ")).then(what).text(", and ").opt(Opt::Mesh).text(" takes an OBJ (MakeHuman's base.obj)");
             return Err(Error::new(ErrorCode::Kind, Some(&mn), msg));
         }
     }

@@ -63,16 +63,32 @@ pub fn validate(path: &Path, loaded: &Loaded, target: Option<&str>, sl_skeleton:
 /// ([`Diagnostic::place`]: `bufferViews[6]`, `$.bones.x.parent`), or the file as a whole.
 fn structural_problem(d: &Diagnostic) -> Problem {
     match d.place() {
-        Some(place) => {
-            Problem { location: place.to_owned(), message: d.message[place.len()..].trim_start_matches(':').trim_start().to_owned() }
-        }
+        Some(place) => Problem { location: place, message: d.what().to_owned() },
         None => Problem { location: "file".to_owned(), message: d.message.clone() },
+    }
+}
+
+/// The writable format a `--target` names; an unknown name is refused with the list of targets
+/// (`sl` among them) and the closest to what was typed (`s1` → `sl`).
+fn target_format(target: &str) -> Result<&'static dyn Format> {
+    match crate::registry::by_name(target) {
+        Some(f) if f.can_write() => Ok(f),
+        _ => {
+            let mut targets = vec![SL_TARGET];
+            targets.extend(crate::formats().iter().filter(|f| f.can_write()).map(|f| f.name()));
+            let list = format!("{SL_TARGET} (the Second Life importer's rules), {}", targets[1..].join(", "));
+            let msg = match skelport_ir::suggest::closest(target, targets.iter().copied()) {
+                Some(c) => format!("unknown target '{target}': did you mean '{c}'? targets: {list}"),
+                None => format!("unknown target '{target}'; targets: {list}"),
+            };
+            Err(Error::new(ErrorCode::UnknownFormat, None, msg))
+        }
     }
 }
 
 /// The target format's rules: whatever the target's writer refuses or cannot hold.
 fn target_problems(file: &Path, l: &Loaded, target: &str) -> Result<Vec<Problem>> {
-    let fmt = crate::format_for(target, false)?;
+    let fmt = target_format(target)?;
     let mut out = Vec::new();
     match render(&l.doc, fmt, &WriteOptions { file_stem: stem_of(file), ..Default::default() }) {
         Err(e) => out.push(Problem { location: format!("target {}", fmt.name()), message: format!("{e:#}") }),

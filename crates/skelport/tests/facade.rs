@@ -102,7 +102,9 @@ fn a_read_error_names_the_file_at_fault_and_the_place() {
     let rig = std::fs::read(demo.join("rig.sample.json")).unwrap();
     // The input itself: the line and column the JSON parser gives.
     let e = skelport::from_bytes("rig.json", b"{\n  \"bones\": [\n", &ReadOptions::default()).unwrap_err();
-    assert_eq!((e.file(), e.place()), (Some("rig.json"), Some("line 3, column 0")), "{e}");
+    assert_eq!((e.file(), e.place().as_deref()), (Some("rig.json"), Some("line 3, column 0")), "{e}");
+    assert_eq!(e.location(), Some(&skelport::ir::Place::text(3, 0)));
+    assert_eq!(e.fault(), Some(skelport::ir::FaultKind::Syntax));
     // Its weights, given in memory: the weights file is at fault, not the rig.
     let reader = skelport::ir::ReadOptions {
         weights_data: Some(InMemoryFile::new("w.json", &b"{\"weights\": {\"pelvis\": 7}}"[..])),
@@ -115,7 +117,8 @@ fn a_read_error_names_the_file_at_fault_and_the_place() {
     // A JSON path.
     let e = skelport::from_bytes("r.json", b"{\"bones\": {\"a\": 3}}", &ReadOptions { from: Some("mpfb".into()), ..Default::default() })
         .unwrap_err();
-    assert_eq!(e.place(), Some("$.bones.a"), "{e}");
+    assert_eq!(e.place().as_deref(), Some("$.bones.a"), "{e}");
+    assert_eq!(e.fault(), Some(skelport::ir::FaultKind::Value));
     // A document that breaks the IR's rules: the first broken rule's place.
     let mut doc = skelport::open(demo.join("sample.ir.json"), &ReadOptions::default()).unwrap();
     doc.doc.skeletons[0].bones[1].name.clear();
@@ -160,4 +163,65 @@ fn batch_outputs_names_every_side_file_a_conversion_writes() {
         let c = p.conflict.as_deref().unwrap_or_else(|| panic!("{} not refused", inputs[k].display()));
         assert!(c.contains("weights.x.json") && c.contains(&inputs[1 - k].display().to_string()), "{c}");
     }
+}
+
+/// The advice of an error names the options of the interface in use: the command line's flags
+/// (`Display`, `Front::Cli`), Python's keywords (`Front::Python`), never the other's.
+#[test]
+fn errors_give_their_advice_in_the_words_of_the_front_end() {
+    use skelport::Front;
+    let undetected = skelport::from_bytes("noise.bin", b"\x00\x01", &ReadOptions::default()).unwrap_err();
+    assert!(undetected.to_string().contains("name it with --from ("), "{undetected}");
+    let py = undetected.said(Front::Python);
+    assert!(py.contains("name it with format= (") && !py.contains("--"), "{py}");
+    // A weights file given as the rig: where it goes.
+    let demo = skelport::ir::testing::workspace_root().join("testdata/demo");
+    let weights = std::fs::read(demo.join("weights.sample.json")).unwrap();
+    let kind = skelport::from_bytes("weights.sample.json", &weights, &ReadOptions::default()).unwrap_err();
+    assert_eq!(kind.code(), ErrorCode::Kind);
+    assert!(kind.to_string().contains("pass it with --weights"), "{kind}");
+    let py = kind.said(Front::Python);
+    assert!(py.contains("pass it with weights=") && !py.contains("--"), "{py}");
+    // strict: the option named as Python spells it.
+    let loaded = skelport::open(demo.join("sample.glb"), &ReadOptions::default()).unwrap();
+    let strict =
+        skelport::convert(&loaded, skelport::format("anvil").unwrap(), &ConvertOptions { strict: true, ..Default::default() }).unwrap_err();
+    assert!(strict.to_string().contains(": --strict: "), "{strict}");
+    let py = strict.said(Front::Python);
+    assert!(py.contains(": strict=True: ") && !py.contains("--"), "{py}");
+    assert_eq!(strict.words().options().collect::<Vec<_>>(), vec![skelport::Opt::Strict]);
+}
+
+/// A glTF index that names nothing: the file, the JSON pointer and the kind come as data, and the
+/// hint is the one for references (not the one for any value).
+#[test]
+fn a_reader_error_keeps_its_kind_and_its_hint_follows_it() {
+    let json = br#"{"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [5]}], "nodes": [{"name": "a"}]}"#;
+    let e = skelport::from_bytes("r.gltf", json, &ReadOptions::default()).unwrap_err();
+    assert_eq!(e.fault(), Some(skelport::ir::FaultKind::Reference), "{e}");
+    assert_eq!(e.place().as_deref(), Some("/scenes/0/nodes/0"), "{e}");
+    let hint = skelport::ir::FaultKind::Reference.hint().unwrap();
+    assert_eq!(e.to_string(), format!("r.gltf: cannot read as gltf: /scenes/0/nodes/0: node 5 does not exist; {hint}"));
+}
+
+/// Names the user typed get the closest known one, and each list holds what the option takes:
+/// `--to` no read-only format, `validate --target` the SL importer's rules too.
+#[test]
+fn mistyped_names_get_the_closest_known_one() {
+    let e = skelport::format_for("glft", false).unwrap_err();
+    assert!(e.to_string().starts_with("unknown format 'glft': did you mean 'gltf'? writable formats: "), "{e}");
+    assert!(!e.to_string().contains("sl-skeleton"), "a read-only format offered for --to: {e}");
+    let e = skelport::format_for("glft", true).unwrap_err();
+    assert!(e.to_string().contains("readable formats: ") && e.to_string().contains("sl-skeleton"), "{e}");
+    let e = skelport::format_for("fbxx", false).unwrap_err();
+    assert!(e.to_string().starts_with("unknown format 'fbxx'; writable formats: "), "{e}");
+    let demo = skelport::ir::testing::workspace_root().join("testdata/demo");
+    let path = demo.join("sample.glb");
+    let loaded = skelport::open(&path, &ReadOptions::default()).unwrap();
+    let e = skelport::validate(&path, &loaded, Some("s1"), None).unwrap_err();
+    assert!(e.to_string().starts_with("unknown target 's1': did you mean 'sl'? targets: sl (the Second Life importer's rules), "), "{e}");
+    let e =
+        skelport::convert(&loaded, skelport::format("glb").unwrap(), &ConvertOptions { map: Some("humanoi".into()), ..Default::default() })
+            .unwrap_err();
+    assert!(e.to_string().contains("(did you mean 'humanoid'?)"), "{e}");
 }

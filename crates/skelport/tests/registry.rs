@@ -91,7 +91,7 @@ fn probe() -> skelport::Document {
 fn observed(back: &skelport::Document, limit: Option<usize>) -> Holds {
     let src = probe();
     let bone = |name: &str| back.skeletons.iter().flat_map(|s| &s.bones).find(|b| b.name == name);
-    let report = skelport::diff(&src, back, skelport::diff::Tolerance { metres: 1e-4, degrees: 0.05, weight: 1e-4 });
+    let report = skelport::diff(&src, back, skelport::diff::Tolerance { metres: 1e-4, degrees: 0.05, weight: 1e-4, orientations: true });
     Holds {
         skins: !back.skins.is_empty(),
         meshes: !back.meshes.is_empty(),

@@ -23,6 +23,20 @@ fn save(m: &AnvilSkeleton, input: &Path, out: &EditOutput) -> Result<PathBuf> {
     Ok(path)
 }
 
+/// Refuse a bone name `m` (read from `file`) does not have, naming the file and the closest
+/// bone name (`Hipz` → `Hips`), before an edit is tried.
+fn require_bone(m: &AnvilSkeleton, file: &Path, name: &str, names: &skelport_anvil::Names) -> Result<()> {
+    if m.find_bone(name).is_some() {
+        return Ok(());
+    }
+    let all: Vec<String> = (0..m.bones().count()).map(|i| m.display_name(i, names)).collect();
+    let hint = match skelport::ir::suggest::closest(name, all.iter().map(String::as_str)) {
+        Some(c) => format!("; did you mean '{c}'?"),
+        None => "; `skelport bone list FILE` lists them".to_owned(),
+    };
+    bail!("{}: no bone named '{name}' in the skeleton{hint}", file.display())
+}
+
 /// Run `skelport bone ...`.
 pub fn run(a: BoneArgs) -> Result<ExitCode> {
     match a.command {
@@ -37,6 +51,7 @@ pub fn run(a: BoneArgs) -> Result<ExitCode> {
 fn run_add(a: BoneAddArgs) -> Result<ExitCode> {
     let names = load_names(a.out.names.as_deref())?;
     let mut m = open(&a.file, &names)?;
+    require_bone(&m, &a.file, &a.parent, &names)?;
     let spec = NewBone {
         name: a.name.clone(),
         parent: a.parent.clone(),
@@ -62,6 +77,7 @@ fn run_add(a: BoneAddArgs) -> Result<ExitCode> {
 fn run_remove(a: BoneRemoveArgs) -> Result<ExitCode> {
     let names = load_names(a.out.names.as_deref())?;
     let mut m = open(&a.file, &names)?;
+    require_bone(&m, &a.file, &a.name, &names)?;
     let notes = m.remove_bone(&a.name, &names)?;
     let path = save(&m, &a.file, &a.out)?;
     for n in &notes {
@@ -75,6 +91,7 @@ fn run_remove(a: BoneRemoveArgs) -> Result<ExitCode> {
 fn run_rename(a: BoneRenameArgs) -> Result<ExitCode> {
     let names = load_names(a.out.names.as_deref())?;
     let mut m = open(&a.file, &names)?;
+    require_bone(&m, &a.file, &a.old, &names)?;
     m.rename_bone(&a.old, &a.new)?;
     let path = save(&m, &a.file, &a.out)?;
     eprintln!("renamed '{}' to '{}' (hash {}) → {}", a.old, a.new, skelport_anvil::names::hash_of_display(&a.new), path.display());

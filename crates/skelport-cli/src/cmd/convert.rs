@@ -100,7 +100,8 @@ fn convert_one(a: &ConvertArgs, input: &Path, weights: Option<&Path>, output: &P
     let written = converted.save(output);
     if let (Ok(files), true) = (&written, verbose()) {
         for f in files {
-            eprintln!("{}: wrote {} as {}", input.display(), f.display(), target.name());
+            // The format's own line says which form (AnvilToolkit's Standard or Schema-Based).
+            eprintln!("{}: wrote {} as {} ({})", input.display(), f.display(), target.name(), target.description());
         }
     }
     Outcome { result: written.map(drop), from: Some(from.name()), to: Some(target), diagnostics: converted.diagnostics }
@@ -110,9 +111,41 @@ fn is_dir_target(p: &Path) -> bool {
     p.is_dir() || p.as_os_str().to_string_lossy().ends_with('/')
 }
 
+/// The inputs with each folder among them replaced by the files in it that a reader claims by
+/// extension (sorted by name; hidden files and subfolders left out): a folder is a batch.
+fn expand_folders(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for input in inputs {
+        if !input.is_dir() {
+            out.push(input.clone());
+            continue;
+        }
+        let mut files: Vec<PathBuf> = std::fs::read_dir(input)
+            .with_context(|| format!("{}: cannot list the folder", input.display()))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+            .filter(|p| {
+                registry::extension_of(p)
+                    .is_some_and(|ext| skelport::formats().iter().any(|f| f.can_read() && f.extensions().contains(&ext.as_str())))
+            })
+            .collect();
+        if files.is_empty() {
+            anyhow::bail!("{}: the folder holds no file skelport reads ({})", input.display(), registry::names(|f| f.can_read()));
+        }
+        files.sort();
+        out.extend(files);
+    }
+    Ok(out)
+}
+
 /// Run `skelport convert`.
-pub fn run(a: ConvertArgs) -> Result<ExitCode> {
-    let batch = a.inputs.len() > 1 || is_dir_target(&a.output);
+pub fn run(mut a: ConvertArgs) -> Result<ExitCode> {
+    let folder = a.inputs.iter().any(|p| p.is_dir());
+    if folder {
+        a.inputs = expand_folders(&a.inputs)?;
+    }
+    let batch = folder || a.inputs.len() > 1 || is_dir_target(&a.output);
     if !batch {
         let input = &a.inputs[0];
         let named = match &a.to {
@@ -126,7 +159,13 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
                 registry::names(|f| f.can_write())
             ));
         }
-        let o = convert_one(&a, input, None, &a.output, named);
+        // As in a batch: an MPFB rig.<name>.json is joined to the weights.<name>.json beside it.
+        let plan = skelport::mpfb_folder::plan_batch(std::slice::from_ref(input), a.read.weights.as_deref())?;
+        let beside = plan.jobs.first().and_then(|j| j.weights.clone());
+        if let (Some(note), false, false) = (&plan.note, super::quiet(), beside.is_none()) {
+            eprintln!("note: {note}");
+        }
+        let o = convert_one(&a, input, beside.as_deref(), &a.output, named);
         let shown = input.display().to_string();
         if a.json && a.output.as_os_str() != "-" {
             let r = ConvertResult {
@@ -148,13 +187,6 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
                 shown_diags.items.retain(|d| !(d.severity == skelport::Severity::Loss && d.code.starts_with("skin.")));
             }
             print_diagnostics(&shown, &shown_diags);
-            if o.result.is_ok() && a.read.weights.is_none() && o.from == Some(skelport::mpfb_folder::FORMAT) {
-                if let Some(w) = skelport::mpfb_folder::weights_beside(input) {
-                    if !super::quiet() {
-                        eprintln!("note: {}: written without a skin; the weights beside it join with --weights {}", shown, w.display());
-                    }
-                }
-            }
         }
         o.result?;
         return Ok(ExitCode::SUCCESS);

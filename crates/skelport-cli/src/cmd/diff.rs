@@ -15,15 +15,32 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
     };
     let opts = ReadOptions { from: None, reader };
     let mut la = skelport::open(&a.a, &opts)?;
-    let b = match &a.b {
-        Some(b) => skelport::open(b, &opts)?.doc,
-        None => diff::sl_avatar(a.sl_skeleton.as_deref())?,
+    let (b, b_format) = match &a.b {
+        Some(b) => {
+            let lb = skelport::open(b, &opts)?;
+            (lb.doc, Some(lb.format))
+        }
+        None => (diff::sl_avatar(a.sl_skeleton.as_deref())?, None),
     };
-    if let Some(m) = &a.map {
-        let map = skelport::maps::load(m)?;
-        skelport::retarget(&mut la.doc, &map, &mut Diagnostics::default())?;
+    // B in another format is what a conversion of A to it gave: compare A as that conversion
+    // starts (the same --map, the writer's rest pose, what the format keeps).
+    let mut tol = diff::Tolerance { metres: a.tolerance, degrees: a.angle_tolerance, ..Default::default() };
+    let mut seen_as = None;
+    match b_format.filter(|f| f.name() != la.format.name()) {
+        Some(target) => {
+            let done = diff::as_converted(&mut la.doc, target, a.map.as_deref(), &mut Diagnostics::default())?;
+            tol.orientations = done.orientations;
+            seen_as = Some(done);
+        }
+        None => {
+            if let Some(m) = &a.map {
+                let map = skelport::maps::load(m)?;
+                skelport::retarget(&mut la.doc, &map, &mut Diagnostics::default())?;
+            }
+        }
     }
-    let mut r = diff::diff(&la.doc, &b, diff::Tolerance { metres: a.tolerance, degrees: a.angle_tolerance, ..Default::default() });
+    let mut r = diff::diff(&la.doc, &b, tol);
+    r.compared_as = seen_as.clone();
     if a.pose_test {
         let p = diff::pose_test(&la.doc, &b, a.poses, 1)?;
         if p.max_deviation > a.tolerance {
@@ -56,7 +73,11 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
         for s in &r.skins {
             println!("~ {s}");
         }
-        println!("{}", if r.same { "same".to_string() } else { "different".to_string() });
+        let verdict = if r.same { "same" } else { "different" };
+        match &seen_as {
+            Some(done) => println!("{verdict} ({})", done.describe()),
+            None => println!("{verdict}"),
+        }
     }
     Ok(if r.same { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

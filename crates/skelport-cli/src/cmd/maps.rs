@@ -9,7 +9,11 @@ pub fn run(json: bool) -> Result<ExitCode> {
     if json {
         let list: Vec<serde_json::Value> = maps
             .iter()
-            .map(|(name, m)| serde_json::json!({ "name": name, "bones": m.bones.len(), "description": m.description }))
+            .map(|(name, m)| {
+                serde_json::json!({
+                    "name": name, "source": m.source, "target": m.target, "bones": m.bones.len(), "description": m.description,
+                })
+            })
             .collect();
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "maps": list }))?);
         return Ok(ExitCode::SUCCESS);
@@ -17,5 +21,13 @@ pub fn run(json: bool) -> Result<ExitCode> {
     for (name, m) in maps {
         println!("{name:<26} {:>3} bones  {}", m.bones.len(), m.description);
     }
+    // Not a map file but a name every conversion takes: the way from any recognised humanoid
+    // (Mixamo, MakeHuman, a VRM's roles) to the target's own names (Second Life, AnvilToolkit).
+    println!(
+        "{:<26}            renames a humanoid skelport recognises (Mixamo, MPFB, VRM roles) to the target's bone names: \
+         `--map {}` for Second Life (.dae) and AnvilToolkit",
+        skelport::maps::HUMANOID,
+        skelport::maps::HUMANOID
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -68,6 +68,9 @@ pub fn run(a: MergeArgs) -> Result<ExitCode> {
     if report.modifiers_applied > 0 {
         eprintln!("applied  {} modifier(s) from path bones to main bones", report.modifiers_applied);
     }
+    if report.modifiers_present > 0 {
+        eprintln!("kept     {} modifier(s) the main bones have already (merged before): not applied twice", report.modifiers_present);
+    }
     eprintln!("{}: {} bones (limit {})", a.output.display(), report.bone_count, merged.limit);
     Ok(ExitCode::SUCCESS)
 }

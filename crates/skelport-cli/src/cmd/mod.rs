@@ -90,9 +90,16 @@ pub fn verbose() -> bool {
 
 /// Print diagnostics about `file` on stderr, one line each: `note:`, `warning:` or `loss:`
 /// (notes not with `-q`; each line's code with `-v`). A message that names a file itself (the
-/// weights or the mesh beside a rig) is printed as it is, so a line names one file.
+/// weights or the mesh beside a rig) is printed as it is, so a line names one file. More than
+/// [`SUMMARY_FROM`] diagnostics of one code are summarised: the first, then how many more of its
+/// kind there are (`-v` lists every one).
 pub fn print_diagnostics(file: &str, d: &Diagnostics) {
     let level = VERBOSITY.load(Ordering::Relaxed);
+    let mut counts: std::collections::BTreeMap<(Severity, &str), usize> = std::collections::BTreeMap::new();
+    for item in &d.items {
+        *counts.entry((item.severity, item.code.as_str())).or_default() += 1;
+    }
+    let mut printed: std::collections::BTreeSet<(Severity, &str)> = std::collections::BTreeSet::new();
     for item in &d.items {
         let tag = match item.severity {
             Severity::Info if level == 0 => continue,
@@ -100,14 +107,24 @@ pub fn print_diagnostics(file: &str, d: &Diagnostics) {
             Severity::Warning => "warning",
             Severity::Loss => "loss",
         };
+        let key = (item.severity, item.code.as_str());
+        let n = counts[&key];
+        let summarised = level < 2 && n > SUMMARY_FROM;
+        if summarised && !printed.insert(key) {
+            continue;
+        }
         let code = if level >= 2 { format!("[{}]", item.code) } else { String::new() };
+        let more = if summarised { format!(" (and {} more like it, [{}]; -v lists them)", n - 1, item.code) } else { String::new() };
         if names_a_file(&item.message) {
-            eprintln!("{tag}{code}: {}", item.message);
+            eprintln!("{tag}{code}: {}{more}", item.message);
         } else {
-            eprintln!("{tag}{code}: {file}: {}", item.message);
+            eprintln!("{tag}{code}: {file}: {}{more}", item.message);
         }
     }
 }
+
+/// How many diagnostics of one code are printed each before they are summarised.
+pub const SUMMARY_FROM: usize = 3;
 
 /// Does the message start with a file's path (`weights.json: 10414 weight entries ...`)?
 fn names_a_file(message: &str) -> bool {

@@ -37,9 +37,7 @@ pub fn run(a: ValidateArgs) -> Result<ExitCode> {
         for w in &v.warnings {
             eprintln!("warning: {name}: {w}");
         }
-        for p in &v.problems {
-            println!("{name}: {p}");
-        }
+        print_problems(&name, &v.problems);
         if valid {
             println!("{name}: valid ({}{})", l.format.name(), a.target.as_deref().map(|t| format!(", target {t}")).unwrap_or_default());
         } else {
@@ -47,4 +45,29 @@ pub fn run(a: ValidateArgs) -> Result<ExitCode> {
         }
     }
     Ok(if valid { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The problems, one line each, except that problems with the same message at several places
+/// (one broken rule at each joint of a skin) are one line: the message, how many places, the
+/// first few (`-v` lists every place).
+fn print_problems(name: &str, problems: &[skelport::ir::validate::Problem]) {
+    const SHOWN: usize = 3;
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for p in problems {
+        match groups.iter_mut().find(|(m, _)| *m == p.message) {
+            Some((_, places)) => places.push(p.location.as_str()),
+            None => groups.push((p.message.as_str(), vec![p.location.as_str()])),
+        }
+    }
+    for (message, places) in groups {
+        if places.len() == 1 || super::verbose() {
+            for place in places {
+                println!("{name}: {place}: {message}");
+            }
+        } else {
+            let first = places[..SHOWN.min(places.len())].join("; ");
+            let more = if places.len() > SHOWN { "; …" } else { "" };
+            println!("{name}: {message} ({} places: {first}{more})", places.len());
+        }
+    }
 }

@@ -6,6 +6,42 @@ pub mod anvil;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+/// A value named from a list that shell completion offers (`--to <TAB>`: the writable formats)
+/// and `--help` shows, while any text is accepted here: the library refuses an unknown name
+/// itself, with the closest known one ("did you mean 'gltf'?") and the list.
+#[derive(Clone)]
+pub struct Named(fn() -> Vec<&'static str>);
+
+impl clap::builder::TypedValueParser for Named {
+    type Value = String;
+    fn parse_ref(&self, cmd: &clap::Command, arg: Option<&clap::Arg>, value: &std::ffi::OsStr) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new((self.0)().into_iter().map(clap::builder::PossibleValue::new)))
+    }
+}
+
+/// The formats `--from` takes.
+fn readable() -> Vec<&'static str> {
+    skelport::formats().iter().filter(|f| f.can_read()).map(|f| f.name()).collect()
+}
+
+/// The formats `--to` takes.
+fn writable() -> Vec<&'static str> {
+    skelport::formats().iter().filter(|f| f.can_write()).map(|f| f.name()).collect()
+}
+
+/// What `validate --target` takes: the SL importer's rules, or a writable format.
+fn targets() -> Vec<&'static str> {
+    std::iter::once(skelport::validate::SL_TARGET).chain(writable()).collect()
+}
+
+/// The names `--map` takes (besides a map file): the built-in maps and `humanoid`.
+fn map_names() -> Vec<&'static str> {
+    skelport::maps::BUILT_IN.iter().map(|(n, _)| *n).chain([skelport::maps::HUMANOID]).collect()
+}
+
 /// Parse the process's arguments (clap exits with its usage message on an error).
 pub fn parse() -> Cli {
     Cli::parse()
@@ -15,7 +51,7 @@ pub fn parse() -> Cli {
 #[command(
     name = "skelport",
     version,
-    about = "Convert character skeletons (rigs) and skin weights between MPFB, AnvilToolkit XML, G4MF, glTF and Second Life Collada"
+    about = "Convert character skeletons (rigs) and skin weights between MPFB, AnvilToolkit XML, G4MF, glTF, VRM and Second Life Collada"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -76,7 +112,7 @@ pub fn command() -> clap::Command {
 #[derive(Args, Clone, Default)]
 pub struct ReadArgs {
     /// Input format (default: from the extension and the content)
-    #[arg(long, value_name = "FMT")]
+    #[arg(long, value_name = "FMT", value_parser = Named(readable), hide_possible_values = true)]
     pub from: Option<String>,
     /// A mesh whose vertex numbering the rig or weights refer to (OBJ); the MPFB writer also
     /// picks placement strategies on it for bones that have none
@@ -131,7 +167,7 @@ pub struct ConvertArgs {
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
     /// Output format (default: from the output extension)
-    #[arg(long, value_name = "FMT")]
+    #[arg(long, value_name = "FMT", value_parser = Named(writable), hide_possible_values = true)]
     pub to: Option<String>,
     #[command(flatten)]
     pub read: ReadArgs,
@@ -163,7 +199,7 @@ pub struct ConvertArgs {
     /// `humanoid` object is a humanoid map instead (VRM role → bone) for --to vrm and --rest-pose.
     /// `--map humanoid` renames a humanoid (a VRM's bone roles, or a rig a built-in humanoid map
     /// knows) to the bone names of the target (Second Life, AnvilToolkit)
-    #[arg(long, value_name = "NAME|FILE|humanoid")]
+    #[arg(long, value_name = "NAME|FILE|humanoid", value_parser = Named(map_names), hide_possible_values = true)]
     pub map: Option<String>,
     /// The rest pose to write: `t-pose` (arms out, legs down, made from the humanoid's roles and
     /// baked into the mesh) or `as-is`; default: t-pose for VRM, as-is for the others
@@ -201,7 +237,7 @@ pub struct InspectArgs {
 pub struct ValidateArgs {
     pub file: PathBuf,
     /// Also check the rules of this target format (a format name, or `sl` for the SL importer)
-    #[arg(long, value_name = "FMT")]
+    #[arg(long, value_name = "FMT", value_parser = Named(targets), hide_possible_values = true)]
     pub target: Option<String>,
     #[command(flatten)]
     pub read: ReadArgs,
@@ -236,7 +272,7 @@ pub struct DiffArgs {
     #[arg(long, value_name = "FILE")]
     pub weights: Option<PathBuf>,
     /// Rename A's bones with a retarget map before comparing
-    #[arg(long, value_name = "NAME|FILE")]
+    #[arg(long, value_name = "NAME|FILE", value_parser = Named(map_names), hide_possible_values = true)]
     pub map: Option<String>,
     /// Also pose both with the same random joint rotations and compare the skinned vertices
     #[arg(long)]
@@ -283,7 +319,7 @@ pub struct RenderArgs {
     #[arg(long, value_name = "OTHER")]
     pub overlay: Option<PathBuf>,
     /// Rename the overlay's bones with a retarget map before matching
-    #[arg(long, value_name = "NAME|FILE")]
+    #[arg(long, value_name = "NAME|FILE", value_parser = Named(map_names), hide_possible_values = true)]
     pub map: Option<String>,
     /// Print what was drawn as JSON (schemas/render-report.schema.json)
     #[arg(long)]
