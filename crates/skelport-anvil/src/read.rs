@@ -7,12 +7,13 @@
 //! the writer relies on to tell unchanged bones), checks IDs and links as strictly, and keeps the
 //! text for the writer. The model is built only when a document is edited or converted.
 
+use crate::build::{build_document, BoneData, ReadInfo};
 use crate::dialect::Dialect;
 use crate::error::{AnvilError, Result};
-use crate::ir::{build_document, BoneData, Pose, ReadInfo};
-use crate::model::{names, parse_number, Form};
+use crate::model::{names, parse_number, Form, IdHash};
 use crate::names::Names;
 use crate::parse::{detect_form, ptr_parts, vector_parts, PtrParts};
+use crate::pose::Pose;
 use crate::text::{unescape, ByteForm};
 use crate::xml::{Progress, Source, Stream, Visit};
 use skelport_ir::{DQuat, DVec3, Diagnostics, Document};
@@ -392,7 +393,7 @@ impl<'f> Half<'f> {
 
 /// Object IDs and link targets met so far by [`streaming`].
 struct Seen {
-    ids: HashSet<u64, crate::ir::IdHash>,
+    ids: HashSet<u64, IdHash>,
     /// Link targets that were not yet known IDs when met.
     pending: Vec<u64>,
 }
@@ -485,7 +486,7 @@ fn extract(c: &Ctx<'_>, names: &Names) -> Result<Vec<BoneData>> {
         }
     }
     // Every object ID: numbers, unique. Every link: resolves.
-    let mut ids: HashSet<u64, crate::ir::IdHash> = HashSet::with_capacity_and_hasher(s.nodes.len() / 30, Default::default());
+    let mut ids: HashSet<u64, IdHash> = HashSet::with_capacity_and_hasher(s.nodes.len() / 30, Default::default());
     for n in 0..s.nodes.len() as u32 {
         if c.is_object(n) {
             if c.lacks_class(n) {
@@ -726,7 +727,7 @@ mod tests {
             sk.push(skelport_ir::Bone::new(format!("{side}Bone{}", i / 2), parent, skelport_ir::Transform::IDENTITY));
         }
         for form in [Form::Standard, Form::Schema] {
-            let m = crate::ir::generate(&sk, form, &Default::default(), &mut Diagnostics::default()).unwrap();
+            let m = crate::generate::generate(&sk, form, &Default::default(), &mut Diagnostics::default()).unwrap();
             let bytes = m.to_bytes(form).unwrap();
             let (text, _) = crate::text::decode(&bytes).unwrap();
             assert!(agree(&text, &format!("generated {form:?}")));

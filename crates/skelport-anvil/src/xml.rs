@@ -75,8 +75,9 @@ pub struct Source {
 /// Why a streaming parse ended early.
 #[derive(Debug)]
 pub enum StreamError {
-    /// The text is not well formed.
-    Syntax(SyntaxError),
+    /// The text is not well formed (the streaming reader then leaves the message, with its
+    /// place, to the tree reader).
+    Syntax,
     /// The hook stopped it.
     Stopped,
 }
@@ -329,11 +330,6 @@ impl Source {
         Children { src: self, next: self.first_child(i) }
     }
 
-    /// The first child element with this name.
-    pub fn child(&self, i: u32, name: &str) -> Option<u32> {
-        self.children(i).find(|&c| self.name(c) == name)
-    }
-
     /// Whether the element has child elements.
     pub fn has_children(&self, i: u32) -> bool {
         self.first_child(i) != NONE
@@ -471,10 +467,7 @@ impl<'t, V: Visitor> Stream<'t, V> {
             Ok(()) => Ok(Progress::Done),
             Err(TokError::Paused) => Ok(Progress::Paused),
             Err(TokError::Stopped) => Err(StreamError::Stopped),
-            Err(TokError::At(off, message)) => {
-                let (line, column) = line_col(&self.tok.src.text, off);
-                Err(StreamError::Syntax(SyntaxError { line, column, message }))
-            }
+            Err(TokError::At(..)) => Err(StreamError::Syntax),
         }
     }
 
