@@ -750,6 +750,59 @@ fn ir_json(f: &'static dyn Format, out: &mut Vec<Case>) {
     out.push(jedit(&seed, "bones-wrong-type", "ir.json", |v| set(v, b, json!({"root": {}}))));
 }
 
+fn mhskel(f: &'static dyn Format, out: &mut Vec<Case>) {
+    let seed = main_seed(f);
+    json_generic(&seed, "mhskel", out);
+    json_numbers(&seed, "mhskel", "\"skelport_positions\"", out);
+    let v: Value = serde_json::from_slice(&seed).unwrap();
+    let first = v["bones"].as_object().unwrap().keys().next().unwrap().clone();
+    let head = v["bones"][&first]["head"].as_str().unwrap().to_string();
+    let plane = v["planes"].as_object().unwrap().keys().next().unwrap().clone();
+    let b = format!("/bones/{first}");
+    let e = "mhskel";
+    out.push(jedit(&seed, "bones-not-object", e, |v| set(v, "/bones", json!([1, 2]))));
+    out.push(jedit(&seed, "bones-empty", e, |v| set(v, "/bones", json!({}))));
+    out.push(jedit(&seed, "bone-not-object", e, |v| set(v, &b, json!("bone"))));
+    out.push(jedit(&seed, "missing-head", e, |v| remove(v, &format!("{b}/head"))));
+    out.push(jedit(&seed, "head-is-mpfb-strategy", e, |v| set(v, &format!("{b}/head"), json!({"strategy": "VERTEX", "vertex_index": 0}))));
+    out.push(jedit(&seed, "tail-not-string", e, |v| set(v, &format!("{b}/tail"), json!(7))));
+    out.push(jedit(&seed, "parent-not-string", e, |v| set(v, &format!("{b}/parent"), json!(5))));
+    out.push(jedit(&seed, "rotation-plane-object", e, |v| set(v, &format!("{b}/rotation_plane"), json!({"plane": 1}))));
+    out.push(jedit(&seed, "joints-not-object", e, |v| set(v, "/joints", json!([1]))));
+    out.push(jedit(&seed, "joint-negative-vertex", e, |v| set(v, &format!("/joints/{head}"), json!([-1]))));
+    out.push(jedit(&seed, "joint-fractional-vertex", e, |v| set(v, &format!("/joints/{head}"), json!([1.5]))));
+    out.push(jedit(&seed, "joint-huge-vertex", e, |v| set(v, &format!("/joints/{head}"), json!([u64::MAX]))));
+    // A joint on the base mesh, and no base mesh beside the file.
+    out.push(jedit(&seed, "joint-needs-base-mesh", e, |v| {
+        set(v, &format!("/joints/{head}"), json!([0, 1]));
+        remove(v, &format!("/skelport_positions/{head}"));
+    }));
+    out.push(jedit(&seed, "planes-not-object", e, |v| set(v, "/planes", json!("plane"))));
+    out.push(jedit(&seed, "plane-two-joints", e, |v| set(v, &format!("/planes/{plane}"), json!(["a", "b"]))));
+    out.push(jedit(&seed, "positions-two-numbers", e, |v| set(v, &format!("/skelport_positions/{head}"), json!([0.0, 1.0]))));
+    out.push(jedit(&seed, "positions-not-object", e, |v| set(v, "/skelport_positions", json!([0.0, 1.0, 2.0]))));
+}
+
+fn mhw(f: &'static dyn Format, out: &mut Vec<Case>) {
+    let seed = weights_seed(f);
+    json_generic(&seed, "mhw", out);
+    json_numbers(&seed, "mhw", "\"weights\"", out);
+    let group = serde_json::from_slice::<Value>(&seed).unwrap()["weights"].as_object().unwrap().keys().next().unwrap().clone();
+    let g = format!("/weights/{group}");
+    let e = "mhw";
+    out.push(jedit(&seed, "missing-weights", e, |v| remove(v, "/weights")));
+    out.push(jedit(&seed, "weights-not-object", e, |v| set(v, "/weights", json!([[0, 1.0]]))));
+    out.push(jedit(&seed, "group-not-array", e, |v| set(v, &g, json!({"0": 1.0}))));
+    out.push(jedit(&seed, "pair-three-items", e, |v| set(v, &format!("{g}/0"), json!([0, 1.0, 2]))));
+    out.push(jedit(&seed, "pair-wrong-types", e, |v| set(v, &format!("{g}/0"), json!(["0", "1.0"]))));
+    out.push(jedit(&seed, "negative-vertex", e, |v| set(v, &format!("{g}/0"), json!([-1, 0.5]))));
+    out.push(jedit(&seed, "huge-vertex", e, |v| set(v, &format!("{g}/0"), json!([u64::MAX, 0.5]))));
+    out.push(jedit(&seed, "vertex-past-cap", e, |v| set(v, &format!("{g}/0"), json!([4_000_000_000u64, 0.5]))));
+    out.push(jedit(&seed, "fractional-vertex", e, |v| set(v, &format!("{g}/0"), json!([1.5, 0.5]))));
+    out.push(jedit(&seed, "pair-not-array", e, |v| set(v, &format!("{g}/0"), json!(7))));
+    out.push(jedit(&seed, "weight-string", e, |v| set(v, &format!("{g}/0"), json!([0, "heavy"]))));
+}
+
 /// The cases of one suite (a format's input, `Format::inputs`), written by hand per suite: what
 /// breaks a file depends on its structure. A registered suite with none here makes
 /// `cargo xtask regen-fixtures` fail, naming it.
@@ -757,6 +810,8 @@ fn generator(suite: &str) -> Option<fn(&'static dyn Format, &mut Vec<Case>)> {
     Some(match suite {
         "mpfb" => mpfb,
         "mpfb-weights" => mpfb_weights,
+        "mhskel" => mhskel,
+        "mhw" => mhw,
         "obj" => obj,
         "anvil" => anvil_standard,
         "anvil-schema" => anvil_schema,

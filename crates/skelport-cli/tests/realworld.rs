@@ -62,17 +62,57 @@ enum Change {
 /// The loss codes (prefixes) that name each kind of change: a difference passes only when the
 /// conversion reported one of them.
 const EXPLAINED_BY: &[(Change, &[&str])] = &[
-    (Change::Skeletons, &["anvil.skeletons", "mpfb.skeletons", "dae-skeletons", "gltf.empty-skeleton"]),
+    (Change::Skeletons, &["anvil.skeletons", "mpfb.skeletons", "mhskel.skeletons", "dae-skeletons", "gltf.empty-skeleton"]),
     (Change::Bones, &["dae-not-sl-joint", "retarget.dropped", "gltf.renamed", "g4mf.renamed"]),
     (Change::Parents, &["dae-not-sl-joint", "retarget.dropped"]),
-    (Change::Heads, &["dae-joint-positions", "dae-not-sl-joint", "rest.t-pose", "vrm.grounded", "vrm.turned"]),
-    (Change::Rotations, &["mpfb.orientation", "dae-joint-positions", "dae-not-sl-joint", "dae-orientation", "rest.t-pose", "vrm.turned"]),
-    (Change::Scales, &["anvil.scale", "mpfb.scale", "dae-scale", "vrm.bone-scale"]),
-    (Change::Skins, &["anvil.geometry", "mpfb.mesh", "gltf.skin-without-mesh", "g4mf.skin-without-mesh", "dae-skin-dropped"]),
+    (
+        Change::Heads,
+        &[
+            "mhskel.fitted",
+            "mhskel.origin",
+            "mhskel.zero-length",
+            "dae-joint-positions",
+            "dae-not-sl-joint",
+            "rest.t-pose",
+            "vrm.grounded",
+            "vrm.turned",
+        ],
+    ),
+    (
+        Change::Rotations,
+        &[
+            "mpfb.orientation",
+            "mhskel.orientation",
+            "mhskel.fitted",
+            "mhskel.zero-length",
+            "dae-joint-positions",
+            "dae-not-sl-joint",
+            "dae-orientation",
+            "rest.t-pose",
+            "vrm.turned",
+        ],
+    ),
+    (Change::Scales, &["anvil.scale", "mpfb.scale", "mhskel.scale", "dae-scale", "vrm.bone-scale"]),
+    (
+        Change::Skins,
+        &[
+            "anvil.geometry",
+            "mpfb.mesh",
+            "mhskel.mesh",
+            "mhskel.skins",
+            "gltf.skin-without-mesh",
+            "g4mf.skin-without-mesh",
+            "dae-skin-dropped",
+        ],
+    ),
     (
         Change::Posed,
         &[
             "gltf.unweighted-vertices",
+            "mhskel.mesh",
+            "mhskel.fitted",
+            "mhskel.origin",
+            "mhskel.orientation",
             "gltf.max-influences",
             "dae-influences",
             "dae-joint-positions",
@@ -84,14 +124,30 @@ const EXPLAINED_BY: &[(Change, &[&str])] = &[
     ),
     (
         Change::Meshes,
-        &["anvil.geometry", "mpfb.mesh", "g4mf.meshes", "gltf.empty-mesh", "dae-mesh", "rest.t-pose", "vrm.grounded", "vrm.turned"],
+        &[
+            "anvil.geometry",
+            "mpfb.mesh",
+            "mhskel.mesh",
+            "mhskel.origin",
+            "g4mf.meshes",
+            "gltf.empty-mesh",
+            "dae-mesh",
+            "rest.t-pose",
+            "vrm.grounded",
+            "vrm.turned",
+        ],
     ),
-    (Change::Uvs, &["anvil.geometry", "mpfb.mesh", "g4mf.meshes", "g4mf.uv-sets", "gltf.partial-uvs", "dae-uv-sets", "dae-mesh"]),
+    (
+        Change::Uvs,
+        &["anvil.geometry", "mpfb.mesh", "mhskel.mesh", "g4mf.meshes", "g4mf.uv-sets", "gltf.partial-uvs", "dae-uv-sets", "dae-mesh"],
+    ),
     (
         Change::Normals,
         &[
             "anvil.geometry",
             "mpfb.mesh",
+            "mhskel.mesh",
+            "mhskel.origin",
             "g4mf.meshes",
             "gltf.partial-normals",
             "dae-mesh",
@@ -160,6 +216,11 @@ fn corpus_sources(root: &Path, folder: &str) -> Vec<Source> {
             }
             ("sl", "xml") if name == "avatar_skeleton.xml" => {
                 out.push(Source { label, path, from: Some("sl-skeleton"), read: ReadOptions::default() })
+            }
+            // MakeHuman 1.x: the weights the rig names are found beside it.
+            ("makehuman1", "mhskel") => {
+                let read = ReadOptions { mesh: Some(root.join("makehuman1/data/3dobjs/base.obj")), ..Default::default() };
+                out.push(Source { label, path, from: None, read });
             }
             ("mpfb", "json") if name.starts_with("rig.") => {
                 let stem = name.trim_start_matches("rig.").trim_end_matches(".json");
@@ -232,6 +293,10 @@ fn convert(src: &Source, doc: &Document, target: &'static dyn Format, dir: &Path
     }
     // An MPFB rig's weights number the base mesh's vertices: read back on the same mesh.
     if target.name() == "mpfb" && doc.source_format.as_deref() == Some("mpfb") {
+        read.mesh = src.read.mesh.clone();
+    }
+    // A MakeHuman 1.x skeleton written with a base mesh places its joints on it.
+    if target.name() == "mhskel" {
         read.mesh = src.read.mesh.clone();
     }
     let mut rd = Diagnostics::default();
@@ -513,6 +578,12 @@ fn second_life_corpus_survives_every_writer() {
 fn makehuman_rigs_with_weights_on_the_base_mesh_survive_every_writer() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
     check("mpfb", corpus_sources(&root, "mpfb"), 8);
+}
+
+#[test]
+fn makehuman1_skeletons_with_their_weights_survive_every_writer() {
+    let Some(root) = skelport_ir::testing::corpus_root() else { return };
+    check("makehuman1", corpus_sources(&root, "makehuman1"), 1);
 }
 
 #[test]
