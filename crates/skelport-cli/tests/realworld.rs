@@ -203,7 +203,7 @@ fn corpus_sources(root: &Path, folder: &str) -> Vec<Source> {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
         match (folder, ext.as_str()) {
-            (_, "glb" | "gltf" | "dae" | "g4tf" | "g4b") => {
+            (_, "glb" | "gltf" | "dae" | "g4tf" | "g4b" | "fbx") => {
                 // The validator's cases: only the files it accepts (its report has no error).
                 let report = path.with_file_name(format!("{name}.report.json"));
                 if let Ok(text) = std::fs::read_to_string(&report) {
@@ -584,6 +584,12 @@ fn makehuman_rigs_with_weights_on_the_base_mesh_survive_every_writer() {
 fn makehuman1_skeletons_with_their_weights_survive_every_writer() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
     check("makehuman1", corpus_sources(&root, "makehuman1"), 1);
+}
+
+#[test]
+fn fbx_corpus_survives_every_writer() {
+    let Some(root) = skelport_ir::testing::corpus_root() else { return };
+    check("fbx", corpus_sources(&root, "fbx"), 8);
 }
 
 #[test]

@@ -93,7 +93,10 @@ pub fn format_for(name: &str, reader: bool) -> Result<&'static dyn Format> {
         return Err(Error::new(ErrorCode::Unsupported, None, msg));
     }
     if !reader && !f.can_write() {
-        let msg = format!("format '{name}' cannot be written; writable formats: {}", registry::names(|f| f.can_write()));
+        // A read-only format's writer says why and what to write instead (FBX: glb, vrm, dae).
+        let why = f.write(&Document::new(ir::Frame::GLTF), &ir::WriteOptions::default(), &mut Diagnostics::default()).err();
+        let why = why.map(|e| format!(": {e}")).unwrap_or_default();
+        let msg = format!("format '{name}' cannot be written{why}; writable formats: {}", registry::names(|f| f.can_write()));
         return Err(Error::new(ErrorCode::Unsupported, None, msg));
     }
     Ok(f)

@@ -18,6 +18,7 @@ pub fn formats() -> &'static [&'static dyn Format] {
         // After glb: a GLB whose head names VRMC_vrm sniffs 100 for both, and the last wins.
         &skelport_vrm::VrmFormat,
         &skelport_mhskel::MhskelFormat,
+        &skelport_fbx::FbxFormat,
     ];
     FORMATS
 }
