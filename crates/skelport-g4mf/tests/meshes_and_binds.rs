@@ -81,7 +81,7 @@ fn the_empty_document_is_refused() {
 /// the forearm is bound in a pose whose transform relative to the upper arm's bind is itself
 /// sheared, which G4MF can only store as a `basis`.
 fn skinned_arm(sheared_bind: bool) -> Document {
-    let mut sk = Skeleton::new("arm");
+    let mut sk = Skeleton::new("rig");
     let shoulder = sk.push(Bone::new("shoulder", None, Transform::from_rt(DQuat::from_rotation_z(0.5), DVec3::new(0.0, 1.4, 0.0))));
     let upper = sk.push(Bone::new(
         "upper",

@@ -60,7 +60,7 @@ fn nothing_to_write_is_an_error_and_unskinned_meshes_are_plain_meshes() {
         if bones {
             doc.skeletons.push(skeleton("rig", &["hips"]));
         }
-        let (bytes, diag, _) = write(&doc).unwrap();
+        let (_, diag, bytes) = write(&doc).unwrap();
         assert!(diag.of(Severity::Loss).next().is_none(), "{:?}", diag.items);
         let back = G4tfFormat.read(Input { path: None, bytes: &bytes }, &ReadOptions::default(), &mut Diagnostics::default()).unwrap();
         assert_eq!(back.meshes.len(), 1);
