@@ -5,6 +5,7 @@ use skelport::registry;
 use skelport_ir::{Budget, Diagnostics, Input, ReadOptions};
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn the_corpus_reads_well_inside_the_budget() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
     let mut stack = vec![root];

@@ -35,6 +35,7 @@ fn makehuman() -> Option<Mh> {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn mpfb_rig_against_its_gltf_export_is_the_same() {
     let Some(m) = makehuman() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -50,6 +51,7 @@ fn mpfb_rig_against_its_gltf_export_is_the_same() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn mpfb_rig_against_its_sl_export_through_the_map() {
     let Some(m) = makehuman() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -82,6 +84,7 @@ fn mpfb_rig_against_its_sl_export_through_the_map() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn sl_file_against_the_sl_skeleton() {
     let Some(c) = skelport_ir::testing::corpus_root() else { return };
     let f = c.join("sl/linden-lab/female_2016_08_05.dae");

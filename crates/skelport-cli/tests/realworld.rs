@@ -114,6 +114,7 @@ const EXPLAINED_BY: &[(Change, &[&str])] = &[
             "mhskel.origin",
             "mhskel.orientation",
             "gltf.max-influences",
+            "vrm.max-influences",
             "dae-influences",
             "dae-joint-positions",
             "dae-not-sl-joint",
@@ -153,6 +154,7 @@ const EXPLAINED_BY: &[(Change, &[&str])] = &[
             "dae-mesh",
             "dae-influences",
             "gltf.max-influences",
+            "vrm.max-influences",
             "rest.t-pose",
             "vrm.turned",
         ],
@@ -557,42 +559,49 @@ fn check(title: &str, sources: Vec<Source>, expected: usize) {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn realworld_files_survive_every_writer() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
     check("realworld", corpus_sources(&root, "realworld"), 9);
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn gltf_corpus_survives_every_writer() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
     check("gltf", corpus_sources(&root, "gltf"), 8);
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn second_life_corpus_survives_every_writer() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
     check("sl", corpus_sources(&root, "sl"), 5);
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn makehuman_rigs_with_weights_on_the_base_mesh_survive_every_writer() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
     check("mpfb", corpus_sources(&root, "mpfb"), 8);
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn makehuman1_skeletons_with_their_weights_survive_every_writer() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
     check("makehuman1", corpus_sources(&root, "makehuman1"), 1);
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn fbx_corpus_survives_every_writer() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
     check("fbx", corpus_sources(&root, "fbx"), 8);
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn g4mf_examples_survive_every_writer() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
     check("g4mf", corpus_sources(&root, "g4mf"), 2);
@@ -607,6 +616,7 @@ fn anvil_fixtures_survive_every_writer() {
 /// export to a rig format is exit 1 with a message and no file; the valid glTF with
 /// KHR_animation_pointer channels converts.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn the_cli_refuses_nothing_to_write_and_reads_the_animation_pointer_file() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
     let dir = tempfile::tempdir().unwrap();

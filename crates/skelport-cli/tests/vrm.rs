@@ -180,6 +180,7 @@ fn evidence(name: &str, src: &Document, opts: &WriteOptions, map_note: &str) -> 
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn makehuman_game_engine_and_mixamo_to_vrm() {
     for (rig, map) in [("game_engine", "mpfb-game_engine"), ("mixamo", "mixamo")] {
         let Some(src) = mpfb(rig) else { return };
@@ -195,6 +196,7 @@ fn makehuman_game_engine_and_mixamo_to_vrm() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn linden_female_and_robot_expressive_to_vrm() {
     let Some(female) = corpus("sl/linden-lab/female_2016_08_05.dae") else { return };
     let src = load(&female, None, None);
@@ -212,6 +214,7 @@ fn linden_female_and_robot_expressive_to_vrm() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn the_webxr_hand_is_refused_naming_the_missing_bones() {
     let Some(hand) = corpus("gltf/webxr-generic-hand/left.glb") else { return };
     let src = load(&hand, None, None);
@@ -225,6 +228,7 @@ fn the_webxr_hand_is_refused_naming_the_missing_bones() {
 /// The re-rest itself, on MakeHuman, through the CLI's pose test: baked against bind-kept (the
 /// source under the same world-space poses), before any file is written.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn re_rest_pose_test_on_makehuman() {
     let Some(src) = mpfb("game_engine") else { return };
     let h = humanoid::find(&src, None).unwrap();
@@ -244,6 +248,7 @@ fn re_rest_pose_test_on_makehuman() {
 /// A VRM read back gives its humanoid as roles; those make the rename map `--map humanoid` needs
 /// (here to Second Life's names), and a VRM written again keeps meta and roles and turns nothing.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn vrm_round_trip_roles_meta_and_humanoid_retarget() {
     let Some(src) = mpfb("game_engine") else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -278,6 +283,7 @@ fn vrm_round_trip_roles_meta_and_humanoid_retarget() {
 
 /// A character facing −Z (its left arm at −X) is turned to face +Z.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn a_character_facing_back_is_turned() {
     let Some(src) = mpfb("game_engine") else { return };
     let mut back = src.in_frame(skelport_ir::Frame::GLTF).into_owned();
@@ -302,6 +308,7 @@ fn skelport(args: &[&str]) -> std::process::Output {
 /// The CLI's flags: `--to vrm` with `--vrm-meta` and a humanoid map given with `--map FILE`,
 /// and `--rest-pose t-pose` for another format (a .glb whose upper arms come out horizontal).
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn cli_vrm_flags_and_rest_pose_for_other_formats() {
     let Some(c) = skelport_ir::testing::corpus_root() else { return };
     let dir = tempfile::tempdir().unwrap();

@@ -368,6 +368,17 @@ impl Reader<'_> {
         // One that hangs below a bone moves with it: a rigid skin binds every vertex to that
         // bone with weight 1, which the IR holds exactly.
         let mut on_bones = 0;
+        // A bone gets one bind across the file's skins: a rigid skin takes the inverse bind a
+        // skin of the file already gives the bone (its bind shape keeps the mesh where it
+        // hangs), so importers that guess the bind pose from the inverse binds (Blender's) see
+        // one pose, not the file's and a second one at the bone's rest.
+        let mut bind_of: HashMap<(usize, BoneId), DMat4> = HashMap::new();
+        for s in &doc.skins {
+            for (j, ibm) in s.joints.iter().zip(&s.inverse_bind) {
+                bind_of.entry((s.skeleton.index(), *j)).or_insert(*ibm);
+            }
+        }
+        let worlds: Vec<Vec<DMat4>> = doc.skeletons.iter().map(|s| s.world_matrices()).collect();
         for (i, node) in nodes.iter().enumerate() {
             let (Some(m), None) = (node.mesh, node.skin) else { continue };
             let (mut mesh, _) = self.merge_meshes(&[m.value()], 0, None)?;
@@ -385,14 +396,16 @@ impl Reader<'_> {
             doc.meshes.push(mesh);
             if let Some((sk, bone)) = bone {
                 on_bones += 1;
-                let world = doc.skeletons[sk].world_matrices()[bone.index()];
+                let world = worlds[sk][bone.index()];
+                let shared = bind_of.get(&(sk, bone)).map(|ibm| (*ibm, (world * *ibm).inverse())).filter(|(_, b)| b.is_finite());
+                let (ibm, bind_shape) = shared.unwrap_or((world.inverse(), DMat4::IDENTITY));
                 doc.skins.push(Skin {
                     name,
                     skeleton: skelport_ir::SkeletonId::from_index(sk),
                     mesh: Some(skelport_ir::MeshId::from_index(doc.meshes.len() - 1)),
                     joints: vec![bone],
-                    inverse_bind: vec![world.inverse()],
-                    bind_shape: DMat4::IDENTITY,
+                    inverse_bind: vec![ibm],
+                    bind_shape,
                     influences: Influences::from_lists(vec![vec![(0u32, 1.0)]; vertices]),
                     ext: Default::default(),
                 });

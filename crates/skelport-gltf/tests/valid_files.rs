@@ -137,6 +137,7 @@ fn quantized_positions_are_read_when_the_extension_is_required() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn the_animation_pointer_sample_from_blender_is_read() {
     let Some(p) = skelport_ir::testing::corpus_file("realworld/blenderio_24_animation_pointer/24_animation_pointer.gltf") else { return };
     let bytes = std::fs::read(&p).unwrap();

@@ -192,6 +192,11 @@ pub(crate) fn base_mesh(mesh: Companion<'_>, scale: f64) -> Result<BaseMesh, Mpf
 /// Vertices in MakeHuman's base mesh (hm08); rigs and weights number vertices as it does.
 pub const BASE_VERTEX_COUNT: usize = 19158;
 
+/// The key, in a bone end of the rig's JSON kept in `ext["mpfb"]`, of where the reader placed the
+/// end (Blender axes, metres) when it placed the rig on a base mesh it was not given
+/// ([`ReadOptions::mesh_for_placement`]); the writer removes it.
+pub(crate) const PLACED_KEY: &str = "skelport_placed";
+
 impl BaseMesh {
     /// How far MPFB lifts the character so its feet stand on the ground: minus the lowest z of
     /// the `body` group (0 when the mesh has no `body` group).
@@ -335,6 +340,13 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
     let order = parents_first(&rig.bones, file)?;
     let index: HashMap<&str, usize> = rig.bones.iter().enumerate().map(|(i, (n, _))| (n.as_str(), i)).collect();
     let n = rig.bones.len();
+    // Feet on the ground, as MPFB does: lowest vertex of the `body` group at z = 0. Only ends
+    // placed on the mesh are lifted: a `default_position` is where MPFB puts the end already.
+    let lift = match (&mesh, opts.keep_origin) {
+        (Some(m), false) => m.feet_lift(),
+        _ => 0.0,
+    };
+    let lift_v = DVec3::new(0.0, 0.0, lift);
     let mut heads = vec![DVec3::ZERO; n];
     let mut tails = vec![DVec3::ZERO; n];
     for &i in &order {
@@ -343,9 +355,11 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
             let st = b.get(end).and_then(Value::as_object).ok_or_else(|| jerr(file, format!("$.bones.{name}.{end}"), "missing"))?;
             let placed = mesh.as_ref().and_then(|m| evaluate(st, m));
             *out = match placed {
-                Some(p) => p + vec3(st.get("offset")).unwrap_or(DVec3::ZERO) * offset_scale,
+                Some(p) => p + vec3(st.get("offset")).unwrap_or(DVec3::ZERO) * offset_scale + lift_v,
                 None => {
-                    if mesh.is_some() {
+                    // DEFAULT (or no strategy) means default_position: nothing to warn about.
+                    let chosen = st.get("strategy").and_then(Value::as_str).is_some_and(|s| s != "DEFAULT");
+                    if mesh.is_some() && chosen {
                         diag.warn(
                             "mpfb.default-position",
                             format!(
@@ -369,19 +383,13 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
             }
         }
     }
-    // Feet on the ground, as MPFB does: lowest vertex of the `body` group at z = 0.
-    let lift = match (&mesh, opts.keep_origin) {
-        (Some(m), false) => m.feet_lift(),
-        _ => 0.0,
-    };
-    let lift_v = DVec3::new(0.0, 0.0, lift);
 
     let mut sk = Skeleton::new(rig.header.get("name").and_then(Value::as_str).unwrap_or("rig"));
     let mut id_of = vec![BoneId::new(0); n];
     let mut world_rot = vec![DQuat::IDENTITY; n];
     for &i in &order {
         let (name, b) = &rig.bones[i];
-        let (h, t) = (heads[i] + lift_v, tails[i] + lift_v);
+        let (h, t) = (heads[i], tails[i]);
         let dir = (t - h).normalize_or_zero();
         let mut roll = b.get("roll").and_then(Value::as_f64).unwrap_or(0.0);
         if let Some(rs) = b.get("roll_strategy").and_then(Value::as_str) {
@@ -405,7 +413,7 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
         let rest = match parent {
             Some(p) => {
                 let pq = world_rot[p];
-                let ph = heads[p] + lift_v;
+                let ph = heads[p];
                 Transform::from_rt((pq.inverse() * q).normalize(), pq.inverse() * (h - ph))
             }
             None => Transform::from_rt(q, h),
@@ -417,7 +425,18 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
             head: anchor_of(b["head"].as_object().unwrap_or(&Map::new())),
             tail: anchor_of(b["tail"].as_object().unwrap_or(&Map::new())),
         });
-        bone.ext.set_raw(NAMESPACE, Value::Object(b.clone()));
+        let mut own = b.clone();
+        if opts.mesh_for_placement && mesh.is_some() {
+            // Placed on a mesh nobody gave (the base mesh skelport found): where each end was
+            // placed, so that the MPFB writer keeps the file's default_position for an end
+            // still there (an MPFB → MPFB conversion changes nothing).
+            for (end, at) in [("head", h), ("tail", t)] {
+                if let Some(Value::Object(e)) = own.get_mut(end) {
+                    e.insert(PLACED_KEY.into(), serde_json::json!(at.to_array()));
+                }
+            }
+        }
+        bone.ext.set_raw(NAMESPACE, Value::Object(own));
         world_rot[i] = q;
         id_of[i] = sk.push(bone);
     }

@@ -720,6 +720,7 @@ f 1/1 2/2 3/3 4/4\nf 4/4 3/3 5/5 6/6\n";
     }
 
     #[test]
+    #[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
     fn base_mesh_reads_with_its_numbering() {
         let Some(p) = skelport_ir::testing::corpus_file("mpfb/3dobjs/base.obj") else { return };
         let m = parse(&std::fs::read(p).unwrap(), "base.obj").unwrap();

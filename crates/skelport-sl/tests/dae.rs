@@ -36,6 +36,7 @@ const FILES: [(&str, usize, usize); 4] = [
 ];
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn every_corpus_file_reads_as_an_sl_rig() {
     for (f, skins, joints) in FILES {
         let Some((_, bytes)) = corpus(f) else { return };
@@ -56,6 +57,7 @@ fn every_corpus_file_reads_as_an_sl_rig() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn female_reference_body_facts() {
     let Some((_, bytes)) = corpus("linden-lab/female_2016_08_05.dae") else { return };
     let (doc, _) = read(&bytes);
@@ -77,6 +79,7 @@ fn female_reference_body_facts() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn little_bear_reads_despite_its_polylist_counts_and_keeps_joint_offsets() {
     let Some((_, bytes)) = corpus("linden-lab/Little_Bear_90.dae") else { return };
     let (doc, d) = read(&bytes);
@@ -89,6 +92,7 @@ fn little_bear_reads_despite_its_polylist_counts_and_keeps_joint_offsets() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn male_y_up_file_rests_in_place() {
     // The FBX export carries the Y-up → Z-up turn in its matrices; read, the skinned mesh at rest
     // (joints · inverse binds · bind shape) must sit on the (turned) mesh, Z up, feet at the bottom.
@@ -152,12 +156,14 @@ fn assert_round_trip(f: &str, opts: &WriteOptions) {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn female_round_trip_keeps_joints_inverse_binds_and_influences() {
     assert_round_trip("linden-lab/female_2016_08_05.dae", &WriteOptions::default());
     assert_round_trip("linden-lab/female_2016_08_05.dae", &WriteOptions { default_joints: true, ..Default::default() });
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn other_corpus_files_round_trip() {
     for f in ["linden-lab/Little_Bear_90.dae", "ruth2/Ruth2v4Eyelashes.dae", "linden-lab/Skeleton.Male.dae"] {
         assert_round_trip(f, &WriteOptions::default());
@@ -169,6 +175,7 @@ fn other_corpus_files_round_trip() {
 /// warning), and so does skelport's .dae of each; the output's warnings are the source's own
 /// (a rotated bind shape, weights below 0.001) and nothing the writer added.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn corpus_files_and_own_output_against_the_importer_rules() {
     let sl = SlSkeleton::builtin();
     for (f, ..) in FILES {
@@ -362,6 +369,7 @@ fn a_skin_joint_named_mroot_is_not_an_sl_joint() {
 /// defaults and the loss names how far the vertices move, which deforming the written file at
 /// rest (joints at the defaults, as the importer then places them) confirms.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn joint_positions_are_kept_by_default_and_the_upload_settings_are_explained() {
     let Some((_, bytes)) = corpus("linden-lab/Little_Bear_90.dae") else { return };
     let (src, _) = read(&bytes);
@@ -511,6 +519,7 @@ fn texture_coordinates_and_normals_round_trip() {
 /// Linden's bodies carry TEXCOORD and NORMAL: they reach the IR and come back from skelport's
 /// .dae equal.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn linden_uvs_and_normals_survive_dae_to_dae() {
     for f in ["linden-lab/female_2016_08_05.dae", "linden-lab/Little_Bear_90.dae", "linden-lab/Skeleton.Male.dae"] {
         let Some((_, bytes)) = corpus(f) else { return };

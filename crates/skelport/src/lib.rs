@@ -391,6 +391,10 @@ fn finish(
         }
         Err(e) => {
             let to = opts.output.as_ref().map_or_else(|| target.name().to_owned(), |o| o.display().to_string());
+            let e = match targets_that_write(doc, target, &write) {
+                Some(others) => anyhow::anyhow!("{e:#}; convert to {others} to keep the meshes"),
+                None => e,
+            };
             return Err(Error::from_chain(ErrorCode::Write, Some(name), &e.context(format!("{name} → {to}"))).with_diagnostics(diags));
         }
     };
@@ -413,6 +417,23 @@ fn finish(
         }
     }
     Ok(Converted { from, to: target, output, diagnostics: diags })
+}
+
+/// When `target` refused a document that has meshes but no bones (a rig format has nothing to
+/// write), the formats of the registry whose writers accept it, asked by writing it: `None` for
+/// any other refusal, or when no format writes the document.
+fn targets_that_write(doc: &Document, target: &dyn Format, opts: &WriteOptions) -> Option<String> {
+    let bones: usize = doc.skeletons.iter().map(|s| s.bones.len()).sum();
+    if bones > 0 || doc.meshes.is_empty() {
+        return None;
+    }
+    let accepting: Vec<&str> = registry::formats()
+        .iter()
+        .filter(|f| f.can_write() && f.name() != target.name())
+        .filter(|f| f.write(doc, opts, &mut Diagnostics::default()).is_ok())
+        .map(|f| f.name())
+        .collect();
+    (!accepting.is_empty()).then(|| accepting.join(", "))
 }
 
 /// The losses that leave a user without the skin they had: reported as `skin.*` losses (a

@@ -42,6 +42,7 @@ fn a_rig_with_its_weights_in_memory_reads_as_from_files() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn a_makehuman_rig_on_its_base_mesh_in_memory_reads_as_from_files() {
     let Some(c) = skelport::ir::testing::corpus_root() else { return };
     let rigs = c.join("mpfb/rigs/standard");

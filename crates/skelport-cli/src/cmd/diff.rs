@@ -34,9 +34,23 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
+        let c = &r.compared;
+        println!(
+            "compared: parents, heads and orientations of {} bone(s); tails of {} (those whose length both files store); {} skin(s)",
+            c.bones, c.tails, c.skins
+        );
         if let Some(p) = &r.pose_test {
-            let over = if p.vertices > 0 { format!("{} vertices", p.vertices) } else { format!("{} joints", p.joints) };
-            println!("pose test: {} poses over {over}, max deviation {:.3e} m", p.poses, p.max_deviation);
+            let mut over = Vec::new();
+            if p.vertices > 0 {
+                over.push(format!("{} vertices", p.vertices));
+            }
+            if p.matrices > 0 {
+                over.push(format!("the skinning matrices of {} joints", p.matrices));
+            }
+            if p.joints > 0 {
+                over.push(format!("{} joints", p.joints));
+            }
+            println!("pose test: {} poses over {}, max deviation {:.3e} m", p.poses, over.join(" and "), p.max_deviation);
         }
         for n in &r.removed {
             println!("- {n}");
@@ -48,13 +62,19 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
             println!("~ {}: parent {} → {}", p.bone, p.from.as_deref().unwrap_or("(root)"), p.to.as_deref().unwrap_or("(root)"));
         }
         for m in &r.moved {
-            println!("~ {}: moved head {:.6} m, tail {:.6} m", m.bone, m.head, m.tail);
+            match m.tail {
+                Some(t) => println!("~ {}: moved head {:.6} m, tail {:.6} m", m.bone, m.head, t),
+                None => println!("~ {}: moved head {:.6} m", m.bone, m.head),
+            }
         }
         for m in &r.rotated {
             println!("~ {}: rotated {:.4}°", m.bone, m.degrees);
         }
         for s in &r.skins {
             println!("~ {s}");
+        }
+        for n in &r.notes {
+            println!("note: {n}");
         }
         println!("{}", if r.same { "same".to_string() } else { "different".to_string() });
     }
