@@ -9,7 +9,7 @@ use crate::humanoid::{store_roles, NAMESPACE};
 use crate::spec;
 use serde_json::{json, Value};
 use skelport_ir::rest::{HumanBone, Humanoid};
-use skelport_ir::{Axis, Diagnostics, Document, Input};
+use skelport_ir::{Axis, Diagnostics, Document, Input, ReadOptions};
 use std::collections::BTreeMap;
 
 /// The JSON of a GLB (its first chunk) or of a JSON glTF.
@@ -25,18 +25,39 @@ fn json_of<'a>(bytes: &'a [u8], file: &str) -> Result<&'a [u8], VrmError> {
     }
 }
 
-pub(crate) fn read(input: Input<'_>, diag: &mut Diagnostics) -> Result<Document, VrmError> {
+/// The parts of the glTF JSON the VRM reader looks at: `extensions` as raw text (only it is
+/// parsed into a value tree, after it is charged), and how many materials there are. The glTF
+/// reader has read (and charged) the rest; a second tree of the whole JSON took 71× the input.
+#[derive(serde::Deserialize)]
+struct Top<'a> {
+    #[serde(borrow, default)]
+    extensions: Option<&'a serde_json::value::RawValue>,
+    #[serde(default)]
+    materials: Option<skelport_ir::jsonskip::JsonSkip>,
+}
+
+pub(crate) fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, VrmError> {
     let file = input.display_name();
-    let (mut doc, nodes) = skelport_gltf::read_bytes_with_nodes(input.bytes, input.path, diag)?;
+    let budget = opts.budget_for(&input);
+    let opts = ReadOptions { budget: Some(budget.clone()), ..ReadOptions::default() };
+    let (mut doc, nodes) = skelport_gltf::read_input_with_nodes(input, &opts, diag)?;
     doc.source_format = Some("vrm".into());
     let json = json_of(input.bytes, &file)?;
-    let root: Value = serde_json::from_slice(json).map_err(|e| VrmError::Invalid {
+    let syntax = |e: serde_json::Error| VrmError::Invalid {
         file: file.clone(),
         pointer: format!("JSON line {}, column {}", e.line(), e.column()),
         message: e.to_string(),
-    })?;
+    };
+    let top: Top<'_> = serde_json::from_slice(json).map_err(syntax)?;
+    let ext: Option<Value> = match top.extensions {
+        Some(raw) => {
+            budget.charge_json(raw.get().as_bytes(), &file, "/extensions").map_err(skelport_gltf::GltfError::from)?;
+            Some(serde_json::from_str(raw.get()).map_err(syntax)?)
+        }
+        None => None,
+    };
     let invalid = |pointer: &str, message: String| VrmError::Invalid { file: file.clone(), pointer: pointer.into(), message };
-    let ext = root.get("extensions");
+    let ext = ext.as_ref();
     // (role, node) pairs, and the pointer they came from.
     let mut pairs: Vec<(HumanBone, u64, String)> = Vec::new();
     let (vrm, v0) = match (ext.and_then(|e| e.get(spec::EXTENSION)), ext.and_then(|e| e.get("VRM"))) {
@@ -137,7 +158,7 @@ pub(crate) fn read(input: Input<'_>, diag: &mut Diagnostics) -> Result<Document,
             lost.push(k.to_owned());
         }
     }
-    let materials = root.get("materials").and_then(Value::as_array).map_or(0, Vec::len);
+    let materials = top.materials.map_or(0, |m| m.0);
     if materials > 0 {
         lost.push(format!("{materials} materials (MToon and others)"));
     }
