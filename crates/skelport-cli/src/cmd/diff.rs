@@ -36,27 +36,27 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
     } else {
         if let Some(p) = &r.pose_test {
             let over = if p.vertices > 0 { format!("{} vertices", p.vertices) } else { format!("{} joints", p.joints) };
-            println!("pose test: {} poses over {over}, max deviation {:.3e} m", p.poses, p.max_deviation);
+            say!("pose test: {} poses over {over}, max deviation {:.3e} m", p.poses, p.max_deviation);
         }
         for n in &r.removed {
-            println!("- {n}");
+            say!("- {n}");
         }
         for n in &r.added {
-            println!("+ {n}");
+            say!("+ {n}");
         }
         for p in &r.reparented {
-            println!("~ {}: parent {} → {}", p.bone, p.from.as_deref().unwrap_or("(root)"), p.to.as_deref().unwrap_or("(root)"));
+            say!("~ {}: parent {} → {}", p.bone, p.from.as_deref().unwrap_or("(root)"), p.to.as_deref().unwrap_or("(root)"));
         }
         for m in &r.moved {
-            println!("~ {}: moved head {:.6} m, tail {:.6} m", m.bone, m.head, m.tail);
+            say!("~ {}: moved head {:.6} m, tail {:.6} m", m.bone, m.head, m.tail);
         }
         for m in &r.rotated {
-            println!("~ {}: rotated {:.4}°", m.bone, m.degrees);
+            say!("~ {}: rotated {:.4}°", m.bone, m.degrees);
         }
         for s in &r.skins {
-            println!("~ {s}");
+            say!("~ {s}");
         }
-        println!("{}", if r.same { "same".to_string() } else { "different".to_string() });
+        say!("{}", if r.same { "same".to_string() } else { "different".to_string() });
     }
     Ok(if r.same { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
