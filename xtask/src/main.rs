@@ -14,6 +14,7 @@
 
 mod bad;
 mod bench;
+mod untrusted;
 
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -290,11 +291,12 @@ fn main() -> Result<()> {
         Some("bench-compare") => bench::compare(&root()),
         Some("floor") => bench::floor(&args[1..]),
         Some("gen-big-dae") => bench::gen_big_dae(&args[1..]),
+        Some("gen-untrusted") => untrusted::gen(&args[1..]),
         Some("fuzz") => {
             let name = args.get(1).map(String::as_str).unwrap_or(skelport::fuzzing::READ_ANY);
             let secs = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(60);
             fuzz(name, secs)
         }
-        _ => bail!("usage: cargo xtask regen-fixtures [--check] | gen-sl-table [--check] | matrix | bench-compare | floor KIND FILE… | gen-big-dae MB OUT | fuzz TARGET [SECONDS] (targets: see docs/fuzzing.md)"),
+        _ => bail!("usage: cargo xtask regen-fixtures [--check] | gen-sl-table [--check] | matrix | bench-compare | floor KIND FILE… | gen-big-dae MB OUT | gen-untrusted DIR | fuzz TARGET [SECONDS] (targets: see docs/fuzzing.md)"),
     }
 }
