@@ -15,6 +15,7 @@
 mod bad;
 mod bench;
 mod blender;
+mod untrusted;
 
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -293,11 +294,12 @@ fn main() -> Result<()> {
         Some("floor") => bench::floor(&args[1..]),
         Some("gen-big-dae") => bench::gen_big_dae(&args[1..]),
         Some("gen-big-anvil") => bench::gen_big_anvil(&args[1..]),
+        Some("gen-untrusted") => untrusted::gen(&args[1..]),
         Some("fuzz") => {
             let name = args.get(1).map(String::as_str).unwrap_or(skelport::fuzzing::READ_ANY);
             let secs = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(60);
             fuzz(name, secs)
         }
-        _ => bail!("usage: cargo xtask regen-fixtures [--check] | gen-sl-table [--check] | matrix | blender-extension | bench-compare | floor KIND FILE… | gen-big-dae MB OUT | gen-big-anvil OUT | fuzz TARGET [SECONDS] (targets: see docs/fuzzing.md)"),
+        _ => bail!("usage: cargo xtask regen-fixtures [--check] | gen-sl-table [--check] | matrix | blender-extension | bench-compare | floor KIND FILE… | gen-big-dae MB OUT | gen-big-anvil OUT | gen-untrusted DIR | fuzz TARGET [SECONDS] (targets: see docs/fuzzing.md)"),
     }
 }

@@ -70,6 +70,10 @@ pub struct Source {
     pub id: u64,
     /// The deepest nesting seen while parsing (the root is 1), including dropped elements.
     pub max_depth: usize,
+    /// Each line's start and the end of its indentation (byte offsets), made on the first
+    /// [`Source::indent_of`]: scanning back to the line's start for every element was
+    /// quadratic on a one-line file.
+    lines: std::sync::OnceLock<Vec<(u32, u32)>>,
 }
 
 /// Why a streaming parse ended early.
@@ -204,6 +208,7 @@ impl Source {
             attr_spans: Vec::with_capacity(attrs),
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             max_depth: 0,
+            lines: std::sync::OnceLock::new(),
         }
     }
 
@@ -342,14 +347,22 @@ impl Source {
 
     /// The whitespace that indents the line an element starts on.
     pub fn indent_of(&self, i: u32) -> &str {
-        let start = self.node(i).start as usize;
-        let b = self.text.as_bytes();
-        let ls = b[..start].iter().rposition(|&c| c == b'\n').map(|p| p + 1).unwrap_or(0);
-        let mut e = ls;
-        while e < start && (b[e] == b' ' || b[e] == b'\t') {
-            e += 1;
-        }
-        &self.text[ls..e]
+        let start = self.node(i).start;
+        let lines = self.lines.get_or_init(|| {
+            let b = self.text.as_bytes();
+            skelport_ir::names::add_work(b.len() as u64);
+            let starts = std::iter::once(0).chain(b.iter().enumerate().filter(|(_, &c)| c == b'\n').map(|(p, _)| p + 1));
+            starts
+                .map(|ls| {
+                    let e = ls + b[ls..].iter().take_while(|&&c| c == b' ' || c == b'\t').count();
+                    (ls as u32, e as u32)
+                })
+                .collect()
+        });
+        skelport_ir::names::add_work(1);
+        let (ls, e) = lines[lines.partition_point(|&(ls, _)| ls <= start) - 1];
+        // An element inside the indentation (none is) would end it early.
+        &self.text[ls as usize..e.min(start) as usize]
     }
 
     /// The prolog: everything before the root element.

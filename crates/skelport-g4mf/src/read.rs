@@ -68,13 +68,16 @@ pub fn read_text(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -
     if text.starts_with('\u{feff}') {
         diag.warn("g4mf.bom", ".g4tf files must not start with a byte-order mark");
     }
+    let budget = opts.budget_for(&input);
+    budget.charge_json(text.as_bytes(), file, "the JSON (its value tree)")?;
     let root: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| G4mfError::Syntax {
         file: file.into(),
         line: e.line(),
         column: e.column(),
         message: e.to_string(),
     })?;
-    read_document(&root, &input, &[], opts, diag)
+    let opts = ReadOptions { budget: Some(budget), ..opts.clone() };
+    read_document(&root, &input, &[], &opts, diag)
 }
 
 /// Parse `.g4b` bytes. Only the JSON chunk and the chunks a buffer refers to are decoded.
@@ -87,6 +90,7 @@ pub fn read_binary(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics)
         Some(i) => chunks[i].decode(i, &budget, file)?,
         None => Vec::new(),
     };
+    budget.charge_json(&json, file, "the JSON chunk (its value tree)")?;
     let root: Value = serde_json::from_slice(&json).map_err(|e| G4mfError::Syntax {
         file: format!("{file} (JSON chunk)"),
         line: e.line(),

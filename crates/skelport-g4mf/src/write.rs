@@ -3,6 +3,7 @@
 use crate::{accessor, container, rotor_from_quat, G4mfError, FORBIDDEN_NAME_CHARS};
 use base64::Engine;
 use serde_json::{json, Map, Value};
+use skelport_ir::names::{Suffix, UniqueNames};
 use skelport_ir::proc::{self, VertexSplit};
 use skelport_ir::{
     Attribute, BoneId, DMat3, DMat4, DVec2, DVec3, Diagnostics, Document, Frame, Mesh, Normals, Output, Transform, WriteOptions,
@@ -14,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 /// `Root` keeps its name; the file's root node becomes `Root_2`).
 #[derive(Default)]
 struct Names {
-    used: HashSet<String>,
+    used: UniqueNames,
     /// The legal forms of every bone name, reserved for the first bone that has it.
     reserved: HashSet<String>,
     /// Bones renamed because an earlier bone (of another skeleton) had the name: (was, now).
@@ -44,16 +45,11 @@ impl Names {
     /// bones' names; a bone takes its reserved name unless an earlier bone took it.
     fn take(&mut self, want: &str, fallback: &str, bone: bool) -> (String, bool) {
         let base = legal(want, fallback);
-        let mut s = base.clone();
-        let mut k = 2;
-        while self.used.contains(&s) || (!bone && self.reserved.contains(&s)) {
-            s = format!("{base}_{k}");
-            k += 1;
-        }
+        let reserved = &self.reserved;
+        let s = self.used.unique_avoiding(&base, Suffix::Underscore, |s| !bone && reserved.contains(s));
         if bone && s != base {
             self.renamed.push((want.to_string(), s.clone()));
         }
-        self.used.insert(s.clone());
         let changed = s != want;
         (s, changed)
     }

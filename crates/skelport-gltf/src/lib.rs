@@ -157,7 +157,7 @@ impl Format for GlbFormat {
 }
 
 pub use read::NodeBones;
-pub use write::{Edit, NodeLayout};
+pub use write::{Edit, NodeLayout, MAX_SKIN_JOINTS};
 
 /// Write `doc` as a GLB, with `edit` applied to the glTF JSON (as a `serde_json` object) after
 /// everything else is in place and before it is encoded: for formats built on glTF (a root
@@ -179,6 +179,16 @@ pub fn read_bytes_with_nodes(
     diag: &mut Diagnostics,
 ) -> Result<(Document, NodeBones), GltfError> {
     read::read_with_nodes(Input { path, bytes }, &ReadOptions::default(), "gltf", bones, diag)
+}
+
+/// [`read_bytes_with_nodes`] with the caller's [`ReadOptions`] (its decode budget, URI rules).
+pub fn read_input_with_nodes(
+    input: Input<'_>,
+    opts: &ReadOptions,
+    bones: &[usize],
+    diag: &mut Diagnostics,
+) -> Result<(Document, NodeBones), GltfError> {
+    read::read_with_nodes(input, opts, "gltf", bones, diag)
 }
 
 /// Read glTF or GLB bytes (the flavour is detected from the bytes). `path` resolves external

@@ -14,6 +14,7 @@ use gltf_json::mesh::{Mode, Semantic};
 use gltf_json::validation::Checked;
 use gltf_json::Root;
 use skelport_ir::jsonskip::JsonSkip;
+use skelport_ir::names::{Suffix, UniqueNames};
 use skelport_ir::proc;
 use skelport_ir::{
     Bone, BoneId, Budget, DMat4, DQuat, DVec2, DVec3, Diagnostics, Document, Frame, Influences, Input, Mesh, Normals, ReadOptions,
@@ -37,6 +38,13 @@ const IBM_SIZE: usize = 64;
 /// threshold is tighter (a few float32 ulps per weight); files from real exporters that are a
 /// little outside it still skin the same, so they are repaired with a warning rather than refused.
 const WEIGHT_SUM_TOLERANCE: f64 = 2e-3;
+/// Decode-budget bytes charged per node for the reader's node graph (two matrices, parent,
+/// depth, order, name, child list).
+const NODE_BYTES: u64 = 384;
+/// Decode-budget bytes charged per skin joint (its inverse bind matrix, table entries).
+const JOINT_BYTES: u64 = 192;
+/// Decode-budget bytes charged per bone built (the IR's bone and the reader's maps).
+const BONE_BYTES: u64 = 256;
 
 /// TEXCOORD sets read per mesh (`TEXCOORD_0` to `TEXCOORD_7`; docs/limits.md): a set number
 /// in an attribute name would otherwise size the reader's tables.
@@ -85,6 +93,9 @@ pub(crate) fn read_with_nodes(
     // materials, cameras, textures …) requires fields glTF extensions may leave out (a
     // KHR_animation_pointer channel has no `target.node`), so a valid file would be refused
     // for data that is dropped anyway.
+    // The typed model and the raw extras it keeps are charged before they are built.
+    let budget = opts.budget_for(&input);
+    budget.charge_json(json, file, "the JSON (the objects read from it)")?;
     let root: Root = serde_json::from_slice::<Used>(json).map_err(json_err)?.into_root();
     check_required_extensions(&root.extensions_required, file)?;
     if !probe.skipped.is_empty() {
@@ -101,13 +112,23 @@ pub(crate) fn read_with_nodes(
             ));
         }
     }
-    let budget = opts.budget_for(&input);
     let mut buffers = buffers::load(&root, bin, &input, opts, &budget, file)?;
     if root.extensions_used.iter().any(|e| e == crate::meshopt::EXTENSION) {
         let n = crate::meshopt::decode(json, &mut buffers, &budget, file)?;
         diag.info("gltf.meshopt", format!("{n} buffer view(s) compressed with EXT_meshopt_compression decoded"));
     }
-    Reader { root: &root, buffers: &buffers, file, diag, budget, accessors: HashMap::new() }.run(format, bones)
+    Reader {
+        root: &root,
+        buffers: &buffers,
+        file,
+        diag,
+        budget,
+        accessors: HashMap::new(),
+        skin_users: Vec::new(),
+        explicit_deform: HashMap::new(),
+        built_at: HashMap::new(),
+    }
+    .run(format, bones)
 }
 
 /// The GLB header and chunk headers (glTF 2.0 "GLB File Format Specification"), checked before
@@ -230,13 +251,19 @@ struct Reader<'a> {
     budget: Budget,
     /// Accessors decoded so far: primitives (and skins) that share an accessor share one decode.
     accessors: HashMap<usize, Rc<AccessorData>>,
+    /// Per skin, the nodes that use it (found in one pass over the nodes, not one per skin).
+    skin_users: Vec<Vec<usize>>,
+    /// Per node, whether its extras set `deform` (parsed once, not once per skin using it).
+    explicit_deform: HashMap<usize, bool>,
+    /// Per root node, the skeletons built from it (entries of `built`), so that a skin finds
+    /// the one it shares without looking at every other.
+    built_at: HashMap<usize, Vec<usize>>,
 }
 
 /// A skeleton already read for an earlier skin: its nodes and their bones, so a later skin over
 /// the same node hierarchy (glTF lets several skins share joints, and skelport writes one node
 /// hierarchy per skeleton however many skins use it) binds to it instead of a copy.
 struct BuiltSkeleton {
-    root: usize,
     index: usize,
     bone_of: HashMap<usize, BoneId>,
 }
@@ -252,6 +279,28 @@ struct Graph {
     depth: Vec<usize>,
     /// Every node, parents before children.
     preorder: Vec<usize>,
+    /// Each node's place in `preorder`.
+    order: Vec<usize>,
+}
+
+impl Graph {
+    /// The lowest common ancestor of nodes `a` and `b` of one tree: climb the deeper, then both.
+    fn common_ancestor(&self, mut a: usize, mut b: usize) -> usize {
+        while self.depth[a] > self.depth[b] {
+            a = self.parent[a].expect("a deeper node has a parent");
+        }
+        while self.depth[b] > self.depth[a] {
+            b = self.parent[b].expect("a deeper node has a parent");
+        }
+        while a != b {
+            skelport_ir::names::add_work(1);
+            match (self.parent[a], self.parent[b]) {
+                (Some(x), Some(y)) => (a, b) = (x, y),
+                _ => break,
+            }
+        }
+        a
+    }
 }
 
 impl Reader<'_> {
@@ -356,6 +405,13 @@ impl Reader<'_> {
                 }
             }
         }
+        let mut users = vec![Vec::new(); self.root.skins.len()];
+        for (i, n) in nodes.iter().enumerate() {
+            if let Some(s) = n.skin {
+                users[s.value()].push(i);
+            }
+        }
+        self.skin_users = users;
         let mut built: Vec<BuiltSkeleton> = Vec::new();
         for si in 0..self.root.skins.len() {
             self.skin(si, &g, &scene_tops, &mut doc, &mut built)?;
@@ -379,18 +435,23 @@ impl Reader<'_> {
             }
         }
         let worlds: Vec<Vec<DMat4>> = doc.skeletons.iter().map(|s| s.world_matrices()).collect();
+        // Each node's nearest ancestor that is a bone (of the first skeleton holding it), in one
+        // pass, parents before children: climbing from every mesh node was quadratic.
+        let mut bone_at: HashMap<usize, (usize, BoneId)> = HashMap::new();
+        for b in built.iter().rev() {
+            bone_at.extend(b.bone_of.iter().map(|(&node, &id)| (node, (b.index, id))));
+        }
+        let mut bone_above: Vec<Option<(usize, BoneId)>> = vec![None; nodes.len()];
+        for &i in &g.preorder {
+            if let Some(p) = g.parent[i] {
+                bone_above[i] = bone_at.get(&p).copied().or(bone_above[p]);
+            }
+        }
         for (i, node) in nodes.iter().enumerate() {
             let (Some(m), None) = (node.mesh, node.skin) else { continue };
             let (mut mesh, _) = self.merge_meshes(&[m.value()], 0, None)?;
             place(&mut mesh, &g.world[i]);
-            let mut up = g.parent[i];
-            let bone = loop {
-                let Some(p) = up else { break None };
-                if let Some(b) = built.iter().find_map(|b| b.bone_of.get(&p).map(|&id| (b.index, id))) {
-                    break Some(b);
-                }
-                up = g.parent[p];
-            };
+            let bone = bone_above[i];
             let vertices = mesh.positions.len();
             let name = mesh.name.clone();
             doc.meshes.push(mesh);
@@ -430,6 +491,8 @@ impl Reader<'_> {
     fn graph(&mut self) -> Result<Graph, GltfError> {
         let nodes = &self.root.nodes;
         let n = nodes.len();
+        // The graph's tables: two matrices, parent, depth, order, a name and a child list a node.
+        self.budget.charge(n as u64 * NODE_BYTES, self.file, "/nodes")?;
         let mut parent: Vec<Option<usize>> = vec![None; n];
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
         for (i, node) in nodes.iter().enumerate() {
@@ -516,7 +579,11 @@ impl Reader<'_> {
                 None => (local[i], 0),
             };
         }
-        Ok(Graph { parent, children, top, names, local, world, depth, preorder })
+        let mut order = vec![0; n];
+        for (k, &i) in preorder.iter().enumerate() {
+            order[i] = k;
+        }
+        Ok(Graph { parent, children, top, names, local, world, depth, preorder, order })
     }
 
     /// For each scene, the set of top nodes it lists (checked references).
@@ -552,6 +619,9 @@ impl Reader<'_> {
         if skin.joints.is_empty() {
             return Err(self.err(format!("{sp}/joints"), "joints must not be empty"));
         }
+        // Per joint: its inverse bind matrix (an identity where the skin has none), its place
+        // in the joint tables and sets.
+        self.budget.charge(skin.joints.len() as u64 * JOINT_BYTES, self.file, &format!("{sp}/joints"))?;
         let mut joints = Vec::with_capacity(skin.joints.len());
         let mut seen = HashSet::new();
         for (k, j) in skin.joints.iter().enumerate() {
@@ -569,21 +639,11 @@ impl Reader<'_> {
         if let Some(k) = joints.iter().position(|&j| g.top[j] != top) {
             return Err(self.err(format!("{sp}/joints/{k}"), "joints do not have a common root (they live in different node trees)"));
         }
-        // Lowest common ancestor in linear time: count joints per subtree (children before
-        // parents); the deepest node whose subtree holds every joint.
-        let mut below = vec![0usize; n];
-        for &j in &joints {
-            below[j] += 1;
-        }
-        let mut lca = top;
-        for &i in g.preorder.iter().rev() {
-            if below[i] == joints.len() && g.depth[i] >= g.depth[lca] && g.top[i] == top {
-                lca = i;
-            }
-            if let Some(p) = g.parent[i] {
-                below[p] += below[i];
-            }
-        }
+        // Lowest common ancestor: that of the first and the last joint in preorder, found by
+        // climbing from both (a pass over every node per skin made many skins quadratic).
+        let first = joints.iter().copied().min_by_key(|&j| g.order[j]).expect("joints are not empty");
+        let last = joints.iter().copied().max_by_key(|&j| g.order[j]).expect("joints are not empty");
+        let lca = g.common_ancestor(first, last);
         if let Some(s) = skin.skeleton {
             let s = s.value();
             if s >= n {
@@ -663,7 +723,7 @@ impl Reader<'_> {
             }
         };
         // Mesh nodes using this skin, and the scene check.
-        let mesh_nodes: Vec<usize> = (0..n).filter(|&i| self.root.nodes[i].skin.map(|s| s.value()) == Some(si)).collect();
+        let mesh_nodes = std::mem::take(&mut self.skin_users[si]);
         for &mn in &mesh_nodes {
             for tops in scene_tops {
                 if tops.contains(&g.top[mn]) && !tops.contains(&top) {
@@ -685,27 +745,34 @@ impl Reader<'_> {
         let skin_extras: SkinExtras = own_extras(&skin.extras).and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
         let skin_name = skin.name.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| format!("skin{si}"));
         // Same root as an earlier skin and all joints among its bones: share that skeleton.
-        let shared = built.iter().position(|b| b.root == skel_root && joints.iter().all(|j| b.bone_of.contains_key(j)));
+        let shared = self
+            .built_at
+            .get(&skel_root)
+            .and_then(|ks| ks.iter().copied().find(|&k| joints.iter().all(|j| built[k].bone_of.contains_key(j))));
         let k = match shared {
             Some(k) => {
                 let b = &built[k];
                 let sk = &mut doc.skeletons[b.index];
+                let root = self.root;
                 for j in &joints {
-                    let explicit = self.node_extras(*j).and_then(|v| v.get("deform").cloned()).is_some_and(|d| !d.is_null());
+                    let explicit = *self.explicit_deform.entry(*j).or_insert_with(|| {
+                        own_extras(&root.nodes[*j].extras).and_then(|v| v.get("deform").cloned()).is_some_and(|d| !d.is_null())
+                    });
                     if !explicit {
                         sk.bones[b.bone_of[j].index()].deform = true;
                     }
                 }
                 k
             }
-            None => self.build_skeleton(g, &joints, &joint_set, skel_root, &skin_extras, &skin_name, doc, built),
+            None => self.build_skeleton(g, &joints, &joint_set, skel_root, &skin_extras, &skin_name, doc, built)?,
         };
         let (skeleton_index, bone_of) = (built[k].index, &built[k].bone_of);
         // Geometry: every primitive of every mesh used with this skin, merged.
         let mut mesh_ids: Vec<usize> = Vec::new();
+        let mut mesh_seen = HashSet::new();
         for &mn in &mesh_nodes {
             if let Some(m) = self.root.nodes[mn].mesh {
-                if !mesh_ids.contains(&m.value()) {
+                if mesh_seen.insert(m.value()) {
                     mesh_ids.push(m.value());
                 }
             }
@@ -751,24 +818,8 @@ impl Reader<'_> {
         }
         let made = by_top.len();
         for (_, nodes) in by_top {
-            // The lowest common ancestor: walk up from the deepest node until every one is below.
-            let mut lca = nodes[0];
-            for &x in &nodes[1..] {
-                let (mut a, mut b) = (lca, x);
-                while g.depth[a] > g.depth[b] {
-                    a = g.parent[a].unwrap_or(a);
-                }
-                while g.depth[b] > g.depth[a] {
-                    b = g.parent[b].unwrap_or(b);
-                }
-                while a != b {
-                    match (g.parent[a], g.parent[b]) {
-                        (Some(pa), Some(pb)) => (a, b) = (pa, pb),
-                        _ => break,
-                    }
-                }
-                lca = a;
-            }
+            // Their lowest common ancestor (the nodes share one tree).
+            let lca = nodes[1..].iter().fold(nodes[0], |lca, &x| g.common_ancestor(lca, x));
             let name = g.names[lca].clone();
             let k = self.build_skeleton(g, &nodes, &nodes.iter().copied().collect(), lca, &SkinExtras::default(), &name, doc, built);
             // No skin says which bones deform: every bone of the armature may.
@@ -800,7 +851,7 @@ impl Reader<'_> {
         skin_name: &str,
         doc: &mut Document,
         built: &mut Vec<BuiltSkeleton>,
-    ) -> usize {
+    ) -> Result<usize, GltfError> {
         // Bones: the subtree of the skin's `skeleton` node (or, without one, of the joints'
         // lowest common ancestor): the joints, the nodes between them, helper and end nodes.
         // Nodes carrying a mesh or camera (and what hangs below them) are not bones.
@@ -828,13 +879,16 @@ impl Reader<'_> {
             roots = g.children[lca].iter().copied().filter(|c| in_set.contains(c)).collect();
         }
         let order = skelport_ir::proc::preorder_where(&g.children, roots.iter().copied(), |c| in_set.contains(&c));
+        // Skins over nested roots each build their own skeleton: every bone is charged.
+        self.budget.charge(order.len() as u64 * BONE_BYTES, self.file, &format!("skeleton of skin '{skin_name}'"))?;
+        let root_set: HashSet<usize> = roots.iter().copied().collect();
         let bone_of: HashMap<usize, BoneId> = order.iter().enumerate().map(|(b, &i)| (i, BoneId::from_index(b))).collect();
         let mut sk = Skeleton::new(skin_extras.skeleton.clone().unwrap_or_else(|| skin_name.to_string()));
         sk.ext = skin_extras.skeleton_ext.clone();
         let mut mirrors: Vec<(usize, String)> = Vec::new();
-        let mut used: HashSet<String> = HashSet::new();
+        let mut used = UniqueNames::new();
         for (bi, &node) in order.iter().enumerate() {
-            let is_root = roots.contains(&node);
+            let is_root = root_set.contains(&node);
             let m = if is_root { g.world[node] } else { g.local[node] };
             let rest = Transform::from_matrix(&m).unwrap_or_else(|| {
                 self.diag.warn(
@@ -848,19 +902,17 @@ impl Reader<'_> {
                 self.diag.warn("gltf.unnamed-node", format!("node {node} has no name; called it '{}'", g.names[node]));
             }
             let parent = if is_root { None } else { g.parent[node].and_then(|p| bone_of.get(&p).copied()) };
+            if let Some(raw) = &self.root.nodes[node].extras {
+                // Each skeleton holding the node parses (and keeps) its extras again.
+                self.budget.charge_json(raw.get().as_bytes(), self.file, &format!("/nodes/{node}/extras"))?;
+            }
             let extras = self.node_extras(node).and_then(|v| serde_json::from_value::<BoneExtras>(v).ok());
             // The bone's own name where skelport had to give the node another.
             let base = extras.as_ref().and_then(|x| x.name.clone()).filter(|n| !n.is_empty()).unwrap_or_else(|| g.names[node].clone());
-            let mut name = base.clone();
-            let mut k = 1;
-            while used.contains(&name) {
-                name = format!("{base}.{k:03}");
-                k += 1;
-            }
+            let name = used.unique(&base, Suffix::Dot3);
             if name != base {
                 self.diag.warn("gltf.duplicate-name", format!("node {node}: name '{base}' is used more than once; renamed to '{name}'"));
             }
-            used.insert(name.clone());
             let mut bone = Bone::new(name, parent, rest);
             bone.deform = joint_set.contains(&node);
             if let Some(x) = extras {
@@ -883,8 +935,9 @@ impl Reader<'_> {
         }
         let index = doc.skeletons.len();
         doc.skeletons.push(sk);
-        built.push(BuiltSkeleton { root: skel_root, index, bone_of });
-        built.len() - 1
+        self.built_at.entry(skel_root).or_default().push(built.len());
+        built.push(BuiltSkeleton { index, bone_of });
+        Ok(built.len() - 1)
     }
 
     /// Every primitive of `mesh_ids` as one IR mesh, with the influences of skin `skin` (`None`:

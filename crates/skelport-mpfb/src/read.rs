@@ -25,21 +25,24 @@ fn jerr(file: &str, path: impl Into<String>, message: impl Into<String>) -> Mpfb
     MpfbError::Json { file: file.into(), path: path.into(), message: message.into() }
 }
 
-/// Parse and upgrade a rig file without placing anything.
-pub fn parse_rig(bytes: &[u8], file: &str) -> Result<RawRig, MpfbError> {
+/// Parse and upgrade a rig file without placing anything. Its value tree is charged to
+/// `budget` before it is built.
+pub fn parse_rig(bytes: &[u8], file: &str, budget: &Budget) -> Result<RawRig, MpfbError> {
+    budget.charge_json(bytes, file, "$ (the rig's value tree)")?;
     let v: Value = serde_json::from_slice(bytes).map_err(|e| MpfbError::Syntax {
         file: file.into(),
         line: e.line(),
         column: e.column(),
         message: e.to_string(),
     })?;
-    let Value::Object(top) = v else { return Err(jerr(file, "$", "an MPFB rig is a JSON object")) };
+    let Value::Object(mut top) = v else { return Err(jerr(file, "$", "an MPFB rig is a JSON object")) };
+    // The bones are taken out of the top object, not copied with it (a copy doubled the memory
+    // of a rig padded with an unknown key).
     let (mut header, bones_v, shape) = match top.get("bones") {
         Some(Value::Object(_)) => {
-            let mut h = top.clone();
-            let Some(Value::Object(b)) = h.remove("bones") else { unreachable!("checked above") };
-            let version = h.get("version").and_then(Value::as_u64).unwrap_or(100);
-            (h, b, if version >= 110 { "v110" } else { "v100" })
+            let Some(Value::Object(b)) = top.shift_remove("bones") else { unreachable!("checked above") };
+            let version = top.get("version").and_then(Value::as_u64).unwrap_or(100);
+            (top, b, if version >= 110 { "v110" } else { "v100" })
         }
         Some(_) => return Err(jerr(file, "$.bones", "must be an object mapping bone names to bones")),
         None => (Map::new(), top, "headerless"),
@@ -284,8 +287,9 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
     // The weights file (a few MB of JSON) depends on neither the rig nor the mesh until it is
     // applied: read and parsed on a second core while the rig and the mesh are (no thread when
     // there is none). Errors keep their order (rig, mesh, then weights).
+    let budget = opts.budget.clone().unwrap_or_else(|| Budget::for_input(bytes.len() as u64));
     let rig_and_mesh = || -> Result<_, MpfbError> {
-        let rig = parse_rig(bytes, file)?;
+        let rig = parse_rig(bytes, file, &budget)?;
         let scale = rig.header.get("scale_factor").and_then(Value::as_f64).filter(|s| *s > 0.0).unwrap_or(0.1);
         let mesh = Companion::of(opts.mesh.as_deref(), opts.mesh_data.as_ref())
             .map(|c| Ok::<_, MpfbError>((c.name(), base_mesh(c, scale)?)))
@@ -294,7 +298,7 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
     };
     let (rig_and_mesh, weights) = match Companion::of(opts.weights.as_deref(), opts.weights_data.as_ref()) {
         Some(wp) => {
-            let (r, w) = rayon::join(rig_and_mesh, || load_weights(wp));
+            let (r, w) = rayon::join(rig_and_mesh, || load_weights(wp, &budget));
             (r, Some(w))
         }
         None => (rig_and_mesh(), None),
@@ -469,7 +473,6 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
     }
     if let Some(weights) = weights {
         let (wfile, wf) = weights?;
-        let budget = opts.budget.clone().unwrap_or_else(|| Budget::for_input(bytes.len() as u64));
         let vertices = mesh.as_ref().map(|m| m.positions.len());
         let on = WeightsOn { mesh_vertices: vertices, remap: remap.as_deref(), budget: &budget };
         let skin = read_weights_into(wf, &wfile, &sk, on, &mut doc, diag)?;
@@ -590,7 +593,7 @@ pub fn read_weights(bytes: &[u8], file: &str, doc: &mut Document, diag: &mut Dia
     };
     let budget = Budget::for_input(bytes.len() as u64);
     let on = WeightsOn { mesh_vertices: None, remap: None, budget: &budget };
-    if let Some(mut s) = read_weights_into(parse_weights(bytes, file)?, file, &sk, on, doc, diag)? {
+    if let Some(mut s) = read_weights_into(parse_weights(bytes, file, &budget)?, file, &sk, on, doc, diag)? {
         s.mesh = None;
         doc.skins.push(s);
     }
@@ -598,16 +601,19 @@ pub fn read_weights(bytes: &[u8], file: &str, doc: &mut Document, diag: &mut Dia
 }
 
 /// Read and parse a weights file: its name for messages and its typed contents.
-fn load_weights(weights: Companion<'_>) -> Result<(String, WeightsFile), MpfbError> {
+fn load_weights(weights: Companion<'_>, budget: &Budget) -> Result<(String, WeightsFile), MpfbError> {
     let file = weights.name();
     let bytes = weights.bytes("weights")?;
-    let wf = parse_weights(&bytes, &file)?;
+    // The weights file is input too: it grows the budget it is charged to.
+    budget.add_input(Path::new(&file), bytes.len() as u64);
+    let wf = parse_weights(&bytes, &file, budget)?;
     Ok((file, wf))
 }
 
 /// Typed parse straight into (vertex, weight) pairs: a weights file is ~3 MB of small arrays,
 /// and building a serde_json::Value for each entry costs most of the read.
-fn parse_weights(bytes: &[u8], file: &str) -> Result<WeightsFile, MpfbError> {
+fn parse_weights(bytes: &[u8], file: &str, budget: &Budget) -> Result<WeightsFile, MpfbError> {
+    budget.charge_json(bytes, file, "$ (the weights' value tree)")?;
     serde_json::from_slice(bytes).map_err(|e| MpfbError::Syntax {
         file: file.to_string(),
         line: e.line(),
@@ -861,5 +867,26 @@ mod tests {
         assert!(matches!(e, MpfbError::Budget(_)) && e.to_string().contains("budget exceeded"), "{e}");
         // What the budget allows (64 MiB at 32 bytes a vertex) still reads.
         read_weights(br#"{"weights": {"root": [[2000000, 0.5]]}}"#, "w.json", &mut rig(), &mut Diagnostics::default()).unwrap();
+    }
+
+    /// `n` empty objects as JSON (7 bytes each, about 450 as a value tree).
+    fn pad(n: usize) -> String {
+        format!("[{}]", vec![r#"{"":0}"#; n].join(","))
+    }
+
+    /// Issue 38: a rig padded with an unknown key took 128× its size (the value tree, then a
+    /// copy of it), and a weights file's pairs 73×. Both are charged before they are parsed:
+    /// past the budget they stop, naming the file's value tree.
+    #[test]
+    fn value_trees_are_charged_before_they_are_built() {
+        let padded = format!(r#"{{"padding": {}, "bones": {RIG}}}"#, pad(300_000));
+        let e = read(padded.as_bytes(), "rig.json", &ReadOptions::default(), &mut Diagnostics::default()).unwrap_err().to_string();
+        assert!(e.contains("rig.json: $ (the rig's value tree): decode budget exceeded"), "{e}");
+        let weights = format!(r#"{{"weights": {{"root": [[0, 1.0]]}}, "padding": {}}}"#, pad(300_000));
+        let e = read_weights(weights.as_bytes(), "w.json", &mut rig(), &mut Diagnostics::default()).unwrap_err().to_string();
+        assert!(e.contains("w.json: $ (the weights' value tree): decode budget exceeded"), "{e}");
+        // A real rig's size reads.
+        let small = format!(r#"{{"padding": {}, "bones": {RIG}}}"#, pad(1000));
+        read(small.as_bytes(), "rig.json", &ReadOptions::default(), &mut Diagnostics::default()).unwrap();
     }
 }

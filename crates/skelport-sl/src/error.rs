@@ -12,6 +12,10 @@ pub enum SlError {
     /// The document cannot be written as an SL-importable file; the message says what to do.
     #[error("cannot write an SL Collada file: {message}")]
     Write { message: String },
+    /// The file asks for more memory than the decode budget allows (a `.zae` whose `.dae`
+    /// inflates far beyond the archive).
+    #[error(transparent)]
+    Budget(#[from] skelport_ir::BudgetError),
 }
 
 impl SlError {

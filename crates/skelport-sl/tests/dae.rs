@@ -939,3 +939,52 @@ fn a_mesh_named_like_a_joint_gets_a_node_name_of_its_own() {
     assert!(back.skeletons[0].find("mTorso").is_some());
     assert!(validate_sl(&out, "x.dae", SlSkeleton::builtin()).is_empty());
 }
+
+/// Issue 38: the `.dae` inside a `.zae` is charged as the input it stands for (64 × its bytes),
+/// so an archive of 2 MB of Collada that zips to a few kilobytes (1.17 GB from 32 KB before) is
+/// refused naming the entry; the same archive without the padding reads.
+#[test]
+fn the_dae_inside_a_zae_is_charged_as_input() {
+    let text = good_text();
+    let at = text.find("<COLLADA").unwrap();
+    let padded = format!("{}<!--{}-->{}", &text[..at], " ".repeat(2 << 20), &text[at..]);
+    let bomb = zip_of(&[("rig.dae", padded.as_bytes())]);
+    assert!(bomb.len() < 64 << 10, "{}", bomb.len());
+    let e = read_named(&bomb, "rig.zae").unwrap_err();
+    assert!(e.starts_with("rig.zae: ") && e.contains("rig.dae: decode budget exceeded"), "{e}");
+    read_named(&zip_of(&[("rig.dae", text.as_bytes())]), "rig.zae").unwrap();
+}
+
+/// A Collada scene of a root joint with `n` child joints all named `j`.
+fn alike_joints(n: usize, attrs: usize) -> String {
+    let extra: String = (0..attrs).map(|k| format!(" a{k}=\"\"")).collect();
+    let kids: String = (0..n).map(|k| format!("<node id=\"j{k}\" name=\"j\" type=\"JOINT\"{extra}/>")).collect();
+    format!(
+        r##"<?xml version="1.0"?><COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1"><asset><unit meter="1"/><up_axis>Y_UP</up_axis></asset><library_visual_scenes><visual_scene id="s"><node id="root" name="root" type="JOINT">{kids}</node></visual_scene></library_visual_scenes><scene><instance_visual_scene url="#s"/></scene></COLLADA>"##
+    )
+}
+
+/// Issue 38: repeated names were made unique by trying `.001`, `.002`, … from the start (40,000
+/// alike took over a minute), and quick-xml compared each attribute with every earlier one
+/// (400,000 on one element took over a minute). Twice the joints or attributes count about
+/// twice the work; past 256 attributes on one element the file is refused, and an attribute
+/// given twice is an error.
+#[test]
+fn repeated_names_and_attributes_take_linear_work() {
+    let work = |n: usize, attrs: usize| {
+        let before = skelport_ir::names::work();
+        let (doc, _) = read(alike_joints(n, attrs).as_bytes());
+        let names: std::collections::HashSet<&str> = doc.skeletons[0].bones.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names.len(), n + 1);
+        skelport_ir::names::work() - before
+    };
+    let (one, two) = (work(2000, 0), work(4000, 0));
+    assert!(one >= 2000 && two <= 2 * one + 100, "{one} then {two}");
+    let (one, two) = (work(500, 100), work(500, 200));
+    assert!(two <= 2 * one, "{one} then {two}");
+    let e = read_named(alike_joints(1, 300).as_bytes(), "many.dae").unwrap_err();
+    assert!(e.contains("more than 256 attributes on one element"), "{e}");
+    let twice = alike_joints(1, 0).replace("name=\"j\"", "name=\"j\" name=\"k\"");
+    let e = read_named(twice.as_bytes(), "twice.dae").unwrap_err();
+    assert!(e.contains("attribute 'name' is given twice"), "{e}");
+}

@@ -65,8 +65,8 @@ impl Format for VrmFormat {
             60
         }
     }
-    fn read(&self, input: Input<'_>, _opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
-        read::read(input, diag).map_err(Into::into)
+    fn read(&self, input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
+        read::read(input, opts, diag).map_err(Into::into)
     }
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         write::write(doc, opts, diag).map_err(Into::into)

@@ -9,7 +9,7 @@ use crate::humanoid::{store_roles, NAMESPACE};
 use crate::spec;
 use serde_json::{json, Value};
 use skelport_ir::rest::{HumanBone, Humanoid};
-use skelport_ir::{Axis, Diagnostics, Document, Input};
+use skelport_ir::{Axis, Diagnostics, Document, Input, ReadOptions};
 use std::collections::BTreeMap;
 
 /// The code of a warning that a humanoid bone names no node, one of the format's structural codes.
@@ -31,34 +31,62 @@ fn json_of<'a>(bytes: &'a [u8], file: &str) -> Result<&'a [u8], VrmError> {
     }
 }
 
-/// The nodes a VRM 1.0 or 0.x humanoid names, from the JSON alone and without judging it (the
-/// reader judges the extension after the glTF underneath, as the file is ordered).
-fn humanoid_nodes(root: &Value) -> Vec<usize> {
+/// The nodes a VRM 1.0 or 0.x humanoid names, from the `extensions` object alone and without
+/// judging it (the reader judges the extension after the glTF underneath, as the file is ordered).
+fn humanoid_nodes(ext: &Value) -> Vec<usize> {
     let node = |v: &Value| v.get("node").and_then(Value::as_u64).and_then(|n| usize::try_from(n).ok());
-    let v1 =
-        root.pointer("/extensions/VRMC_vrm/humanoid/humanBones").and_then(Value::as_object).map(|o| o.values().filter_map(node).collect());
-    let v0 = || root.pointer("/extensions/VRM/humanoid/humanBones").and_then(Value::as_array).map(|l| l.iter().filter_map(node).collect());
+    let v1 = ext.pointer("/VRMC_vrm/humanoid/humanBones").and_then(Value::as_object).map(|o| o.values().filter_map(node).collect());
+    let v0 = || ext.pointer("/VRM/humanoid/humanBones").and_then(Value::as_array).map(|l| l.iter().filter_map(node).collect());
     v1.or_else(v0).unwrap_or_default()
 }
 
-pub(crate) fn read(input: Input<'_>, diag: &mut Diagnostics) -> Result<Document, VrmError> {
+/// The parts of the glTF JSON the VRM reader looks at: `extensions` as raw text (only it is
+/// parsed into a value tree, after it is charged), `textures` (a VRM 0.x thumbnail names one),
+/// and how many materials there are. The glTF reader reads (and charges) the rest; a second tree
+/// of the whole JSON took 71× the input.
+#[derive(serde::Deserialize)]
+struct Top<'a> {
+    #[serde(borrow, default)]
+    extensions: Option<&'a serde_json::value::RawValue>,
+    #[serde(borrow, default)]
+    textures: Option<&'a serde_json::value::RawValue>,
+    #[serde(default)]
+    materials: Option<skelport_ir::jsonskip::JsonSkip>,
+}
+
+pub(crate) fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, VrmError> {
     let file = input.display_name();
-    // The humanoid's nodes first: they are read as bones even where no skin binds them. Broken
-    // containers and JSON are the glTF reader's to describe.
-    let parsed: Option<Value> = json_of(input.bytes, &file).ok().and_then(|j| serde_json::from_slice(j).ok());
-    let named = parsed.as_ref().map(humanoid_nodes).unwrap_or_default();
-    let (mut doc, nodes) = skelport_gltf::read_bytes_with_nodes(input.bytes, input.path, &named, diag)?;
+    let budget = opts.budget_for(&input);
+    let opts = ReadOptions { budget: Some(budget.clone()), ..ReadOptions::default() };
+    let syntax = |e: serde_json::Error| VrmError::Invalid {
+        file: file.clone(),
+        pointer: format!("JSON line {}, column {}", e.line(), e.column()),
+        message: e.to_string(),
+    };
+    // The extensions first: the humanoid's nodes are read as bones even where no skin binds
+    // them. Broken containers and JSON are the glTF reader's to describe, so a failure here
+    // is reported only after it has read the file.
+    let early = (|| -> Result<(Top<'_>, Option<Value>, Value), VrmError> {
+        let top: Top<'_> = serde_json::from_slice(json_of(input.bytes, &file)?).map_err(syntax)?;
+        let mut tree = |raw: Option<&serde_json::value::RawValue>, at: &str| -> Result<Option<Value>, VrmError> {
+            let Some(raw) = raw else { return Ok(None) };
+            budget.charge_json(raw.get().as_bytes(), &file, at).map_err(skelport_gltf::GltfError::from)?;
+            Ok(Some(serde_json::from_str(raw.get()).map_err(syntax)?))
+        };
+        let ext = tree(top.extensions, "/extensions")?;
+        let textures = tree(top.textures, "/textures")?.unwrap_or(Value::Null);
+        Ok((top, ext, json!({ "textures": textures })))
+    })();
+    let named = match &early {
+        Ok((_, Some(ext), _)) => humanoid_nodes(ext),
+        _ => Vec::new(),
+    };
+    let (mut doc, nodes) = skelport_gltf::read_input_with_nodes(input, &opts, &named, diag)?;
     doc.source_format = Some("vrm".into());
-    let root: Value = match parsed {
-        Some(v) => v,
-        None => serde_json::from_slice(json_of(input.bytes, &file)?).map_err(|e| VrmError::Invalid {
-            file: file.clone(),
-            pointer: format!("JSON line {}, column {}", e.line(), e.column()),
-            message: e.to_string(),
-        })?,
+    let (top, ext, root) = early?;
     };
     let invalid = |pointer: &str, message: String| VrmError::Invalid { file: file.clone(), pointer: pointer.into(), message };
-    let ext = root.get("extensions");
+    let ext = ext.as_ref();
     // (role, node) pairs, and the pointer they came from.
     let mut pairs: Vec<(HumanBone, u64, String)> = Vec::new();
     let (vrm, v0) = match (ext.and_then(|e| e.get(spec::EXTENSION)), ext.and_then(|e| e.get("VRM"))) {
@@ -178,7 +206,7 @@ pub(crate) fn read(input: Input<'_>, diag: &mut Diagnostics) -> Result<Document,
             lost.push(k.to_owned());
         }
     }
-    let materials = root.get("materials").and_then(Value::as_array).map_or(0, Vec::len);
+    let materials = top.materials.map_or(0, |m| m.0);
     if materials > 0 {
         lost.push(format!("{materials} materials (MToon and others)"));
     }

@@ -248,6 +248,17 @@ pub fn write_output(path: &Path, out: &Output) -> Result<Vec<PathBuf>> {
         std::io::stdout().lock().write_all(&out.main).context("<stdout>: cannot write")?;
         return Ok(vec![]);
     }
+    if !out.side_files.is_empty() {
+        // A device or FIFO has no folder of its own: `-o /dev/null --to gltf` must not create
+        // a regular `/dev/null.bin`.
+        if let Target::Through = target_kind(path)? {
+            anyhow::bail!(
+                "{}: is a device or pipe, and this output has side files ({}) that cannot go beside it; write to a file or use --embed",
+                path.display(),
+                out.side_files.iter().map(|s| s.0.as_str()).collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let files: Vec<(PathBuf, &[u8])> = out
         .side_files
@@ -297,18 +308,27 @@ fn commit_all(staged: Vec<Staged>) -> Result<Vec<PathBuf>> {
         .map(|s| {
             let backup = std::fs::metadata(&s.path).ok().filter(|m| m.is_file()).and_then(|_| {
                 let dir = s.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-                let name = tempfile::Builder::new().prefix(".skelport-").suffix(".bak").make_in(dir, |p| std::fs::hard_link(&s.path, p));
+                // Registered under the lock as it is made: a signal handler that takes the list
+                // first sees no link (none is made after it), one that comes later removes it.
+                let mut list = pending();
+                let name = tempfile::Builder::new().prefix(".skelport-").suffix(".bak").make_in(dir, |p| {
+                    std::fs::hard_link(&s.path, p)?;
+                    list.push(p.to_path_buf());
+                    Ok(())
+                });
                 let p = name.ok()?.into_temp_path().keep().ok()?;
-                pending().push(p.clone());
                 Some(p)
             });
             Kept { target: s.path.clone(), backup }
         })
         .collect();
+    // A link is removed (or renamed back) and deregistered under the lock, so that a signal
+    // between the two neither misses it nor removes a path already reused.
     let forget = |k: &Kept| {
         if let Some(b) = &k.backup {
-            pending().retain(|p| p != b);
+            let mut list = pending();
             let _ = std::fs::remove_file(b);
+            list.retain(|p| p != b);
         }
     };
     let mut done = Vec::with_capacity(staged.len());
@@ -317,12 +337,13 @@ fn commit_all(staged: Vec<Staged>) -> Result<Vec<PathBuf>> {
             Ok(p) => done.push(p),
             Err(e) => {
                 for k in &kept[..i] {
+                    let mut list = pending();
                     let _ = match &k.backup {
                         Some(b) => std::fs::rename(b, &k.target),
                         None => std::fs::remove_file(&k.target),
                     };
                     if let Some(b) = &k.backup {
-                        pending().retain(|p| p != b);
+                        list.retain(|p| p != b);
                     }
                 }
                 kept[i..].iter().for_each(forget);

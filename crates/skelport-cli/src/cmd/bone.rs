@@ -48,7 +48,7 @@ fn run_add(a: BoneAddArgs) -> Result<ExitCode> {
     let at = m.add_bone(&spec, &names)?;
     let path = save(&m, &a.file, &a.out)?;
     let id = m.bone(at).id.unwrap_or(0);
-    eprintln!(
+    tell!(
         "added '{}' (ID {id}, hash {}) under '{}' → {}",
         a.name,
         skelport_anvil::names::hash_of_display(&a.name),
@@ -65,9 +65,9 @@ fn run_remove(a: BoneRemoveArgs) -> Result<ExitCode> {
     let notes = m.remove_bone(&a.name, &names)?;
     let path = save(&m, &a.file, &a.out)?;
     for n in &notes {
-        eprintln!("{n}");
+        tell!("{n}");
     }
-    eprintln!("removed '{}' → {}", a.name, path.display());
+    tell!("removed '{}' → {}", a.name, path.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -77,7 +77,7 @@ fn run_rename(a: BoneRenameArgs) -> Result<ExitCode> {
     let mut m = open(&a.file, &names)?;
     m.rename_bone(&a.old, &a.new)?;
     let path = save(&m, &a.file, &a.out)?;
-    eprintln!("renamed '{}' to '{}' (hash {}) → {}", a.old, a.new, skelport_anvil::names::hash_of_display(&a.new), path.display());
+    tell!("renamed '{}' to '{}' (hash {}) → {}", a.old, a.new, skelport_anvil::names::hash_of_display(&a.new), path.display());
     Ok(ExitCode::SUCCESS)
 }
 

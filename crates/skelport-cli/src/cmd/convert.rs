@@ -88,7 +88,7 @@ fn convert_one(a: &ConvertArgs, input: &Path, weights: Option<&Path>, output: &P
         return Outcome { result: Err(e), from: Some(from.name()), to: None, diagnostics: loaded.diagnostics };
     };
     if verbose() {
-        eprintln!("{}: read as {}{}", input.display(), from.name(), weights.map(|w| format!(" with {}", w.display())).unwrap_or_default());
+        tell!("{}: read as {}{}", input.display(), from.name(), weights.map(|w| format!(" with {}", w.display())).unwrap_or_default());
     }
     let converted = match loaded.into_converted(target, &options(a, output)) {
         Ok(c) => c,
@@ -100,7 +100,7 @@ fn convert_one(a: &ConvertArgs, input: &Path, weights: Option<&Path>, output: &P
     let written = converted.save(output);
     if let (Ok(files), true) = (&written, verbose()) {
         for f in files {
-            eprintln!("{}: wrote {} as {}", input.display(), f.display(), target.name());
+            tell!("{}: wrote {} as {}", input.display(), f.display(), target.name());
         }
     }
     Outcome { result: written.map(drop), from: Some(from.name()), to: Some(target), diagnostics: converted.diagnostics }
@@ -151,7 +151,7 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
             if o.result.is_ok() && a.read.weights.is_none() && o.from == Some(skelport::mpfb_folder::FORMAT) {
                 if let Some(w) = skelport::mpfb_folder::weights_beside(input) {
                     if !super::quiet() {
-                        eprintln!("note: {}: written without a skin; the weights beside it join with --weights {}", shown, w.display());
+                        tell!("note: {}: written without a skin; the weights beside it join with --weights {}", shown, w.display());
                     }
                 }
             }
@@ -282,12 +282,12 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&s)?);
     } else {
         if let (Some(note), false) = (&plan.note, super::quiet()) {
-            eprintln!("note: {note}");
+            tell!("note: {note}");
         }
         for r in &results {
             print_diagnostics(&r.input, &Diagnostics { items: r.diagnostics.clone() });
         }
-        eprintln!(
+        tell!(
             "converted {} of {} files to {}{}",
             results.len() - failed.len() - skipped,
             results.len(),
@@ -295,20 +295,20 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode> {
             if skipped > 0 { format!(" ({skipped} skipped: output exists)") } else { String::new() }
         );
         if !failed.is_empty() {
-            eprintln!("{} failed:", failed.len());
+            tell!("{} failed:", failed.len());
             for r in &failed {
                 let error = r.error.as_deref().unwrap_or("?");
                 // Errors name their file first: said once.
                 if error.starts_with(&r.input) {
-                    eprintln!("  {error}");
+                    tell!("  {error}");
                 } else {
-                    eprintln!("  {}: {error}", r.input);
+                    tell!("  {}: {error}", r.input);
                 }
             }
         }
     }
     if super::INTERRUPTED.load(Ordering::SeqCst) {
-        eprintln!("interrupted: re-run with --skip-existing to resume");
+        tell!("interrupted: re-run with --skip-existing to resume");
         return Ok(ExitCode::from(super::SIGNAL_EXIT.load(Ordering::SeqCst)));
     }
     Ok(if any_failed.load(Ordering::Relaxed) { ExitCode::from(1) } else { ExitCode::SUCCESS })

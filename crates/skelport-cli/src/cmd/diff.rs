@@ -35,7 +35,7 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
         let c = &r.compared;
-        println!(
+        say!(
             "compared: parents, heads and orientations of {} bone(s); tails of {} (those whose length both files store); {} skin(s)",
             c.bones, c.tails, c.skins
         );
@@ -50,33 +50,33 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
             if p.joints > 0 {
                 over.push(format!("{} joints", p.joints));
             }
-            println!("pose test: {} poses over {}, max deviation {:.3e} m", p.poses, over.join(" and "), p.max_deviation);
+            say!("pose test: {} poses over {}, max deviation {:.3e} m", p.poses, over.join(" and "), p.max_deviation);
         }
         for n in &r.removed {
-            println!("- {n}");
+            say!("- {n}");
         }
         for n in &r.added {
-            println!("+ {n}");
+            say!("+ {n}");
         }
         for p in &r.reparented {
-            println!("~ {}: parent {} → {}", p.bone, p.from.as_deref().unwrap_or("(root)"), p.to.as_deref().unwrap_or("(root)"));
+            say!("~ {}: parent {} → {}", p.bone, p.from.as_deref().unwrap_or("(root)"), p.to.as_deref().unwrap_or("(root)"));
         }
         for m in &r.moved {
             match m.tail {
-                Some(t) => println!("~ {}: moved head {:.6} m, tail {:.6} m", m.bone, m.head, t),
-                None => println!("~ {}: moved head {:.6} m", m.bone, m.head),
+                Some(t) => say!("~ {}: moved head {:.6} m, tail {:.6} m", m.bone, m.head, t),
+                None => say!("~ {}: moved head {:.6} m", m.bone, m.head),
             }
         }
         for m in &r.rotated {
-            println!("~ {}: rotated {:.4}°", m.bone, m.degrees);
+            say!("~ {}: rotated {:.4}°", m.bone, m.degrees);
         }
         for s in &r.skins {
-            println!("~ {s}");
+            say!("~ {s}");
         }
         for n in &r.notes {
-            println!("note: {n}");
+            say!("note: {n}");
         }
-        println!("{}", if r.same { "same".to_string() } else { "different".to_string() });
+        say!("{}", if r.same { "same".to_string() } else { "different".to_string() });
     }
     Ok(if r.same { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -15,7 +15,7 @@ pub fn run(json: bool) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for (name, m) in maps {
-        println!("{name:<26} {:>3} bones  {}", m.bones.len(), m.description);
+        say!("{name:<26} {:>3} bones  {}", m.bones.len(), m.description);
     }
     Ok(ExitCode::SUCCESS)
 }

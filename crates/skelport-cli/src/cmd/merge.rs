@@ -60,14 +60,14 @@ pub fn run(a: MergeArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for m in &report.matched {
-        eprintln!("matched  {m}");
+        tell!("matched  {m}");
     }
     for m in &report.added {
-        eprintln!("added    {m}");
+        tell!("added    {m}");
     }
     if report.modifiers_applied > 0 {
-        eprintln!("applied  {} modifier(s) from path bones to main bones", report.modifiers_applied);
+        tell!("applied  {} modifier(s) from path bones to main bones", report.modifiers_applied);
     }
-    eprintln!("{}: {} bones (limit {})", a.output.display(), report.bone_count, merged.limit);
+    tell!("{}: {} bones (limit {})", a.output.display(), report.bone_count, merged.limit);
     Ok(ExitCode::SUCCESS)
 }

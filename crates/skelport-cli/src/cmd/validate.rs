@@ -35,15 +35,15 @@ pub fn run(a: ValidateArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
         for w in &v.warnings {
-            eprintln!("warning: {name}: {w}");
+            tell!("warning: {name}: {w}");
         }
         for p in &v.problems {
-            println!("{name}: {p}");
+            say!("{name}: {p}");
         }
         if valid {
-            println!("{name}: valid ({}{})", l.format.name(), a.target.as_deref().map(|t| format!(", target {t}")).unwrap_or_default());
+            say!("{name}: valid ({}{})", l.format.name(), a.target.as_deref().map(|t| format!(", target {t}")).unwrap_or_default());
         } else {
-            println!("{name}: {} problem(s)", v.problems.len());
+            say!("{name}: {} problem(s)", v.problems.len());
         }
     }
     Ok(if valid { ExitCode::SUCCESS } else { ExitCode::from(1) })
