@@ -416,7 +416,7 @@ impl Reader<'_> {
         for si in 0..self.root.skins.len() {
             self.skin(si, &g, &scene_tops, &mut doc, &mut built)?;
         }
-        let unbound = self.unbound_skeletons(&g, named_bones, &mut doc, &mut built);
+        let unbound = self.unbound_skeletons(&g, named_bones, &mut doc, &mut built)?;
         if self.root.skins.is_empty() && unbound == 0 {
             self.diag.warn("gltf.no-skins", "the file has no skins: no skeleton was read");
         }
@@ -803,25 +803,35 @@ impl Reader<'_> {
     /// mesh uses: meshless armatures, rigid meshes under bones): for each node tree holding some,
     /// the subtree of their lowest common ancestor, read as a skin's would be, every bone a joint.
     /// Returns how many were made.
-    fn unbound_skeletons(&mut self, g: &Graph, named: &[usize], doc: &mut Document, built: &mut Vec<BuiltSkeleton>) -> usize {
+    fn unbound_skeletons(
+        &mut self,
+        g: &Graph,
+        named: &[usize],
+        doc: &mut Document,
+        built: &mut Vec<BuiltSkeleton>,
+    ) -> Result<usize, GltfError> {
         let n = g.parent.len();
+        // Sets and an index, not scans: a file decides how many names, skins and trees there are.
+        let bound: HashSet<usize> = built.iter().flat_map(|b| b.bone_of.keys().copied()).collect();
         let mut by_top: Vec<(usize, Vec<usize>)> = Vec::new();
+        let mut slot_of_top: HashMap<usize, usize> = HashMap::new();
         let mut seen = HashSet::new();
         for &node in named {
-            if node >= n || !seen.insert(node) || built.iter().any(|b| b.bone_of.contains_key(&node)) {
+            if node >= n || !seen.insert(node) || bound.contains(&node) {
                 continue;
             }
-            match by_top.iter_mut().find(|(t, _)| *t == g.top[node]) {
-                Some((_, list)) => list.push(node),
-                None => by_top.push((g.top[node], vec![node])),
-            }
+            let slot = *slot_of_top.entry(g.top[node]).or_insert_with(|| {
+                by_top.push((g.top[node], Vec::new()));
+                by_top.len() - 1
+            });
+            by_top[slot].1.push(node);
         }
         let made = by_top.len();
         for (_, nodes) in by_top {
             // Their lowest common ancestor (the nodes share one tree).
             let lca = nodes[1..].iter().fold(nodes[0], |lca, &x| g.common_ancestor(lca, x));
             let name = g.names[lca].clone();
-            let k = self.build_skeleton(g, &nodes, &nodes.iter().copied().collect(), lca, &SkinExtras::default(), &name, doc, built);
+            let k = self.build_skeleton(g, &nodes, &nodes.iter().copied().collect(), lca, &SkinExtras::default(), &name, doc, built)?;
             // No skin says which bones deform: every bone of the armature may.
             for b in &mut doc.skeletons[built[k].index].bones {
                 b.deform = true;
@@ -835,7 +845,7 @@ impl Reader<'_> {
                 ),
             );
         }
-        made
+        Ok(made)
     }
 
     /// Read the bones of one skin's node hierarchy into a new skeleton of `doc`; returns its
