@@ -26,6 +26,13 @@ use std::rc::Rc;
 /// nobody uses: a used one is refused), one of the format's structural codes.
 pub const ACCESSOR_RANGE: &str = "gltf.accessor-range";
 
+/// The code of a warning that the buffer view of inverse bind matrices has a `byteStride` equal
+/// to the packed matrix size (read as if absent), one of the format's structural codes.
+pub const IBM_STRIDE: &str = "gltf.ibm-stride";
+
+/// Bytes of one inverse bind matrix (MAT4 of FLOAT).
+const IBM_SIZE: usize = 64;
+
 /// Weight sums further than this from 1 are reported and renormalized. The validator's own
 /// threshold is tighter (a few float32 ulps per weight); files from real exporters that are a
 /// little outside it still skin the same, so they are repaired with a warning rather than refused.
@@ -36,14 +43,16 @@ const WEIGHT_SUM_TOLERANCE: f64 = 2e-3;
 pub const MAX_UV_SETS: usize = 8;
 
 pub(crate) fn read(input: Input<'_>, opts: &ReadOptions, format: &str, diag: &mut Diagnostics) -> Result<Document, GltfError> {
-    read_with_nodes(input, opts, format, diag).map(|(doc, _)| doc)
+    read_with_nodes(input, opts, format, &[], diag).map(|(doc, _)| doc)
 }
 
-/// [`read`], also giving the (skeleton, bone) each node became.
+/// [`read`], also giving the (skeleton, bone) each node became. `bones` are nodes a format built
+/// on glTF names as bones (VRM's humanoid): those no skin binds become a skeleton of their own.
 pub(crate) fn read_with_nodes(
     input: Input<'_>,
     opts: &ReadOptions,
     format: &str,
+    bones: &[usize],
     diag: &mut Diagnostics,
 ) -> Result<(Document, NodeBones), GltfError> {
     let file = input.display_name();
@@ -93,8 +102,12 @@ pub(crate) fn read_with_nodes(
         }
     }
     let budget = opts.budget_for(&input);
-    let buffers = buffers::load(&root, bin, &input, opts, &budget, file)?;
-    Reader { root: &root, buffers: &buffers, file, diag, budget, accessors: HashMap::new() }.run(format)
+    let mut buffers = buffers::load(&root, bin, &input, opts, &budget, file)?;
+    if root.extensions_used.iter().any(|e| e == crate::meshopt::EXTENSION) {
+        let n = crate::meshopt::decode(json, &mut buffers, &budget, file)?;
+        diag.info("gltf.meshopt", format!("{n} buffer view(s) compressed with EXT_meshopt_compression decoded"));
+    }
+    Reader { root: &root, buffers: &buffers, file, diag, budget, accessors: HashMap::new() }.run(format, bones)
 }
 
 /// The GLB header and chunk headers (glTF 2.0 "GLB File Format Specification"), checked before
@@ -178,6 +191,19 @@ fn check_required_extensions(list: &[String], file: &str) -> Result<(), GltfErro
             ["KHR_materials_", "KHR_texture_", "EXT_texture_", "KHR_lights_punctual", "KHR_animation_pointer", "KHR_mesh_quantization"]
                 .iter()
                 .any(|p| name.starts_with(p));
+        if name == crate::meshopt::EXTENSION {
+            // Decoded before anything is read (meshopt.rs).
+            continue;
+        }
+        if name == "KHR_draco_mesh_compression" {
+            // Draco needs Google's decoder (C++, no maintained Rust port); glTF Transform decodes
+            // it when reading and writes the file uncompressed (`copy`, alias `cp`).
+            return Err(GltfError::invalid(
+                file,
+                format!("/extensionsRequired/{i}"),
+                "the file's meshes are Draco-compressed (KHR_draco_mesh_compression), which skelport does not decode; decompress it first with glTF Transform: `npx @gltf-transform/cli copy IN.glb OUT.glb` (it decodes Draco when reading and writes the meshes uncompressed), then convert OUT.glb",
+            ));
+        }
         if !harmless {
             return Err(GltfError::invalid(
                 file,
@@ -252,7 +278,7 @@ impl Reader<'_> {
         own_extras(&self.root.nodes[node].extras)
     }
 
-    fn run(mut self, format: &str) -> Result<(Document, NodeBones), GltfError> {
+    fn run(mut self, format: &str, named_bones: &[usize]) -> Result<(Document, NodeBones), GltfError> {
         let g = self.graph()?;
         let mut doc = Document::new(Frame::GLTF);
         doc.source_format = Some(format.to_owned());
@@ -334,7 +360,8 @@ impl Reader<'_> {
         for si in 0..self.root.skins.len() {
             self.skin(si, &g, &scene_tops, &mut doc, &mut built)?;
         }
-        if self.root.skins.is_empty() {
+        let unbound = self.unbound_skeletons(&g, named_bones, &mut doc, &mut built);
+        if self.root.skins.is_empty() && unbound == 0 {
             self.diag.warn("gltf.no-skins", "the file has no skins: no skeleton was read");
         }
         // Mesh nodes without a skin: meshes at their node's world place (glTF renders them so).
@@ -577,8 +604,26 @@ impl Reader<'_> {
                 if !fmt_ok {
                     return Err(self.err(&p, "inverse bind matrices must be a MAT4 accessor of FLOAT"));
                 }
-                if buffers::view_stride(self.root, ai).is_some() {
-                    return Err(self.err(&p, "the inverse bind matrix accessor's buffer view must not have byteStride"));
+                // glTF forbids byteStride on the view of inverse bind matrices (they are packed).
+                // One equal to the matrix size (three.js's Soldier.glb and SimpleSkinning.gltf)
+                // reads the same bytes as none, and three.js, Blender and assimp load such files:
+                // read, with a warning (written without it). Any other stride is refused.
+                if let Some((vi, stride)) = buffers::view_stride(self.root, ai) {
+                    let at = format!("/bufferViews/{vi}/byteStride");
+                    if stride != IBM_SIZE {
+                        return Err(self.err(
+                            at,
+                            format!(
+                                "byteStride {stride} on the view of skin {si}'s inverse bind matrices; glTF forbids a stride there (the matrices are packed, {IBM_SIZE} bytes each): remove byteStride and pack the matrices, or export the file again"
+                            ),
+                        ));
+                    }
+                    self.diag.warn(
+                        IBM_STRIDE,
+                        format!(
+                            "{at}: byteStride {stride} on the view of skin {si}'s inverse bind matrices, which glTF forbids; it equals the packed matrix size, so the matrices were read as if it were absent (skelport writes no stride there)"
+                        ),
+                    );
                 }
                 if (acc.count.0 as usize) < joints.len() {
                     return Err(self.err(&p, format!("IBM accessor must have at least {} elements; found {}", joints.len(), acc.count.0)));
@@ -672,6 +717,61 @@ impl Reader<'_> {
             ext: skin_extras.ext,
         });
         Ok(())
+    }
+
+    /// Skeletons for the nodes in `named` that no skin binds (a VRM humanoid over nodes no skinned
+    /// mesh uses: meshless armatures, rigid meshes under bones): for each node tree holding some,
+    /// the subtree of their lowest common ancestor, read as a skin's would be, every bone a joint.
+    /// Returns how many were made.
+    fn unbound_skeletons(&mut self, g: &Graph, named: &[usize], doc: &mut Document, built: &mut Vec<BuiltSkeleton>) -> usize {
+        let n = g.parent.len();
+        let mut by_top: Vec<(usize, Vec<usize>)> = Vec::new();
+        let mut seen = HashSet::new();
+        for &node in named {
+            if node >= n || !seen.insert(node) || built.iter().any(|b| b.bone_of.contains_key(&node)) {
+                continue;
+            }
+            match by_top.iter_mut().find(|(t, _)| *t == g.top[node]) {
+                Some((_, list)) => list.push(node),
+                None => by_top.push((g.top[node], vec![node])),
+            }
+        }
+        let made = by_top.len();
+        for (_, nodes) in by_top {
+            // The lowest common ancestor: walk up from the deepest node until every one is below.
+            let mut lca = nodes[0];
+            for &x in &nodes[1..] {
+                let (mut a, mut b) = (lca, x);
+                while g.depth[a] > g.depth[b] {
+                    a = g.parent[a].unwrap_or(a);
+                }
+                while g.depth[b] > g.depth[a] {
+                    b = g.parent[b].unwrap_or(b);
+                }
+                while a != b {
+                    match (g.parent[a], g.parent[b]) {
+                        (Some(pa), Some(pb)) => (a, b) = (pa, pb),
+                        _ => break,
+                    }
+                }
+                lca = a;
+            }
+            let name = g.names[lca].clone();
+            let k = self.build_skeleton(g, &nodes, &nodes.iter().copied().collect(), lca, &SkinExtras::default(), &name, doc, built);
+            // No skin says which bones deform: every bone of the armature may.
+            for b in &mut doc.skeletons[built[k].index].bones {
+                b.deform = true;
+            }
+            self.diag.info(
+                "gltf.unskinned-skeleton",
+                format!(
+                    "node {lca} ({name}): {} named bone(s) that no skin binds; its {} nodes read as a skeleton",
+                    nodes.len(),
+                    doc.skeletons[built[k].index].bones.len()
+                ),
+            );
+        }
+        made
     }
 
     /// Read the bones of one skin's node hierarchy into a new skeleton of `doc`; returns its

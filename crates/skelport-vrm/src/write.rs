@@ -59,7 +59,10 @@ pub fn prepare(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> R
     humanoid::check_hierarchy(&doc.skeletons[si], &h)?;
     face_plus_z(&mut doc, si, &h, diag);
     uniform_scales(&mut doc, diag)?;
-    match opts.rest_pose.unwrap_or(RestPose::TPose) {
+    // A VRM source (1.0, or 0.x migrated) already stands in its author's VRM pose on VRM's ground:
+    // kept as it is, as UniVRM's migration keeps it, unless --rest-pose asks.
+    let from_vrm = doc.source_format.as_deref() == Some("vrm");
+    match opts.rest_pose.unwrap_or(if from_vrm { RestPose::AsIs } else { RestPose::TPose }) {
         RestPose::TPose => {
             let report = rest::t_pose(&mut doc, sid, &h, Rebind::Bake).map_err(|e| VrmError::Rig(e.to_string()))?;
             report_t_pose(&doc, si, &h, &report, diag);
@@ -74,7 +77,11 @@ pub fn prepare(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> R
             }
         }
     }
-    ground(&mut doc, si, diag);
+    if from_vrm {
+        diag.info("vrm.source-pose", "a VRM source: its rest pose and ground kept as they are (--rest-pose t-pose poses it)");
+    } else {
+        ground(&mut doc, si, diag);
+    }
     let meta = match &opts.vrm_meta {
         Some(p) => Meta::parse(&read_file(p, "VRM meta")?, &p.display().to_string())?,
         None => match doc.ext.raw(NAMESPACE).and_then(|v| v.get("meta")).and_then(Meta::from_value) {
