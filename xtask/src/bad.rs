@@ -434,22 +434,6 @@ fn gltf_json_edits(seed: &[u8], ext: &str, out: &mut Vec<Case>, wrap: &dyn Fn(Ca
     out.push(e("mesh-joints-accessor-missing", &|v| set(v, "/meshes/0/primitives/0/attributes/JOINTS_0", json!(999))));
     out.push(e("extension-required-unknown", &|v| set(v, "/extensionsRequired", json!(["KHR_no_such_extension"]))));
     out.push(e("nodes-wrong-type", &|v| set(v, "/nodes", json!({"root": 0}))));
-    // A stride on the inverse bind matrices' view other than the packed 64 bytes.
-    out.push(e("skin-inverse-bind-stride", &|v| {
-        let a = v["skins"][0]["inverseBindMatrices"].as_u64().unwrap_or(0) as usize;
-        let view = v["accessors"][a]["bufferView"].as_u64().unwrap_or(0) as usize;
-        v["bufferViews"][view]["byteStride"] = json!(128);
-    }));
-    out.push(e("extension-required-draco", &|v| set(v, "/extensionsRequired", json!(["KHR_draco_mesh_compression"]))));
-    // A view "compressed" with EXT_meshopt_compression whose bytes do not decode.
-    out.push(e("meshopt-view-undecodable", &|v| {
-        set(v, "/extensionsUsed", json!(["EXT_meshopt_compression"]));
-        set(
-            v,
-            "/bufferViews/1/extensions",
-            json!({"EXT_meshopt_compression": {"buffer": 0, "byteLength": 8, "byteStride": 4, "count": 1, "mode": "ATTRIBUTES"}}),
-        );
-    }));
 }
 
 fn gltf(f: &'static dyn Format, out: &mut Vec<Case>) {
@@ -511,20 +495,6 @@ fn vrm(f: &'static dyn Format, out: &mut Vec<Case>) {
     out.push(e("vrm-humanbones-wrong-type", &|v| set(v, h, json!([1, 2, 3]))));
     out.push(e("vrm-humanoid-missing", &|v| set(v, "/extensions/VRMC_vrm/humanoid", json!(null))));
     out.push(e("vrm-extension-wrong-type", &|v| set(v, "/extensions/VRMC_vrm", json!(true))));
-    // No humanoid bone names an existing node: no humanoid skeleton can be read.
-    out.push(e("vrm-humanbones-nodes-missing", &|v| {
-        if let Some(bones) = v.pointer_mut(h).and_then(Value::as_object_mut) {
-            for b in bones.values_mut() {
-                b["node"] = json!(9999);
-            }
-        }
-    }));
-    // VRM 0.x's extension with its humanBones not a list.
-    out.push(e("vrm0-humanbones-wrong-type", &|v| {
-        let vrm = v.pointer("/extensions/VRMC_vrm").cloned().unwrap_or(Value::Null);
-        remove(v, "/extensions/VRMC_vrm");
-        set(v, "/extensions/VRM", json!({"meta": vrm["meta"], "humanoid": {"humanBones": {"hips": 0}}}));
-    }));
 }
 
 fn glb_cases(seed: &[u8], ext: &str, out: &mut Vec<Case>) {
