@@ -956,7 +956,10 @@ fn read_skinned_mesh(
             }
         }
         // Every weighted group of a joint must be listed, or a weight would be lost.
-        let outside = gv.iter().zip(wv.iter()).any(|(&g, &w)| w > 0.0 && slot_bone.get(g as usize).is_some_and(Option::is_some) && !listed[g as usize]);
+        let outside = gv
+            .iter()
+            .zip(wv.iter())
+            .any(|(&g, &w)| w > 0.0 && slot_bone.get(g as usize).is_some_and(Option::is_some) && !listed[g as usize]);
         if ok && !outside {
             slot_of_group = vec![None; slot_bone.len()];
             joints = Vec::with_capacity(list.len());

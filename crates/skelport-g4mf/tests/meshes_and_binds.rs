@@ -5,8 +5,8 @@
 use skelport_g4mf::{G4bFormat, G4tfFormat};
 use skelport_ir::pose::{deform_all, max_deviation, random_pose};
 use skelport_ir::{
-    Bone, BoneId, DMat4, DQuat, DVec3, Diagnostics, Document, Faces, Format, Frame, Influences, Input, Mesh, MeshId, ReadOptions,
-    Severity, Skeleton, SkeletonId, Skin, Transform, WriteOptions,
+    Bone, BoneId, DMat4, DQuat, DVec3, Diagnostics, Document, Faces, Format, Frame, Influences, Input, Mesh, MeshId, ReadOptions, Severity,
+    Skeleton, SkeletonId, Skin, Transform, WriteOptions,
 };
 
 fn round_trip(f: &dyn Format, d: &Document) -> (Document, Diagnostics) {
@@ -97,7 +97,12 @@ fn skinned_arm(sheared_bind: bool) -> Document {
     }
     let mut d = Document::new(Frame::GLTF);
     let positions: Vec<DVec3> = (0..8).map(|i| DVec3::new(0.02 * i as f64, 1.3 + 0.05 * i as f64, 0.01)).collect();
-    d.meshes.push(Mesh { name: "arm".into(), positions, faces: Faces { counts: vec![4, 4], indices: vec![0, 1, 2, 3, 4, 5, 6, 7] }, ..Default::default() });
+    d.meshes.push(Mesh {
+        name: "arm".into(),
+        positions,
+        faces: Faces { counts: vec![4, 4], indices: vec![0, 1, 2, 3, 4, 5, 6, 7] },
+        ..Default::default()
+    });
     d.skins.push(Skin {
         name: "arm".into(),
         skeleton: SkeletonId::new(0),

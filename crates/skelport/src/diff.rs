@@ -195,7 +195,13 @@ pub fn pose_test(a: &Document, b: &Document, poses: usize, seed: u64) -> anyhow:
 /// name, under `pose`: how many were compared, and the largest distance between their images of
 /// the joint's bind head (A's) and of the points [`MATRIX_PROBE_M`] from it along each axis.
 /// Both documents are in the report frame.
-fn skinning_matrices_apart(a: &Document, sa: &skelport_ir::Skin, b: &Document, sb: &skelport_ir::Skin, pose: &skelport_ir::pose::Pose) -> (usize, f64) {
+fn skinning_matrices_apart(
+    a: &Document,
+    sa: &skelport_ir::Skin,
+    b: &Document,
+    sb: &skelport_ir::Skin,
+    pose: &skelport_ir::pose::Pose,
+) -> (usize, f64) {
     use skelport_ir::pose::posed_worlds;
     let (Some(ka), Some(kb)) = (a.get_skeleton(sa.skeleton), b.get_skeleton(sb.skeleton)) else { return (0, 0.0) };
     let (pa, pb) = (posed_worlds(ka, pose), posed_worlds(kb, pose));

@@ -26,7 +26,11 @@ fn vrm_keeps_four_influences_and_names_what_it_dropped() {
     let (out, diag) = skelport::render(&doc, vrm, &WriteOptions { file_stem: "t".into(), ..Default::default() }).unwrap();
     let loss: Vec<&str> = diag.of(Severity::Loss).filter(|d| d.code == "vrm.max-influences").map(|d| d.message.as_str()).collect();
     assert_eq!(loss.len(), 1, "{:?}", diag.items);
-    assert!(loss[0].contains("2 vertices have more than 4 influences") && loss[0].contains("largest weight dropped: 0.0600"), "{}", loss[0]);
+    assert!(
+        loss[0].contains("2 vertices have more than 4 influences") && loss[0].contains("largest weight dropped: 0.0600"),
+        "{}",
+        loss[0]
+    );
     // One JOINTS/WEIGHTS set in the file, and at most four influences read back, summing to 1.
     let text = String::from_utf8_lossy(&out.main);
     assert!(text.contains("JOINTS_0") && !text.contains("JOINTS_1") && !text.contains("WEIGHTS_1"));
@@ -54,7 +58,8 @@ fn a_refusal_names_only_formats_that_accept_the_file() {
         let e = skelport::convert(&l, skelport::format(rig).unwrap(), &ConvertOptions::default()).unwrap_err();
         let msg = e.message().to_string();
         assert!(msg.contains("nothing to write"), "{msg}");
-        let named = msg.split("; convert to ").nth(1).and_then(|s| s.strip_suffix(" to keep the meshes")).unwrap_or_else(|| panic!("{msg}"));
+        let named =
+            msg.split("; convert to ").nth(1).and_then(|s| s.strip_suffix(" to keep the meshes")).unwrap_or_else(|| panic!("{msg}"));
         let named: Vec<&str> = named.split(", ").collect();
         assert!(named.contains(&"g4tf") && named.contains(&"glb"), "{msg}");
         for f in skelport::registry::formats().iter().filter(|f| f.can_write()) {
@@ -63,8 +68,8 @@ fn a_refusal_names_only_formats_that_accept_the_file() {
         }
     }
     // An empty document: no format has anything to write, and none is named.
-    let e = skelport::convert(&loaded(&Document::new(Frame::GLTF)), skelport::format("mpfb").unwrap(), &ConvertOptions::default())
-        .unwrap_err();
+    let e =
+        skelport::convert(&loaded(&Document::new(Frame::GLTF)), skelport::format("mpfb").unwrap(), &ConvertOptions::default()).unwrap_err();
     assert!(e.message().contains("nothing to write") && !e.message().contains("convert to"), "{}", e.message());
 }
 
