@@ -50,7 +50,7 @@ pub fn gen(args: &[String]) -> Result<()> {
     let json = String::from_utf8(chunks[0].data.clone())?;
     let mut zchunks = chunks.clone();
     zchunks[0].encoding = skelport_g4mf::container::ZSTD;
-    zchunks[0].data = padded(&json, &empty_objects(15_000_000))?.into_bytes();
+    zchunks[0].data = padded(&json, &empty_objects(2_000_000))?.into_bytes();
     write("zstd-json-tree.g4b", &skelport_g4mf::container::write(&zchunks)?)?;
     let g4tf = String::from_utf8(demo("sample.g4tf")?)?;
     write("padded.g4tf", padded(&g4tf, &empty_objects(4_000_000))?.as_bytes())?;
