@@ -222,6 +222,9 @@ pub fn migrate_file(
     crate::json_value(py, &row).map(|v| v.unbind())
 }
 
+/// One planned job: input, weights, main output, side files, conflict.
+type PlannedJob = (String, Option<String>, String, Vec<String>, Option<String>);
+
 /// Plan a migration of `inputs` into `out_dir` as `to`, as the command line's batch plans it:
 /// each MPFB `rig.<name>.json` joined to the `weights.<name>.json` beside it (weights files are
 /// not inputs of their own), and each input's output paths, with why an input must not be
@@ -242,7 +245,7 @@ pub fn migrate_plan(
 ) -> PyResult<Py<PyAny>> {
     #[derive(Serialize)]
     struct Plan {
-        jobs: Vec<(String, Option<String>, String, Vec<String>, Option<String>)>,
+        jobs: Vec<PlannedJob>,
         refused: Vec<(String, String)>,
         note: Option<String>,
         to: &'static str,

@@ -181,6 +181,15 @@ def _up_to_date(job: Job, since_ns: "int | None") -> bool:
     return out > newest_in and (since_ns is None or out < since_ns)
 
 
+def _written_during(job: Job, since_ns: "int | None") -> bool:
+    """The output was written during this run: by an attempt whose worker died before it
+    reported. It was in flight, so it is finished (converted again) even after a stop."""
+    try:
+        return since_ns is not None and os.stat(job.output).st_mtime_ns >= since_ns
+    except OSError:
+        return False
+
+
 def _dask_event(name: str) -> "Callable[[], bool]":
     """A check of the Dask event `name`, asked of the scheduler at most every 0.2 s."""
     from distributed import Event
@@ -220,7 +229,7 @@ def run_jobs(
     rows = []
     for job in jobs:
         start = time.perf_counter()
-        if stopped is not None and stopped():
+        if stopped is not None and stopped() and not _written_during(job, since_ns):
             row = {"input": job.input, "output": None, "from": None, "to": to, "ok": False, "skipped": False, "error": "interrupted before it started", "code": "output", "diagnostics": []}
         elif job.conflict is not None:
             row = {"input": job.input, "output": None, "from": None, "to": to, "ok": False, "skipped": False, "error": job.conflict, "code": "output", "diagnostics": []}
