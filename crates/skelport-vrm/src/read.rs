@@ -84,7 +84,6 @@ pub(crate) fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics)
     let (mut doc, nodes) = skelport_gltf::read_input_with_nodes(input, &opts, &named, diag)?;
     doc.source_format = Some("vrm".into());
     let (top, ext, root) = early?;
-    };
     let invalid = |pointer: &str, message: String| VrmError::Invalid { file: file.clone(), pointer: pointer.into(), message };
     let ext = ext.as_ref();
     // (role, node) pairs, and the pointer they came from.
