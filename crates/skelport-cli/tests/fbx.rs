@@ -109,9 +109,12 @@ fn a_budget_too_small_for_the_file_is_refused_by_name() {
     let msg = format!("{err:#}");
     assert!(msg.contains("decode budget exceeded") && msg.contains("FBX scene"), "{msg}");
 }
-/// Blender 3.4.1's FBX import (`bpy.ops.import_scene.fbx`, default options) of the corpus files it reads: each
-/// armature bone's world head (`matrix_world @ bone.head_local`), Blender's frame (+Z up, metres). Facts
-/// measured by /work/extra/blender_heads.py-style scripting of Blender (see docs/formats/fbx.md).
+/// Blender 3.4.1's FBX import of the corpus files it reads (it refuses ASCII and FBX before 7.1):
+/// `blender -b --factory-startup --python-expr` with `bpy.ops.import_scene.fbx(filepath=FILE)`
+/// (default options), then for each armature object `ob` and bone `b`,
+/// `ob.matrix_world @ b.head_local`: world heads in Blender's frame (+Z up, metres), float32.
+/// Facts, measured once; Blender's end bones (`*_end`) and unbound IK controls are in the table,
+/// skelport reads only the bones clusters bind and their ancestors.
 const BLENDER_HEADS: &[(&str, &[(&str, [f64; 3])])] = &[
     (
         "assimp_huesitos.fbx",

@@ -29,11 +29,12 @@ use skelport_ir::{Diagnostics, Document, Format, FormatError, Holds, Input, Inpu
 #[derive(Debug, thiserror::Error)]
 pub enum FbxError {
     /// ufbx refused the file: what it says, where in its parse it was, and the fix.
-    #[error("{file}: {place}: {message}; {fix}")]
+    #[error("{file}: {}{message}; {fix}", if .place.is_empty() { String::new() } else { format!("{}: ", .place) })]
     Parse {
         /// The file being read.
         file: String,
-        /// Where ufbx stopped (the element or stage of the parse ufbx names).
+        /// Where ufbx stopped (the stage of the parse its error stack names); empty when ufbx
+        /// names none (its error stack is compiled out of the `ufbx` crate's build).
         place: String,
         /// What kind of failure, as data.
         kind: FbxErrorKind,

@@ -122,12 +122,12 @@ fn parse_error(file: &str, e: &ufbx::Error, budget: &skelport_ir::Budget, left: 
     // ufbx's stack names the stage of the parse that failed, innermost first.
     let stack: Vec<String> =
         e.stack[..(e.stack_size as usize).min(e.stack.len())].iter().map(|f| f.description.to_string()).filter(|d| !d.is_empty()).collect();
-    let place = stack.first().cloned().unwrap_or_else(|| "the file".into());
+    let place = stack.first().cloned().unwrap_or_default();
     use ufbx::ErrorType as T;
     let (kind, fix) = match e.type_ {
         T::MemoryLimit | T::AllocationLimit | T::OutOfMemory => {
             // Report it as every reader reports its budget.
-            let element = format!("the FBX scene ({place})");
+            let element = if place.is_empty() { "the FBX scene".to_string() } else { format!("the FBX scene ({place})") };
             return match budget.charge(left.saturating_add(1), file, &element) {
                 Err(b) => FbxError::Budget(b),
                 Ok(()) => FbxError::Parse {
@@ -777,7 +777,7 @@ mod tests {
         match doc.unwrap_err() {
             FbxError::Parse { kind, fix, place, .. } => {
                 assert_eq!(kind, FbxErrorKind::Truncated);
-                assert!(!place.is_empty() && fix.contains("again"));
+                assert!(fix.contains("again"), "{place}: {fix}");
             }
             e => panic!("{e}"),
         }
