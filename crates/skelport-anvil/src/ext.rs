@@ -61,9 +61,8 @@ pub fn fingerprint(sk: &Skeleton) -> String {
 
 /// The Anvil ID stored on an IR bone.
 ///
-/// The extension is the bare ID (`"anvil": 1091164575`): a JSON object per bone was three more
-/// allocations each for a 65,535-bone file. `{"id": N}`, what earlier versions stored, is still
-/// read.
+/// The extension is the bare ID (`"anvil": 1091164575`): a JSON object per bone would be three
+/// more allocations each for a 65,535-bone file. `{"id": N}` is read too.
 pub fn bone_ext_id(b: &Bone) -> Option<u64> {
     match b.ext.raw(NAMESPACE)? {
         Json::Number(n) => n.as_u64(),

@@ -79,7 +79,7 @@ pub(crate) fn read_with_nodes(
         |e: serde_json::Error| GltfError::Json { file: file.to_owned(), line: e.line(), column: e.column(), message: e.to_string() };
     // A probe pass first (no allocation: every value is skipped, with serde_json's nesting cap),
     // then one typed parse. `extras` arrive as raw JSON text and are parsed only where skelport
-    // reads its own entry; a whole-document `serde_json::Value` used to cost more than the typed
+    // reads its own entry; a whole-document `serde_json::Value` costs more than the typed
     // parse. The probe also tells an absent array from `[]`, which the typed model reads alike.
     let probe: Probe = serde_json::from_slice(json).map_err(json_err)?;
     let version = probe.version.as_deref().unwrap_or("");

@@ -23,8 +23,8 @@ pub enum IrJsonError {
 
 /// The version key alone, read in its own pass that skips everything else without allocating
 /// (but with the nesting cap: [`JsonSkip`]). A `#[serde(flatten)]` envelope would buffer the
-/// whole document into serde's generic content tree first: 1.6× the read time, and error
-/// places pointing at the end of the file.
+/// whole document into serde's generic content tree first (a large share of the read time,
+/// docs/performance.md), and error places would point at the end of the file.
 struct Version(u32);
 
 impl<'de> Deserialize<'de> for Version {

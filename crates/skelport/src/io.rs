@@ -8,16 +8,18 @@ use std::path::{Path, PathBuf};
 /// Largest input file skelport reads, in bytes (documented in docs/limits.md).
 pub const MAX_INPUT_BYTES: u64 = 1 << 30;
 
-/// Files at least this big are memory-mapped instead of read (see [`InputBytes`]).
+/// Files at least this big are memory-mapped by [`map_input`] instead of read.
 pub const MAP_FROM_BYTES: u64 = 1 << 20;
 
-/// An input file's bytes: read into memory, or for a file of [`MAP_FROM_BYTES`] or more, mapped.
+/// An input file's bytes: read into memory ([`read_input`]), or, when the caller opted in with
+/// [`map_input`], for a file of [`MAP_FROM_BYTES`] or more, mapped.
 ///
 /// Reading copies the file into memory the kernel must first hand out and zero page by page (a
-/// large share of a conversion's page faults; docs/performance.md has the figures). A mapping shares the page cache's pages, filled in one call (`populate`), as
-/// linkers map their inputs. As for them, the file must not be truncated or rewritten while
-/// skelport reads it (docs/limits.md): its bytes would change under the reader, and a truncation
-/// ends the process with SIGBUS.
+/// large share of a conversion's page faults; docs/performance.md has the figures). A mapping
+/// shares the page cache's pages, filled in one call (`populate`), as linkers map their inputs.
+/// As for them, the file must not be truncated or rewritten while it is mapped: its bytes would
+/// change under the reader, and a truncation ends the process with SIGBUS. So mapping is never
+/// what a safe call does; a library host (the Python package inside Blender) only ever reads.
 #[derive(Debug)]
 pub enum InputBytes {
     /// Read into memory (small files, standard input).
@@ -50,8 +52,28 @@ pub fn release(bytes: InputBytes) {
     }
 }
 
-/// Read a file, or stdin for `-`.
+/// Read a file, or stdin for `-`, into memory: a file that changes while it is read gives wrong
+/// bytes at worst, never a signal.
 pub fn read_input(path: &Path) -> Result<InputBytes> {
+    // SAFETY: `map: false` maps nothing.
+    unsafe { input(path, false) }
+}
+
+/// [`read_input`], except that a file of [`MAP_FROM_BYTES`] or more is memory-mapped (a file
+/// that cannot be mapped is read).
+///
+/// # Safety
+/// The file must not be truncated while the returned bytes live: reading a page past its new end
+/// ends the process with SIGBUS (docs/limits.md). A process that owns its inputs for the length
+/// of a command (the CLI) can promise that; a library host cannot.
+pub unsafe fn map_input(path: &Path) -> Result<InputBytes> {
+    // SAFETY: passed on to the caller.
+    unsafe { input(path, true) }
+}
+
+/// # Safety
+/// With `map`, as [`map_input`].
+unsafe fn input(path: &Path, map: bool) -> Result<InputBytes> {
     if path.as_os_str() == "-" {
         let mut v = Vec::new();
         std::io::stdin().lock().take(MAX_INPUT_BYTES + 1).read_to_end(&mut v).context("<stdin>: cannot read standard input")?;
@@ -73,10 +95,10 @@ pub fn read_input(path: &Path) -> Result<InputBytes> {
         path.display(),
         meta.len()
     );
-    if meta.len() >= MAP_FROM_BYTES {
+    if map && meta.len() >= MAP_FROM_BYTES {
         // SAFETY: the mapping is read-only and private; the one hazard, the file changing while
-        // it is mapped, is documented above and in docs/limits.md. A file that cannot be mapped
-        // is read instead.
+        // it is mapped, is the caller's promise (`map_input`). A file that cannot be mapped is
+        // read instead.
         if let Ok(m) = unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
             if m.len() as u64 == meta.len() {
                 return Ok(InputBytes::Mapped(m));
@@ -478,14 +500,19 @@ mod tests {
     }
 
     #[test]
-    fn big_files_are_mapped_small_ones_read_both_whole() {
+    fn only_an_opted_in_big_file_is_mapped_every_input_whole() {
         let dir = tempfile::tempdir().unwrap();
         for (len, mapped) in [(MAP_FROM_BYTES as usize - 1, false), (MAP_FROM_BYTES as usize + 12_345, true)] {
             let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
             let p = dir.path().join(format!("f{len}"));
             std::fs::write(&p, &bytes).unwrap();
-            let got = read_input(&p).unwrap();
+            // SAFETY: nothing changes the file while the test holds the mapping.
+            let got = unsafe { map_input(&p) }.unwrap();
             assert_eq!(matches!(got, InputBytes::Mapped(_)), mapped, "{len}");
+            assert!(*got == *bytes, "{len}");
+            // The safe read never maps, so a file that shrinks under it cannot raise SIGBUS.
+            let got = read_input(&p).unwrap();
+            assert!(matches!(got, InputBytes::Read(_)), "{len}");
             assert!(*got == *bytes, "{len}");
         }
         // A directory is refused, not mapped or read.

@@ -1,9 +1,10 @@
 //! # skelport — convert character skeletons and skin weights between formats
 //!
 //! The library under the `skelport` command line tool and the Python package: it reads MPFB
-//! (MakeHuman) rigs and weights, AnvilToolkit skeleton XML, G4MF, glTF 2.0, Second Life Collada
-//! and skelport's own `ir-json` into one document model (the IR, [`ir`]), and writes any of them
-//! back, saying what the target could not hold.
+//! (MakeHuman) rigs and weights, AnvilToolkit skeleton XML, G4MF, glTF 2.0, VRM, Second Life
+//! Collada (and its `avatar_skeleton.xml`) and skelport's own `ir-json` into one document model
+//! (the IR, [`ir`]), and writes them back, saying what the target could not hold (the list,
+//! with what each reads and writes: [`registry::formats`]; a test checks this one names them).
 //!
 //! Calling a format's `read` and `write` directly skips what makes a conversion trustworthy; the
 //! functions here run the whole pipeline the CLI runs:
@@ -50,6 +51,7 @@
 pub mod demo;
 pub mod diff;
 mod error;
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod inspect;
 pub mod io;
@@ -168,12 +170,33 @@ impl Loaded {
     }
 }
 
-/// Read the file at `path` (`-` reads standard input). Files of 1 MiB or more are memory-mapped
-/// while they are read ([`io::read_input`]).
+/// Read the file at `path` (`-` reads standard input). The file is read into memory
+/// ([`io::read_input`]), so a file that another program truncates meanwhile cannot end the
+/// calling process; [`open_mapped`] maps big files instead.
 pub fn open(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Loaded> {
-    let path = path.as_ref();
+    // SAFETY: `map: false` maps nothing.
+    unsafe { open_with(path.as_ref(), opts, false) }
+}
+
+/// [`open`], with a file of 1 MiB or more memory-mapped while it is read ([`io::map_input`]):
+/// fewer page faults and no copy for big inputs (docs/performance.md).
+///
+/// # Safety
+/// The file must not be truncated while it is read: reading a page past its new end ends the
+/// process with SIGBUS (docs/limits.md). The CLI, which owns its inputs for one command, opts in;
+/// a library host (the Python package inside Blender) calls [`open`].
+pub unsafe fn open_mapped(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Loaded> {
+    // SAFETY: passed on to the caller.
+    unsafe { open_with(path.as_ref(), opts, true) }
+}
+
+/// # Safety
+/// With `map`, as [`open_mapped`].
+unsafe fn open_with(path: &Path, opts: &ReadOptions, map: bool) -> Result<Loaded> {
     let name = path.display().to_string();
-    let bytes = io::read_input(path).map_err(|e| Error::from_chain(ErrorCode::Input, Some(&name), &e))?;
+    // SAFETY: with `map`, the caller's promise (`open_mapped`).
+    let bytes = if map { unsafe { io::map_input(path) } } else { io::read_input(path) };
+    let bytes = bytes.map_err(|e| Error::from_chain(ErrorCode::Input, Some(&name), &e))?;
     ir::trace::phase("input mapped");
     let shown = if path.as_os_str() == "-" { None } else { Some(path) };
     let loaded = read(shown, &name, &bytes, opts)?;
