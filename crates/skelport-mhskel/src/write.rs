@@ -195,7 +195,8 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
             scaled.push(b.name.clone());
         }
         let mut tail = tails[i];
-        if !((tail - head).length() > MIN_LENGTH) {
+        let len = (tail - head).length();
+        if !(len > MIN_LENGTH && len.is_finite()) {
             zero_length.push(b.name.clone());
             tail = head + rot * DVec3::Y * ZERO_LENGTH_FIX;
         }
