@@ -209,13 +209,13 @@ fn skinning_matrices_apart(
         s.joints
             .iter()
             .zip(&s.inverse_bind)
-            .filter_map(|(j, ibm)| Some((k.bones.get(j.index())?.name.as_str(), (*posed.get(j.index())? * *ibm, *ibm))))
-            .collect::<HashMap<&str, _>>()
+            .filter_map(|(j, ibm)| Some((k.bones.get(j.index())?.name.clone(), (*posed.get(j.index())? * *ibm, *ibm))))
+            .collect::<HashMap<String, _>>()
     };
     let mb = skinning(kb, &pb, sb);
     let (mut n, mut worst) = (0usize, 0.0f64);
     for (name, (ma, ibm)) in skinning(ka, &pa, sa) {
-        let Some((other, _)) = mb.get(name) else { continue };
+        let Some((other, _)) = mb.get(&name) else { continue };
         n += 1;
         let head = ibm.inverse().w_axis.truncate();
         let probes = [DVec3::ZERO, DVec3::X, DVec3::Y, DVec3::Z].map(|d| head + d * MATRIX_PROBE_M);
