@@ -93,9 +93,12 @@ pub(crate) fn read_with_nodes(
     // materials, cameras, textures …) requires fields glTF extensions may leave out (a
     // KHR_animation_pointer channel has no `target.node`), so a valid file would be refused
     // for data that is dropped anyway.
-    // The typed model and the raw extras it keeps are charged before they are built.
+    // The typed model is charged before it is built: each entry of the arrays read at its
+    // struct's size (an empty node `{}` is a whole `Node`), and 4 × the text for what the
+    // entries hold (index lists, names, the raw extras).
     let budget = opts.budget_for(&input);
-    budget.charge_json(json, file, "the JSON (the objects read from it)")?;
+    let entries: u64 = probe.counts.iter().map(|&(k, n)| n as u64 * entry_bytes(k)).sum();
+    budget.charge((json.len() as u64).saturating_mul(4).saturating_add(entries), file, "the JSON (the objects read from it)")?;
     let root: Root = serde_json::from_slice::<Used>(json).map_err(json_err)?.into_root();
     check_required_extensions(&root.extensions_required, file)?;
     if !probe.skipped.is_empty() {
@@ -1366,6 +1369,22 @@ struct Probe {
     version: Option<String>,
     empty: Option<&'static str>,
     skipped: Vec<(&'static str, usize)>,
+    /// Entries of each top-level array skelport reads, for the decode budget.
+    counts: Vec<(&'static str, usize)>,
+}
+
+/// The size of one entry of the top-level array `key` in the typed model.
+fn entry_bytes(key: &str) -> u64 {
+    use std::mem::size_of;
+    (match key {
+        "nodes" => size_of::<gltf_json::Node>(),
+        "skins" => size_of::<gltf_json::Skin>(),
+        "meshes" => size_of::<gltf_json::Mesh>(),
+        "accessors" => size_of::<gltf_json::Accessor>(),
+        "scenes" => size_of::<gltf_json::Scene>(),
+        "buffers" => size_of::<gltf_json::Buffer>(),
+        _ => size_of::<gltf_json::buffer::View>(),
+    }) as u64
 }
 
 /// Top-level arrays that must have at least one element when present (glTF 2.0, 5.x `minItems`).
@@ -1385,9 +1404,11 @@ impl<'de> serde::Deserialize<'de> for Probe {
                     if key == "asset" {
                         probe.version = map.next_value::<AssetProbe>()?.version;
                     } else if let Some(k) = NON_EMPTY.iter().find(|k| **k == key) {
-                        if map.next_value::<JsonSkip>()?.0 == 0 && probe.empty.is_none() {
+                        let n = map.next_value::<JsonSkip>()?.0;
+                        if n == 0 && probe.empty.is_none() {
                             probe.empty = Some(k);
                         }
+                        probe.counts.push((k, n));
                     } else if let Some(k) = SKIPPED.iter().find(|k| **k == key) {
                         let n = map.next_value::<JsonSkip>()?.0;
                         if n > 0 {

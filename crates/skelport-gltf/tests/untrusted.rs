@@ -169,7 +169,8 @@ fn zero_accessors_are_charged_before_they_are_allocated() {
     let e = r.unwrap_err();
     assert!(e.contains("/accessors/0: decode budget exceeded: it needs 96000000 more bytes"), "{e}");
     assert!(e.contains("zero-accessor-bomb.gltf"), "{e}");
-    assert_eq!(budget.used(), 0, "nothing was taken before the refusal");
+    // Only the typed model's charge (a few kilobytes for this file) was taken before it.
+    assert!(budget.used() < 64 << 10, "{} bytes taken before the refusal", budget.used());
 }
 
 /// 64 primitives over one accessor of 200,000 vertices (3,978 bytes; 1.4 GB before): the
@@ -219,11 +220,11 @@ fn read_bytes_budgeted(bytes: &[u8]) -> (Result<Document, String>, Budget) {
 }
 
 /// Issue 38: an empty node `{}` took about 600 bytes (206× the input) and nothing was charged
-/// for it. The typed model is charged before it is built, so a file of a million empty nodes
+/// for it. The typed model is charged before it is built, so a file of two million empty nodes
 /// stops at the budget, naming the JSON; a file as big with real nodes reads.
 #[test]
 fn nodes_are_charged_before_they_are_built() {
-    let nodes = vec!["{}"; 1_000_000].join(",");
+    let nodes = vec!["{}"; 2_000_000].join(",");
     let bomb = format!(r#"{{"asset":{{"version":"2.0"}},"nodes":[{nodes}]}}"#);
     let (r, budget) = read_bytes_budgeted(bomb.as_bytes());
     let e = r.unwrap_err();

@@ -986,5 +986,6 @@ fn repeated_names_and_attributes_take_linear_work() {
     assert!(e.contains("more than 256 attributes on one element"), "{e}");
     let twice = alike_joints(1, 0).replace("name=\"j\"", "name=\"j\" name=\"k\"");
     let e = read_named(twice.as_bytes(), "twice.dae").unwrap_err();
-    assert!(e.contains("attribute 'name' is given twice"), "{e}");
+    // roxmltree's verdict on the file (it says "already defined") is kept where it has one.
+    assert!(e.contains("attribute 'name'") && (e.contains("given twice") || e.contains("already defined")), "{e}");
 }
