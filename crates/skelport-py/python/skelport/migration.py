@@ -227,6 +227,7 @@ def run_jobs(
     stopped = _dask_event(stop) if isinstance(stop, str) else stop
     worker = _worker_name()
     rows = []
+    made: "set[str]" = set()
     for job in jobs:
         start = time.perf_counter()
         if stopped is not None and stopped() and not _written_during(job, since_ns):
@@ -236,6 +237,11 @@ def run_jobs(
         elif skip and _up_to_date(job, since_ns):
             row = {"input": job.input, "output": job.output, "from": None, "to": to, "ok": True, "skipped": True, "error": None, "code": None, "diagnostics": []}
         else:
+            folder = os.path.dirname(job.output)
+            if folder not in made:
+                # Where run_jobs runs without migrate (Ray, Spark), the folder may be new.
+                os.makedirs(folder or ".", exist_ok=True)
+                made.add(folder)
             row = _skelport._migrate_file(job.input, job.output, to, weights=job.weights, **options)
             # The row's `to` is the format's name, as the command line prints it.
         rows.append(_finish(row, job.weights, time.perf_counter() - start, worker, attempt))
