@@ -1,8 +1,9 @@
 //! # skelport — convert character skeletons and skin weights between formats
 //!
 //! The library under the `skelport` command line tool and the Python package: it reads MPFB
-//! (MakeHuman) rigs and weights, AnvilToolkit skeleton XML, G4MF, glTF 2.0, VRM, Second Life
-//! Collada (and its `avatar_skeleton.xml`) and skelport's own `ir-json` into one document model
+//! (MakeHuman) rigs and weights, MakeHuman 1.x skeletons, AnvilToolkit skeleton XML, G4MF, glTF
+//! 2.0, VRM, Second Life Collada (and its `avatar_skeleton.xml`), FBX (read only) and skelport's
+//! own `ir-json` into one document model
 //! (the IR, [`ir`]), and writes them back, saying what the target could not hold (the list,
 //! with what each reads and writes: [`registry::formats`]; a test checks this one names them).
 //!

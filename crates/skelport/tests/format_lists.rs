@@ -14,6 +14,8 @@ fn prose_name(format: &str) -> Option<Option<&'static str>> {
         "g4tf" | "g4b" => Some("G4MF"),
         "dae" | "sl-skeleton" => Some("Second Life Collada"),
         "vrm" => Some("VRM"),
+        "mhskel" => Some("MakeHuman 1.x"),
+        "fbx" => Some("FBX"),
         "ir-json" => None,
         _ => return None,
     })
