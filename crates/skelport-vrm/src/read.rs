@@ -68,7 +68,7 @@ pub(crate) fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics)
     // is reported only after it has read the file.
     let early = (|| -> Result<(Top<'_>, Option<Value>, Value), VrmError> {
         let top: Top<'_> = serde_json::from_slice(json_of(input.bytes, &file)?).map_err(syntax)?;
-        let mut tree = |raw: Option<&serde_json::value::RawValue>, at: &str| -> Result<Option<Value>, VrmError> {
+        let tree = |raw: Option<&serde_json::value::RawValue>, at: &str| -> Result<Option<Value>, VrmError> {
             let Some(raw) = raw else { return Ok(None) };
             budget.charge_json(raw.get().as_bytes(), &file, at).map_err(skelport_gltf::GltfError::from)?;
             Ok(Some(serde_json::from_str(raw.get()).map_err(syntax)?))

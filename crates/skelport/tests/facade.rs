@@ -69,7 +69,7 @@ fn a_conversion_in_memory_is_what_save_writes() {
 
 #[test]
 fn errors_carry_a_code_the_file_and_what_was_reported_before() {
-    let e = skelport::format("fbx").unwrap_err();
+    let e = skelport::format("fbxx").unwrap_err();
     assert_eq!(e.code(), ErrorCode::UnknownFormat);
     assert_eq!(e.code().as_str(), "format.unknown");
     let e = skelport::format_for("sl-skeleton", false).unwrap_err();
