@@ -446,8 +446,8 @@ fn a_humanoid_no_skin_binds_keeps_its_skeleton_and_validate_judges_it() {
     let nodes = json["nodes"].as_array().unwrap().len();
     let dir = tempfile::tempdir().unwrap();
     let s = |p: &Path| p.to_str().unwrap().to_owned();
-    for to in ["glb", "gltf", "ir-json", "vrm"] {
-        let out = dir.path().join(format!("armature.{to}"));
+    for (to, ext) in [("glb", "glb"), ("gltf", "gltf"), ("ir-json", "ir.json"), ("vrm", "vrm")] {
+        let out = dir.path().join(format!("armature.{ext}"));
         let o = skelport(&["convert", &s(&src), "-o", &s(&out)]);
         assert!(o.status.success(), "{to}: {}", String::from_utf8_lossy(&o.stderr));
         let back = load(&out, None, None);

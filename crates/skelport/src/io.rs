@@ -210,6 +210,20 @@ enum Target {
     Through,
 }
 
+/// Whether `path` is a character device (`/dev/null`, a terminal) or a link to one.
+fn is_char_device(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
 /// How `path` is to be written; a directory, a block device or a socket is refused.
 fn target_kind(path: &Path) -> Result<Target> {
     // Follows links: a link to /dev/stdout is written through; a link to a regular file is
@@ -270,12 +284,12 @@ pub fn write_output(path: &Path, out: &Output) -> Result<Vec<PathBuf>> {
         std::io::stdout().lock().write_all(&out.main).context("<stdout>: cannot write")?;
         return Ok(vec![]);
     }
-    if !out.side_files.is_empty() {
-        // A device or FIFO has no folder of its own: `-o /dev/null --to gltf` must not create
-        // a regular `/dev/null.bin`.
-        if let Target::Through = target_kind(path)? {
+    if !out.side_files.is_empty() && is_char_device(path) {
+        // A device has no folder of its own: `-o /dev/null --to gltf` must not create a regular
+        // `/dev/null.bin`. (A FIFO sits in a folder of the user's: its side files go there.)
+        {
             anyhow::bail!(
-                "{}: is a device or pipe, and this output has side files ({}) that cannot go beside it; write to a file or use --embed",
+                "{}: is a device, and this output has side files ({}) that cannot go beside it; write to a file or use --embed",
                 path.display(),
                 out.side_files.iter().map(|s| s.0.as_str()).collect::<Vec<_>>().join(", ")
             );
