@@ -115,7 +115,10 @@ fn a_budget_too_small_for_the_file_is_refused_by_name() {
 /// `ob.matrix_world @ b.head_local`: world heads in Blender's frame (+Z up, metres), float32.
 /// Facts, measured once; Blender's end bones (`*_end`) and unbound IK controls are in the table,
 /// skelport reads only the bones clusters bind and their ancestors.
-const BLENDER_HEADS: &[(&str, &[(&str, [f64; 3])])] = &[
+/// A file and its bones' heads as Blender imports them.
+type Heads = (&'static str, &'static [(&'static str, [f64; 3])]);
+
+const BLENDER_HEADS: &[Heads] = &[
     (
         "assimp_huesitos.fbx",
         &[

@@ -37,7 +37,9 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
         let c = &r.compared;
         say!(
             "compared: parents, heads and orientations of {} bone(s); tails of {} (those whose length both files store); {} skin(s)",
-            c.bones, c.tails, c.skins
+            c.bones,
+            c.tails,
+            c.skins
         );
         if let Some(p) = &r.pose_test {
             let mut over = Vec::new();

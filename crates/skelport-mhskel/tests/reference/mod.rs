@@ -6,7 +6,10 @@
 //! Y), X = normalize(Y x Z)), printed to 7 decimals. Facts, not code: `(bone, head, tail, x)`.
 
 /// `(bone, head, tail, local X axis)` for all 163 bones.
-pub const DEFAULT_RIG: &[(&str, [f64; 3], [f64; 3], [f64; 3])] = &[
+/// A bone of the reference: name, head, tail and X axis.
+pub type RefBone = (&'static str, [f64; 3], [f64; 3], [f64; 3]);
+
+pub const DEFAULT_RIG: &[RefBone] = &[
     ("breast.L", [0.0, 4.3285494, -0.07125], [0.7943, 3.8213, 1.5846], [-0.908954, -0.12211, 0.3986122]),
     ("breast.R", [0.0, 4.3285494, -0.07125], [-0.7943, 3.8213, 1.5846], [-0.908954, 0.12211, -0.3986122]),
     ("clavicle.L", [0.26555, 5.19135, 0.69425], [1.1833501, 5.52245, 0.50745], [0.3202178, -0.9423642, -0.0970066]),
