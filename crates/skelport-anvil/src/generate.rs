@@ -88,7 +88,7 @@ fn null_reference(name: &str) -> Value {
     )))
 }
 
-/// Generate a model from an IR skeleton (already in [`ANVIL_FRAME`]).
+/// Generate a model from an IR skeleton (already in [`ANVIL_FRAME`](crate::pose::ANVIL_FRAME)).
 pub fn generate(sk: &Skeleton, form: Form, opts: &GenerateOptions, diag: &mut Diagnostics) -> Result<AnvilSkeleton> {
     let n = sk.bones.len();
     let names = Names::builtin();

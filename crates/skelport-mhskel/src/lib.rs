@@ -8,7 +8,7 @@
 //! the base mesh `data/3dobjs/base.obj`. This crate places joints and orients bones as
 //! MakeHuman 1.x does (its `shared/skeleton.py`; see [`place`]), and writes `.mhskel` + `.mhw`
 //! from any rig, fitting joints on a base mesh as MPFB's rig save picks strategies
-//! ([`write`]).
+//! ([`mod@write`]).
 //!
 //! Frame: MakeHuman's own, [`FRAME`] (+Y up, characters face +Z, right-handed, decimetres: the
 //! base mesh's unit), so positions are MakeHuman's numbers.
