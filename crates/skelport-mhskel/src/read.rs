@@ -256,7 +256,7 @@ impl Joints<'_> {
                     None => Err(MhskelError::File {
                         file: self.file.into(),
                         message: format!(
-                            "joint \"{name}\" is placed on MakeHuman's base mesh, and none was found (MakeHuman 1.x keeps it in data/3dobjs/base.obj beside data/rigs/): give it with --mesh base.obj"
+                            "at $.joints.{name}: joint \"{name}\" is placed on MakeHuman's base mesh, and none was found (MakeHuman 1.x keeps it in data/3dobjs/base.obj beside data/rigs/); give it with --mesh base.obj"
                         ),
                     }),
                 },
