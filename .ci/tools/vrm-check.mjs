@@ -1,8 +1,10 @@
 // Load VRM files with three.js's GLTFLoader and @pixiv/three-vrm's VRMLoaderPlugin (npm `three`,
 // `@pixiv/three-vrm`), in node, and check what a VRM application would see:
-//   - the file loads as a VRM 1.0 (three-vrm's meta version "1"), meta name and authors read;
+//   - the file loads as the VRM it is: VRM 1.0 (`VRMC_vrm`, three-vrm's meta version "1", meta name
+//     and authors read) or VRM 0.x (`VRM`, meta version "0", title read);
 //   - every humanoid bone the file lists resolves in three-vrm to the very node the file names
-//     (GLTFLoader's node association), and every required bone resolves;
+//     (GLTFLoader's node association; a 0.x thumb's role is 1.0's one joint down, as three-vrm
+//     names it), and every required bone resolves;
 //   - with a humanoid map (skelport's JSON, `{"strip_prefixes": [...], "humanoid": {role: bone}}`),
 //     each of the map's roles resolves to a node of that bone's name: the bone skelport chose.
 // Usage: node vrm-check.mjs FILE.vrm[=MAP.json] ...  — one line per file; exits 1 on any failure.
@@ -22,7 +24,13 @@ function glbJson(bytes) {
 async function check(file, mapFile) {
   const bytes = new Uint8Array(fs.readFileSync(file));
   const json = glbJson(bytes);
-  const listed = json.extensions?.VRMC_vrm?.humanoid?.humanBones ?? {};
+  const v0 = json.extensions?.VRM;
+  // VRM 0.x lists {bone, node}; three-vrm gives its roles 1.0's names (thumbs one joint down).
+  const thumb = { ThumbProximal: 'ThumbMetacarpal', ThumbIntermediate: 'ThumbProximal' };
+  const rename = (b) => b.replace(/(Thumb(?:Proximal|Intermediate))$/, (m) => thumb[m]);
+  const listed = v0
+    ? Object.fromEntries((v0.humanoid?.humanBones ?? []).map((e) => [rename(e.bone), { node: e.node }]))
+    : json.extensions?.VRMC_vrm?.humanoid?.humanBones ?? {};
   const loader = new GLTFLoader();
   loader.register((parser) => new VRMLoaderPlugin(parser));
   const buf = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
@@ -30,9 +38,12 @@ async function check(file, mapFile) {
   const vrm = gltf.userData.vrm;
   const problems = [];
   if (!vrm) throw new Error('three-vrm found no VRM');
-  if (vrm.meta?.metaVersion !== '1') problems.push(`meta version ${vrm.meta?.metaVersion}, not 1 (VRM 1.0)`);
-  if (!vrm.meta?.name) problems.push('meta.name not read');
-  if (!(vrm.meta?.authors?.length > 0)) problems.push('meta.authors not read');
+  const version = v0 ? '0' : '1';
+  if (vrm.meta?.metaVersion !== version) problems.push(`meta version ${vrm.meta?.metaVersion}, not ${version} (the file is VRM ${v0 ? '0.x' : '1.0'})`);
+  const name = v0 ? vrm.meta?.title : vrm.meta?.name;
+  const authors = v0 ? [vrm.meta?.author] : vrm.meta?.authors;
+  if (!name) problems.push(`meta.${v0 ? 'title' : 'name'} not read`);
+  if (!(authors?.length > 0 && authors[0])) problems.push(`meta.${v0 ? 'author' : 'authors'} not read`);
   const nodeOf = (obj) => gltf.parser.associations.get(obj)?.nodes;
   let resolved = 0;
   for (const [role, { node }] of Object.entries(listed)) {
@@ -58,7 +69,7 @@ async function check(file, mapFile) {
     }
     mapped = `, ${same} match ${mapFile.split('/').pop()}`;
   }
-  const line = `${file}: VRM 1.0 (three-vrm ${vrm.meta?.metaVersion === '1' ? 'meta 1' : '?'}), meta "${vrm.meta?.name}" by ${JSON.stringify(vrm.meta?.authors)}, ` +
+  const line = `${file}: VRM ${v0 ? '0.x' : '1.0'} (three-vrm meta ${vrm.meta?.metaVersion}), meta "${name}" by ${JSON.stringify(authors)}, ` +
     `${resolved}/${Object.keys(listed).length} humanoid bones resolve to the file's nodes${mapped}`;
   return { line, problems };
 }

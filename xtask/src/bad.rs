@@ -750,6 +750,212 @@ fn ir_json(f: &'static dyn Format, out: &mut Vec<Case>) {
     out.push(jedit(&seed, "bones-wrong-type", "ir.json", |v| set(v, b, json!({"root": {}}))));
 }
 
+fn mhskel(f: &'static dyn Format, out: &mut Vec<Case>) {
+    let seed = main_seed(f);
+    json_generic(&seed, "mhskel", out);
+    json_numbers(&seed, "mhskel", "\"skelport_positions\"", out);
+    let v: Value = serde_json::from_slice(&seed).unwrap();
+    let first = v["bones"].as_object().unwrap().keys().next().unwrap().clone();
+    let head = v["bones"][&first]["head"].as_str().unwrap().to_string();
+    let plane = v["planes"].as_object().unwrap().keys().next().unwrap().clone();
+    let b = format!("/bones/{first}");
+    let e = "mhskel";
+    out.push(jedit(&seed, "bones-not-object", e, |v| set(v, "/bones", json!([1, 2]))));
+    out.push(jedit(&seed, "bones-empty", e, |v| set(v, "/bones", json!({}))));
+    out.push(jedit(&seed, "bone-not-object", e, |v| set(v, &b, json!("bone"))));
+    out.push(jedit(&seed, "missing-head", e, |v| remove(v, &format!("{b}/head"))));
+    out.push(jedit(&seed, "head-is-mpfb-strategy", e, |v| set(v, &format!("{b}/head"), json!({"strategy": "VERTEX", "vertex_index": 0}))));
+    out.push(jedit(&seed, "tail-not-string", e, |v| set(v, &format!("{b}/tail"), json!(7))));
+    out.push(jedit(&seed, "parent-not-string", e, |v| set(v, &format!("{b}/parent"), json!(5))));
+    out.push(jedit(&seed, "rotation-plane-object", e, |v| set(v, &format!("{b}/rotation_plane"), json!({"plane": 1}))));
+    out.push(jedit(&seed, "joints-not-object", e, |v| set(v, "/joints", json!([1]))));
+    out.push(jedit(&seed, "joint-negative-vertex", e, |v| set(v, &format!("/joints/{head}"), json!([-1]))));
+    out.push(jedit(&seed, "joint-fractional-vertex", e, |v| set(v, &format!("/joints/{head}"), json!([1.5]))));
+    out.push(jedit(&seed, "joint-huge-vertex", e, |v| set(v, &format!("/joints/{head}"), json!([u64::MAX]))));
+    // A joint on the base mesh, and no base mesh beside the file.
+    out.push(jedit(&seed, "joint-needs-base-mesh", e, |v| {
+        set(v, &format!("/joints/{head}"), json!([0, 1]));
+        remove(v, &format!("/skelport_positions/{head}"));
+    }));
+    out.push(jedit(&seed, "planes-not-object", e, |v| set(v, "/planes", json!("plane"))));
+    out.push(jedit(&seed, "plane-two-joints", e, |v| set(v, &format!("/planes/{plane}"), json!(["a", "b"]))));
+    out.push(jedit(&seed, "positions-two-numbers", e, |v| set(v, &format!("/skelport_positions/{head}"), json!([0.0, 1.0]))));
+    out.push(jedit(&seed, "positions-not-object", e, |v| set(v, "/skelport_positions", json!([0.0, 1.0, 2.0]))));
+}
+
+fn mhw(f: &'static dyn Format, out: &mut Vec<Case>) {
+    let seed = weights_seed(f);
+    json_generic(&seed, "mhw", out);
+    json_numbers(&seed, "mhw", "\"weights\"", out);
+    let group = serde_json::from_slice::<Value>(&seed).unwrap()["weights"].as_object().unwrap().keys().next().unwrap().clone();
+    let g = format!("/weights/{group}");
+    let e = "mhw";
+    out.push(jedit(&seed, "missing-weights", e, |v| remove(v, "/weights")));
+    out.push(jedit(&seed, "weights-not-object", e, |v| set(v, "/weights", json!([[0, 1.0]]))));
+    out.push(jedit(&seed, "group-not-array", e, |v| set(v, &g, json!({"0": 1.0}))));
+    out.push(jedit(&seed, "pair-three-items", e, |v| set(v, &format!("{g}/0"), json!([0, 1.0, 2]))));
+    out.push(jedit(&seed, "pair-wrong-types", e, |v| set(v, &format!("{g}/0"), json!(["0", "1.0"]))));
+    out.push(jedit(&seed, "negative-vertex", e, |v| set(v, &format!("{g}/0"), json!([-1, 0.5]))));
+    out.push(jedit(&seed, "huge-vertex", e, |v| set(v, &format!("{g}/0"), json!([u64::MAX, 0.5]))));
+    out.push(jedit(&seed, "vertex-past-cap", e, |v| set(v, &format!("{g}/0"), json!([4_000_000_000u64, 0.5]))));
+    out.push(jedit(&seed, "fractional-vertex", e, |v| set(v, &format!("{g}/0"), json!([1.5, 0.5]))));
+    out.push(jedit(&seed, "pair-not-array", e, |v| set(v, &format!("{g}/0"), json!(7))));
+    out.push(jedit(&seed, "weight-string", e, |v| set(v, &format!("{g}/0"), json!([0, "heavy"]))));
+}
+
+/// The FBX sample scene with `edit` applied, as binary FBX (`<name>.fbx`).
+fn fbx_edit(name: &str, edit: impl FnOnce(&mut Vec<skelport_fbx::sample::Node>)) -> Case {
+    let mut nodes = skelport_fbx::sample::scene();
+    edit(&mut nodes);
+    (format!("{name}.fbx"), skelport_fbx::sample::binary(&nodes))
+}
+
+/// The first node called `path[0]`, then its first child called `path[1]`, …
+fn fbx_find<'a>(nodes: &'a mut [skelport_fbx::sample::Node], path: &[&str]) -> &'a mut skelport_fbx::sample::Node {
+    let (first, rest) = path.split_first().expect("a path");
+    let n = nodes.iter_mut().find(|n| n.name == *first).unwrap_or_else(|| panic!("FBX sample has no {first}"));
+    if rest.is_empty() {
+        n
+    } else {
+        fbx_find(&mut n.children, rest)
+    }
+}
+
+/// FBX: no project writer, so the seed is a tiny rigged scene built in code
+/// (`skelport_fbx::sample`), broken in its binary records, its node tree and its ASCII form.
+fn fbx(_: &'static dyn Format, out: &mut Vec<Case>) {
+    use skelport_fbx::sample::{ascii, binary, scene, Node, Prop};
+    let seed = binary(&scene());
+    binary_generic(&seed, "fbx", 27, 0xfb1, out);
+    // The first top-level record starts at byte 27: its end offset, property count, property
+    // list length, name length.
+    out.push(patched(&seed, "fbx", "bad-magic", 0, b"Kaydara FBX Binarx"));
+    out.push(patched(&seed, "fbx", "version-from-the-future", 23, &9900u32.to_le_bytes()));
+    out.push(patched(&seed, "fbx", "version-ancient", 23, &2000u32.to_le_bytes()));
+    out.push(patched(&seed, "fbx", "record-end-zero", 27, &0u32.to_le_bytes()));
+    out.push(patched(&seed, "fbx", "record-end-past-file", 27, &u32::MAX.to_le_bytes()));
+    out.push(patched(&seed, "fbx", "record-end-backwards", 27, &30u32.to_le_bytes()));
+    out.push(patched(&seed, "fbx", "property-count-huge", 31, &u32::MAX.to_le_bytes()));
+    out.push(patched(&seed, "fbx", "property-length-huge", 35, &u32::MAX.to_le_bytes()));
+    out.push(patched(&seed, "fbx", "name-length-past-record", 39, &[255]));
+    let vertices = seed.windows(8).position(|w| w == b"Vertices").expect("Vertices record") + 8;
+    // After the name: 'd', then the array's length, encoding and byte length.
+    out.push(patched(&seed, "fbx", "array-length-huge", vertices + 1, &0x7fff_ffffu32.to_le_bytes()));
+    out.push(patched(&seed, "fbx", "array-byte-length-huge", vertices + 9, &u32::MAX.to_le_bytes()));
+    out.push(patched(&seed, "fbx", "array-encoding-unknown", vertices + 5, &7u32.to_le_bytes()));
+    out.push(patched(&seed, "fbx", "array-deflate-garbage", vertices + 5, &1u32.to_le_bytes()));
+    out.push(patched(&seed, "fbx", "property-type-unknown", vertices, b"Z"));
+    {
+        // A deflate bomb: 256 MiB of zeros in a few hundred kilobytes, declared as the vertices.
+        let zeros = vec![0u8; 1 << 20];
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        for _ in 0..256 {
+            std::io::Write::write_all(&mut z, &zeros).expect("in memory");
+        }
+        let packed = z.finish().expect("in memory");
+        let mut v = seed[..vertices + 1].to_vec();
+        v.extend_from_slice(&((256u32 << 20) / 8).to_le_bytes());
+        v.extend_from_slice(&1u32.to_le_bytes());
+        v.extend_from_slice(&(packed.len() as u32).to_le_bytes());
+        v.extend_from_slice(&packed);
+        out.push(("array-deflate-bomb.fbx".into(), v));
+    }
+    // Deep nesting: records inside records far past any real scene.
+    {
+        let mut deep = Node { name: "Deep".into(), props: vec![], children: vec![] };
+        for _ in 0..2000 {
+            deep = Node { name: "Deep".into(), props: vec![], children: vec![deep] };
+        }
+        let mut nodes = scene();
+        nodes.insert(0, deep);
+        out.push(("deep-nesting.fbx".into(), binary(&nodes)));
+    }
+    let weights = |name: &str, w: Vec<f64>| {
+        fbx_edit(name, |n| {
+            let cl = fbx_find(n, &["Objects"]).children.iter_mut().filter(|c| c.name == "Deformer").nth(1).expect("a cluster");
+            fbx_find(&mut cl.children, &["Weights"]).props = vec![Prop::Doubles(w)];
+        })
+    };
+    out.push(weights("cluster-weight-nan", vec![f64::NAN, 1.0, 0.5, 0.5]));
+    out.push(weights("cluster-weight-negative", vec![-1.0, 1.0, 0.5, 0.5]));
+    out.push(weights("cluster-weights-fewer-than-indexes", vec![1.0, 1.0]));
+    let cluster = |name: &str, child: &'static str, prop: Prop| {
+        fbx_edit(name, move |n| {
+            let cl = fbx_find(n, &["Objects"]).children.iter_mut().filter(|c| c.name == "Deformer").nth(1).expect("a cluster");
+            fbx_find(&mut cl.children, &[child]).props = vec![prop];
+        })
+    };
+    out.push(cluster("cluster-index-past-vertices", "Indexes", Prop::Ints(vec![0, 1, 2, 4000])));
+    out.push(cluster("cluster-index-negative", "Indexes", Prop::Ints(vec![0, -1, 2, 3])));
+    out.push(cluster("cluster-transform-link-short", "TransformLink", Prop::Doubles(vec![1.0; 8])));
+    out.push(cluster("cluster-transform-link-nan", "TransformLink", Prop::Doubles(vec![f64::NAN; 16])));
+    out.push(cluster("cluster-transform-link-zero", "TransformLink", Prop::Doubles(vec![0.0; 16])));
+    let geometry = |name: &str, child: &'static str, prop: Prop| {
+        fbx_edit(name, move |n| fbx_find(n, &["Objects", "Geometry", child]).props = vec![prop])
+    };
+    out.push(geometry("polygon-index-past-vertices", "PolygonVertexIndex", Prop::Ints(vec![0, 1, -4, 0, 3, -3, 2, 3, -6, 2, 5, -100])));
+    out.push(geometry("polygon-never-closed", "PolygonVertexIndex", Prop::Ints(vec![0, 1, 3, 0, 3, 2])));
+    out.push(geometry("vertices-not-triples", "Vertices", Prop::Doubles(vec![0.0; 7])));
+    out.push(geometry("vertices-infinite", "Vertices", Prop::Doubles(vec![f64::INFINITY; 18])));
+    out.push(geometry("vertices-empty", "Vertices", Prop::Doubles(vec![])));
+    let connections = |name: &str, pairs: &'static [(i64, i64)]| {
+        fbx_edit(name, move |n| {
+            fbx_find(n, &["Connections"]).children = pairs
+                .iter()
+                .map(|&(a, b)| Node {
+                    name: "C".into(),
+                    props: vec![Prop::Str("OO".into()), Prop::Long(a), Prop::Long(b)],
+                    children: vec![],
+                })
+                .collect()
+        })
+    };
+    out.push(connections(
+        "bone-parent-cycle",
+        &[(200, 0), (100, 200), (300, 0), (301, 302), (302, 301), (400, 100), (401, 400), (402, 400), (301, 401), (302, 402)],
+    ));
+    out.push(connections(
+        "bone-parent-self",
+        &[(200, 0), (100, 200), (300, 0), (301, 301), (302, 301), (400, 100), (401, 400), (402, 400), (301, 401), (302, 402)],
+    ));
+    out.push(connections("no-clusters-bound", &[(200, 0), (100, 200), (300, 0), (301, 300), (302, 301), (400, 100)]));
+    out.push(connections(
+        "connection-to-missing-object",
+        &[(200, 0), (100, 200), (300, 0), (301, 300), (302, 301), (400, 100), (401, 400), (402, 400), (999, 401), (302, 402)],
+    ));
+    out.push(fbx_edit("no-objects", |n| n.retain(|x| x.name != "Objects")));
+    out.push(fbx_edit("duplicate-object-id", |n| {
+        let objects = fbx_find(n, &["Objects"]);
+        let geometry = objects.children[0].clone();
+        objects
+            .children
+            .push(Node { props: vec![Prop::Long(301), Prop::Str("Other\0\u{1}Geometry".into()), Prop::Str("Mesh".into())], ..geometry });
+    }));
+    let setting = |name: &str, key: &'static str, value: Prop| {
+        fbx_edit(name, move |n| {
+            let p = fbx_find(n, &["GlobalSettings", "Properties70"]).children.iter_mut().find(|p| p.props[0] == Prop::Str(key.into()));
+            let p = p.expect("a setting");
+            *p.props.last_mut().expect("a value") = value;
+        })
+    };
+    out.push(setting("unit-scale-zero", "UnitScaleFactor", Prop::Double(0.0)));
+    out.push(setting("unit-scale-nan", "UnitScaleFactor", Prop::Double(f64::NAN)));
+    out.push(setting("front-axis-is-up-axis", "FrontAxis", Prop::Int(1)));
+    out.push(setting("up-axis-out-of-range", "UpAxis", Prop::Int(7)));
+    // The ASCII form.
+    let text = ascii(&scene());
+    out.push(("ascii-valid-seed-truncated-50pct.fbx".into(), text.as_bytes()[..text.len() / 2].to_vec()));
+    out.push(("ascii-unbalanced-braces.fbx".into(), replace_nth(&text, "}", "", 3).into_bytes()));
+    out.push(("ascii-array-count-lies.fbx".into(), replace_nth(&text, "*18 {", "*2000000000 {", 0).into_bytes()));
+    out.push(("ascii-number-is-a-word.fbx".into(), replace_nth(&text, "a: -10.0", "a: minus-ten", 0).into_bytes()));
+    out.push(("ascii-deep-braces.fbx".into(), format!("{text}Deep: {}", "{\nDeep: ".repeat(5000)).into_bytes()));
+    out.push(("ascii-utf16le.fbx".into(), utf16(&text, true, true)));
+    out.push((
+        "ascii-garbage-after-header.fbx".into(),
+        format!("; FBX 7.4.0 project file\nFBXHeaderExtension: {{\n{}", String::from_utf8_lossy(&garbage(400, 0xa5c11))).into_bytes(),
+    ));
+}
+
 /// The cases of one suite (a format's input, `Format::inputs`), written by hand per suite: what
 /// breaks a file depends on its structure. A registered suite with none here makes
 /// `cargo xtask regen-fixtures` fail, naming it.
@@ -757,6 +963,8 @@ fn generator(suite: &str) -> Option<fn(&'static dyn Format, &mut Vec<Case>)> {
     Some(match suite {
         "mpfb" => mpfb,
         "mpfb-weights" => mpfb_weights,
+        "mhskel" => mhskel,
+        "mhw" => mhw,
         "obj" => obj,
         "anvil" => anvil_standard,
         "anvil-schema" => anvil_schema,
@@ -768,6 +976,7 @@ fn generator(suite: &str) -> Option<fn(&'static dyn Format, &mut Vec<Case>)> {
         "dae" => dae,
         "sl-skeleton" => sl_skeleton,
         "ir-json" => ir_json,
+        "fbx" => fbx,
         _ => return None,
     })
 }

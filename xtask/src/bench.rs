@@ -184,6 +184,14 @@ fn big_collada(female: &Path, bytes: usize) -> Result<Vec<u8>> {
     Ok(skelport::render(&doc, dae, &WriteOptions::default())?.0.main)
 }
 
+/// `xtask gen-big-anvil OUT`: write the generated 65,535-bone AnvilToolkit Standard skeleton of
+/// case (d) alone, to profile it or to check that its round trip is byte-identical.
+pub fn gen_big_anvil(args: &[String]) -> Result<()> {
+    let [out] = args else { anyhow::bail!("usage: xtask gen-big-anvil OUT") };
+    std::fs::write(out, skelport::render(&big_skeleton(), &skelport_anvil::AnvilFormat, &WriteOptions::default())?.0.main)?;
+    Ok(())
+}
+
 /// `xtask gen-big-dae MB OUT`: write the generated Collada input of case (f) alone, to profile it.
 pub fn gen_big_dae(args: &[String]) -> Result<()> {
     let [mb, out] = args else { anyhow::bail!("usage: xtask gen-big-dae MB OUT") };

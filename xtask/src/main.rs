@@ -14,6 +14,8 @@
 
 mod bad;
 mod bench;
+mod blender;
+mod untrusted;
 
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -342,14 +344,17 @@ fn main() -> Result<()> {
         Some("regen-fixtures") => regen_fixtures(check),
         Some("gen-sl-table") => gen_sl_table(check),
         Some("matrix") => matrix(),
+        Some("blender-extension") => blender::extension(&root()),
         Some("bench-compare") => bench::compare(&root()),
         Some("floor") => bench::floor(&args[1..]),
         Some("gen-big-dae") => bench::gen_big_dae(&args[1..]),
+        Some("gen-big-anvil") => bench::gen_big_anvil(&args[1..]),
+        Some("gen-untrusted") => untrusted::gen(&args[1..]),
         Some("fuzz") => {
             let name = args.get(1).map(String::as_str).unwrap_or(skelport::fuzzing::READ_ANY);
             let secs = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(60);
             fuzz(name, secs)
         }
-        _ => bail!("usage: cargo xtask regen-fixtures [--check] | gen-sl-table [--check] | matrix | bench-compare | floor KIND FILE… | gen-big-dae MB OUT | fuzz TARGET [SECONDS] (targets: see docs/fuzzing.md)"),
+        _ => bail!("usage: cargo xtask regen-fixtures [--check] | gen-sl-table [--check] | matrix | blender-extension | bench-compare | floor KIND FILE… | gen-big-dae MB OUT | gen-big-anvil OUT | gen-untrusted DIR | fuzz TARGET [SECONDS] (targets: see docs/fuzzing.md)"),
     }
 }

@@ -5,12 +5,14 @@
 //! decides.
 
 use crate::error::Result;
-use crate::{merge, AnvilSkeleton, Form, MergeOptions, MergeReport, Names};
+use crate::model::{AnvilSkeleton, Form};
+use crate::names::Names;
+use crate::ops::{merge, MergeOptions, MergeReport};
 
 /// Parse a skeleton file and check it: dangling links, duplicate IDs or names are errors.
 pub fn open(bytes: &[u8], file: &str, names: &Names) -> Result<AnvilSkeleton> {
     let m = AnvilSkeleton::parse(bytes, file)?;
-    crate::ir::check(&m, names, file)?;
+    crate::check::check(&m, names, file)?;
     Ok(m)
 }
 

@@ -13,7 +13,7 @@
 //!   255 bones).
 //!
 //! ## Lossless by construction
-//! A file is parsed into a lossless element tree ([`xml`]) and a typed [`model`] whose values keep
+//! A file is parsed into a lossless element tree and a typed [`model`] whose values keep
 //! their original text. An unmodified file written back in its own form is byte-identical (BOM,
 //! encoding, declaration, attribute order, whitespace, line endings, number text): through the
 //! IR, the whole source text travels in the skeleton's `anvil` extension with a fingerprint of
@@ -23,40 +23,52 @@
 //! elements verbatim), so Standard → Schema-Based → Standard keeps every value.
 //!
 //! ## Modules
-//! * [`text`] — encodings (UTF-16 LE/BE with or without BOM, UTF-8), shared strings, positions.
-//! * [`xml`] — the lossless element tree with line/column errors.
-//! * [`model`] — the typed model: objects, fields, values, links, modifier kinds.
-//! * [`names`] — CRC-32 bone hashes, the built-in name dictionary, `--names` files.
-//! * [`ir`] — model ↔ IR, checks (dangling links, Local vs Global), generation from other formats.
-//! * [`validate`] — what XML and the seed make wrong (encodings, control characters, external
-//!   DTDs, nesting depth, typed values) checked on the parsed tree.
-//! * [`ops`] — addon [`merge`], and bone add / remove / rename with every link kept right.
+//! Public: [`model`] (the typed model: objects, fields, values, links, modifier kinds), [`text`]
+//! (encodings: UTF-16 LE/BE with or without BOM, UTF-8), [`names`] (CRC-32 bone hashes, the
+//! built-in name dictionary, `--names` files), [`dialect`] (the words of each form), [`ir`]
+//! (model ↔ IR: checks, generation from other formats, edits applied), [`ops`] (addon [`merge`],
+//! bone add / remove / rename with every link kept right), [`commands`] (the CLI's `merge` and
+//! `bone`) and [`error`].
+//!
+//! Private, one concern each: `xml` (the lossless tokenizer and element tree, line/column
+//! errors), `parse` (tree → model), `emit` (model → text), `validate` (what XML and the seed make
+//! wrong: encodings, control characters, external DTDs, nesting depth, typed values), `read`
+//! (text → IR bones, the one reading path), `build` (bones → IR document and its warnings),
+//! `check`, `ext` (the `anvil` extension and its fingerprint), `generate`, `apply` and `pose`
+//! (the engine's pose math). No two of them import each other.
 //!
 //! Frame: Z up, metres, right-handed, characters facing −Y ([`ANVIL_FRAME`]); quaternions x, y, z, w.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod apply;
+mod build;
+mod check;
 pub mod commands;
 pub mod dialect;
-pub mod emit;
+mod emit;
 pub mod error;
+mod ext;
+mod generate;
 pub mod ir;
 pub mod model;
 pub mod names;
 pub mod ops;
-pub mod parse;
+mod parse;
+mod pose;
 mod read;
 pub mod text;
-pub mod validate;
-pub mod xml;
+mod validate;
+mod xml;
 
 pub use dialect::{Dialect, DIALECTS};
 pub use error::AnvilError;
-pub use ir::{GenerateOptions, ANVIL_FRAME};
+pub use generate::GenerateOptions;
 pub use model::{AnvilSkeleton, Form, ModifierKind};
 pub use names::{bone_hash, Names};
 pub use ops::{merge, MergeOptions, MergeReport, NewBone};
+pub use pose::ANVIL_FRAME;
 
 use skelport_ir::{Diagnostics, Document, Format, FormatError, Holds, Input, InputKind, InputRole, Output, ReadOptions, WriteOptions};
 
@@ -163,23 +175,23 @@ pub fn write_document(doc: &Document, form: Form, opts: &WriteOptions, diag: &mu
     } else {
         sk0
     };
-    let ext = sk.ext.raw(ir::NAMESPACE);
+    let ext = sk.ext.raw(ext::NAMESPACE);
     let source = ext.and_then(|e| e.get("source")).and_then(|s| s.as_str()).filter(|s| !s.is_empty());
     let read_form: Option<Form> = ext.and_then(|e| e.get("form")).and_then(|f| serde_json::from_value(f.clone()).ok());
     let read_bytes: Option<text::ByteForm> = ext.and_then(|e| e.get("bytes")).and_then(|f| serde_json::from_value(f.clone()).ok());
     let fp = ext.and_then(|e| e.get("fingerprint")).and_then(|s| s.as_str());
     let model = match (source, read_form, read_bytes) {
         (Some(src), Some(rf), Some(rb)) => {
-            if rf == form && fp == Some(ir::fingerprint(sk).as_str()) {
+            if rf == form && fp == Some(ext::fingerprint(sk).as_str()) {
                 let n = sk.bones.len();
                 emit::check_bone_count(n, form, opts.bone_limit)?;
                 return Ok(text::encode(src, rb));
             }
             let mut m = AnvilSkeleton::parse_text(src.to_string(), rb, "<anvil extension>")?;
-            ir::apply(&mut m, sk, &Names::builtin(), diag)?;
+            apply::apply(&mut m, sk, &Names::builtin(), diag)?;
             m
         }
-        _ => ir::generate(sk, form, &GenerateOptions::default(), diag)?,
+        _ => generate::generate(sk, form, &GenerateOptions::default(), diag)?,
     };
     model.check_limit(form, opts.bone_limit)?;
     model.to_bytes(form)
@@ -221,7 +233,7 @@ macro_rules! dialect_format {
                 INPUTS
             }
             fn namespace(&self) -> Option<&'static str> {
-                Some(ir::NAMESPACE)
+                Some(ext::NAMESPACE)
             }
             fn check_losses(&self, doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
                 check_losses(doc, target, diag)
@@ -243,7 +255,7 @@ dialect_format!(AnvilSchemaFormat, dialect::SCHEMA);
 /// counted (kept for skelport only by a target that keeps extras: a note).
 fn check_losses(doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
     let n = modifier_count(doc);
-    if n == 0 || target.namespace() == Some(ir::NAMESPACE) {
+    if n == 0 || target.namespace() == Some(ext::NAMESPACE) {
         return;
     }
     let name = target.name();
@@ -263,7 +275,7 @@ fn check_losses(doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
 /// How many bone modifiers the AnvilToolkit skeletons of `doc` had when they were read (0 for
 /// documents from other formats): what a target without bone modifiers loses.
 pub fn modifier_count(doc: &Document) -> usize {
-    doc.skeletons.iter().filter_map(|s| s.ext.raw(ir::NAMESPACE)?.get("modifiers")?.as_u64()).map(|n| n as usize).sum()
+    doc.skeletons.iter().filter_map(|s| s.ext.raw(ext::NAMESPACE)?.get("modifiers")?.as_u64()).map(|n| n as usize).sum()
 }
 
 /// The fixture stems in `testdata/anvil/`: the seed's biped (every modifier kind), its sword addon

@@ -911,3 +911,8 @@ pub fn descendant_counts(parents: &[Option<usize>]) -> Vec<usize> {
     }
     counts
 }
+
+/// The hasher for object IDs: rustc's FxHash (a multiply per `u64`), as the hand-written one it
+/// replaced. IDs come from the file, so a crafted file could choose colliding ones and slow its
+/// own read; real files hold the engine's 64-bit IDs, for which SipHash would only cost time.
+pub type IdHash = rustc_hash::FxBuildHasher;

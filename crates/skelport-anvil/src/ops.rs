@@ -2,22 +2,12 @@
 //! (parents, mirrors, RootBone, modifier references, modifier owners) right.
 
 use crate::error::{AnvilError, Result};
-use crate::ir::{default_mirroring, new_bone_object, subtree_end};
+use crate::generate::{default_mirroring, new_bone_object};
 use crate::model::*;
 use crate::names::{hash_of_display, hex_name, mirror_name, parse_hex_name, Names};
+use crate::pose::{compose, relative, Pose};
 use skelport_ir::{DQuat, DVec3};
 use std::collections::{HashMap, HashSet};
-
-type Pose = (DVec3, DQuat);
-
-fn compose(parent: Pose, local: Pose) -> Pose {
-    (parent.0 + parent.1 * local.0, parent.1 * local.1)
-}
-
-fn relative(parent: Pose, global: Pose) -> Pose {
-    let inv = parent.1.inverse();
-    (inv * (global.0 - parent.0), inv * global.1)
-}
 
 fn bone_item(o: Object) -> Field {
     Field::item(Value::Ptr(Ptr { target: Target::Inline(Box::new(o)), base: false }))
@@ -485,4 +475,30 @@ pub fn merge(main: &AnvilSkeleton, addons: &[AnvilSkeleton], opts: &MergeOptions
         )));
     }
     Ok((out, report))
+}
+
+/// The list position just after bone `p`'s last descendant (by list order).
+pub(crate) fn subtree_end(list: &[Field], p: usize) -> usize {
+    let id_of = |f: &Field| match &f.value {
+        Value::Ptr(Ptr { target: Target::Inline(o), .. }) => (o.id, o.bone_parent()),
+        _ => (None, None),
+    };
+    let mut inside: HashSet<u64> = HashSet::new();
+    if let (Some(id), _) = id_of(&list[p]) {
+        inside.insert(id);
+    }
+    let mut end = p + 1;
+    for (k, f) in list.iter().enumerate().skip(p + 1) {
+        let (id, parent) = id_of(f);
+        match parent {
+            Some(par) if inside.contains(&par) => {
+                if let Some(id) = id {
+                    inside.insert(id);
+                }
+                end = k + 1;
+            }
+            _ => {}
+        }
+    }
+    end
 }

@@ -247,7 +247,7 @@ pub fn encode(text: &str, form: ByteForm) -> Vec<u8> {
 }
 
 /// ASCII text → UTF-16 LE (with a BOM when asked), into a buffer of the exact size. A big text
-/// is widened in two halves on two threads: most of the time of writing 159 MB is the kernel
+/// is widened in two halves on two threads: most of the time of writing a big file is the kernel
 /// handing out its fresh pages, and two threads fault them in side by side.
 fn encode_ascii_le(src: &[u8], bom: bool) -> Vec<u8> {
     const PARALLEL_FROM: usize = 1 << 20;
@@ -286,14 +286,13 @@ fn spread(x: u64) -> u64 {
     (x & 0xFF) | ((x & 0xFF00) << 8) | ((x & 0xFF_0000) << 16) | ((x & 0xFF00_0000) << 24)
 }
 
-/// UTF-16 → UTF-8 with encoding_rs (as the developers' guide asks; it measured as fast as the
-/// hand-written ASCII loop it replaced and checks surrogates itself). `None` on an unpaired
-/// surrogate.
+/// UTF-16 → UTF-8 with encoding_rs (as the developers' guide asks: a well-kept library, fast on
+/// ASCII, and it checks surrogates itself). `None` on an unpaired surrogate.
 ///
 /// A big file is decoded in two halves on two threads, straight into the two halves of one
 /// buffer sized for all-ASCII text (what AnvilToolkit writes: its names are hashes' ASCII
-/// labels): most of the time of decoding 159 MB is the kernel handing out the 80 MB of fresh
-/// pages the text lands in, and two threads fault them in side by side. Text that is not all
+/// labels): most of the time of decoding a big file is the kernel handing out the fresh pages
+/// the text lands in, and two threads fault them in side by side. Text that is not all
 /// ASCII overflows its half and is decoded again in one piece.
 fn decode_utf16(enc: &'static encoding_rs::Encoding, body: &[u8]) -> Option<String> {
     const PARALLEL_FROM: usize = 1 << 20;

@@ -70,13 +70,18 @@ pub struct Source {
     pub id: u64,
     /// The deepest nesting seen while parsing (the root is 1), including dropped elements.
     pub max_depth: usize,
+    /// Each line's start and the end of its indentation (byte offsets), made on the first
+    /// [`Source::indent_of`]: scanning back to the line's start for every element was
+    /// quadratic on a one-line file.
+    lines: std::sync::OnceLock<Vec<(u32, u32)>>,
 }
 
 /// Why a streaming parse ended early.
 #[derive(Debug)]
 pub enum StreamError {
-    /// The text is not well formed.
-    Syntax(SyntaxError),
+    /// The text is not well formed (the streaming reader then leaves the message, with its
+    /// place, to the tree reader).
+    Syntax,
     /// The hook stopped it.
     Stopped,
 }
@@ -189,7 +194,7 @@ impl Source {
                 Err(SyntaxError { line, column, message })
             }
             // Only a hook stops or pauses a parse, and there is none.
-            Err(TokError::Stopped) | Err(TokError::Paused) => Err(SyntaxError { line: 1, column: 1, message: "parse stopped".into() }),
+            Err(TokError::Stopped) => Err(SyntaxError { line: 1, column: 1, message: "parse stopped".into() }),
         }
     }
 
@@ -203,6 +208,7 @@ impl Source {
             attr_spans: Vec::with_capacity(attrs),
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             max_depth: 0,
+            lines: std::sync::OnceLock::new(),
         }
     }
 
@@ -329,11 +335,6 @@ impl Source {
         Children { src: self, next: self.first_child(i) }
     }
 
-    /// The first child element with this name.
-    pub fn child(&self, i: u32, name: &str) -> Option<u32> {
-        self.children(i).find(|&c| self.name(c) == name)
-    }
-
     /// Whether the element has child elements.
     pub fn has_children(&self, i: u32) -> bool {
         self.first_child(i) != NONE
@@ -346,14 +347,22 @@ impl Source {
 
     /// The whitespace that indents the line an element starts on.
     pub fn indent_of(&self, i: u32) -> &str {
-        let start = self.node(i).start as usize;
-        let b = self.text.as_bytes();
-        let ls = b[..start].iter().rposition(|&c| c == b'\n').map(|p| p + 1).unwrap_or(0);
-        let mut e = ls;
-        while e < start && (b[e] == b' ' || b[e] == b'\t') {
-            e += 1;
-        }
-        &self.text[ls..e]
+        let start = self.node(i).start;
+        let lines = self.lines.get_or_init(|| {
+            let b = self.text.as_bytes();
+            skelport_ir::names::add_work(b.len() as u64);
+            let starts = std::iter::once(0).chain(b.iter().enumerate().filter(|(_, &c)| c == b'\n').map(|(p, _)| p + 1));
+            starts
+                .map(|ls| {
+                    let e = ls + b[ls..].iter().take_while(|&&c| c == b' ' || c == b'\t').count();
+                    (ls as u32, e as u32)
+                })
+                .collect()
+        });
+        skelport_ir::names::add_work(1);
+        let (ls, e) = lines[lines.partition_point(|&(ls, _)| ls <= start) - 1];
+        // An element inside the indentation (none is) would end it early.
+        &self.text[ls as usize..e.min(start) as usize]
     }
 
     /// The prolog: everything before the root element.
@@ -383,19 +392,8 @@ pub enum Visit {
     Keep,
     /// Drop it and its subtree.
     Drop,
-    /// Drop it and pause the parse right after it ([`Progress::Paused`]).
-    DropAndPause,
     /// Stop the parse ([`StreamError::Stopped`]).
     Stop,
-}
-
-/// How far [`Stream::run`] got.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Progress {
-    /// The whole text is parsed and well formed.
-    Done,
-    /// Paused: by the hook, or at the position asked for.
-    Paused,
 }
 
 /// What a [`Stream`] hands each element at its depth to.
@@ -418,10 +416,6 @@ impl Visitor for NoVisitor {
 /// element and its subtree stay in the tree; a reader that takes what it needs from each bone
 /// and drops it keeps the tree a few hundred nodes long instead of two million (the whole tree
 /// of a 65,535-bone file is about 110 MB of fresh pages).
-///
-/// A stream can pause (by its hook, or before the markup at a given offset) and go on, and a
-/// second stream can start at an offset inside the text with the open elements it would have
-/// there ([`Stream::resume_at`]), so two threads can parse the two halves of one big list.
 pub struct Stream<'t, V: Visitor> {
     tok: Tokenizer<'t, V>,
 }
@@ -436,66 +430,13 @@ impl<'t, V: Visitor> Stream<'t, V> {
         Some(Stream { tok: Tokenizer::new(text, src, Some((depth, hook))) })
     }
 
-    /// A stream over `text` from offset `pos`, where the elements `open` of `from` (outermost
-    /// first) are open: they are copied (with their attributes) as the new tree's first nodes,
-    /// each the child of the one before, so `open[0]` is the new root (node 0).
-    pub fn resume_at(text: &'t Arc<String>, pos: usize, from: &Source, open: &[u32], depth: usize, hook: V) -> Option<Stream<'t, V>> {
-        let mut st = Stream::new(text, depth, hook)?;
-        let t = &mut st.tok;
-        for (k, &o) in open.iter().enumerate() {
-            let n = from.node(o);
-            let attr_start = t.src.attr_spans.len() as u32;
-            let (a, b) = (n.attr_start as usize, from.attr_end(o));
-            t.src.attr_spans.extend_from_slice(&from.attr_spans[a..b]);
-            let parent = if k == 0 { NONE } else { k as u32 - 1 };
-            let idx = k as u32;
-            t.src.nodes.push(Node { content_end: n.tag_end, end: n.tag_end, parent, next_sibling: NONE, attr_start, ..*n });
-            if let Some(lc) = t.last_child.last_mut() {
-                *lc = idx;
-            }
-            t.stack.push(idx);
-            t.last_child.push(NONE);
-        }
-        t.src.root = if open.is_empty() { NONE } else { 0 };
-        t.src.max_depth = open.len();
-        t.pos = pos;
-        Some(st)
-    }
-
-    /// Parse on, up to the end or until paused: by the hook, or (with `stop_at`) when the next
-    /// markup starts exactly at that offset. A stream that passes `stop_at` inside markup just
-    /// goes on to the end.
-    pub fn run(&mut self, stop_at: Option<usize>) -> Result<Progress, StreamError> {
-        self.tok.stop_at = stop_at.unwrap_or(usize::MAX);
+    /// Parse to the end.
+    pub fn run(&mut self) -> Result<(), StreamError> {
         match self.tok.run() {
-            Ok(()) => Ok(Progress::Done),
-            Err(TokError::Paused) => Ok(Progress::Paused),
+            Ok(()) => Ok(()),
             Err(TokError::Stopped) => Err(StreamError::Stopped),
-            Err(TokError::At(off, message)) => {
-                let (line, column) = line_col(&self.tok.src.text, off);
-                Err(StreamError::Syntax(SyntaxError { line, column, message }))
-            }
+            Err(TokError::At(..)) => Err(StreamError::Syntax),
         }
-    }
-
-    /// The tree so far.
-    pub fn source(&self) -> &Source {
-        &self.tok.src
-    }
-
-    /// The open elements, outermost first.
-    pub fn open(&self) -> &[u32] {
-        &self.tok.stack
-    }
-
-    /// Where the parse is.
-    pub fn pos(&self) -> usize {
-        self.tok.pos
-    }
-
-    /// The visitor.
-    pub fn visitor(&self) -> &V {
-        &self.tok.hook.as_ref().expect("a stream has a visitor").1
     }
 
     /// The tree and the visitor.
@@ -532,8 +473,6 @@ struct Tokenizer<'a, V: Visitor> {
     last_child: Vec<u32>,
     /// The streaming hook and the depth it watches.
     hook: Option<(usize, V)>,
-    /// Pause before markup that starts here (`usize::MAX`: never).
-    stop_at: usize,
 }
 
 enum TokError {
@@ -541,15 +480,13 @@ enum TokError {
     At(usize, String),
     /// The streaming hook stopped the parse.
     Stopped,
-    /// Paused by the hook or at `stop_at`; the parse can go on.
-    Paused,
 }
 
 type TokResult<T> = Result<T, TokError>;
 
 impl<'t, V: Visitor> Tokenizer<'t, V> {
     fn new(text: &'t Arc<String>, src: Source, hook: Option<(usize, V)>) -> Self {
-        Tokenizer { s: text.as_bytes(), pos: 0, src, stack: Vec::new(), last_child: Vec::new(), hook, stop_at: usize::MAX }
+        Tokenizer { s: text.as_bytes(), pos: 0, src, stack: Vec::new(), last_child: Vec::new(), hook }
     }
 
     fn find(&self, from: usize, pat: &[u8]) -> Option<usize> {
@@ -605,9 +542,6 @@ impl<'t, V: Visitor> Tokenizer<'t, V> {
             self.pos = lt;
             if lt >= n {
                 break;
-            }
-            if lt == self.stop_at {
-                return Err(TokError::Paused);
             }
             let rest = &s[lt..];
             if rest.starts_with(b"<?") {
@@ -817,7 +751,7 @@ impl<'t, V: Visitor> Tokenizer<'t, V> {
         match visit {
             Visit::Keep => return Ok(()),
             Visit::Stop => return Err(TokError::Stopped),
-            Visit::Drop | Visit::DropAndPause => {}
+            Visit::Drop => {}
         }
         let node = self.src.nodes[idx as usize];
         // Unlink it from a kept previous sibling (found as `gap_before` finds it).
@@ -836,9 +770,6 @@ impl<'t, V: Visitor> Tokenizer<'t, V> {
         }
         self.src.nodes.truncate(idx as usize);
         self.src.attr_spans.truncate(node.attr_start as usize);
-        if visit == Visit::DropAndPause {
-            return Err(TokError::Paused);
-        }
         Ok(())
     }
 

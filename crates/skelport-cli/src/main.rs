@@ -42,7 +42,7 @@ fn main() -> ExitCode {
     match run(flags::parse()) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", skelport_cli::terminal_text(&format!("{e:#}")));
             ExitCode::from(1)
         }
     }

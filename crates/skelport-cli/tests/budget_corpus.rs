@@ -5,6 +5,7 @@ use skelport::registry;
 use skelport_ir::{Budget, Diagnostics, Input, ReadOptions};
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn the_corpus_reads_well_inside_the_budget() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
     let mut stack = vec![root];
@@ -32,7 +33,9 @@ fn the_corpus_reads_well_inside_the_budget() {
             if share > worst.0 {
                 worst = (share, what.clone());
             }
-            if ratio > densest.0 {
+            // Density matters where a file could grow to the budget: in a file of a few KB the
+            // fixed cost of each parsed structure (charged at its in-memory size) dominates.
+            if ratio > densest.0 && bytes.len() >= 64 * 1024 {
                 densest = (ratio, what);
             }
         }

@@ -232,6 +232,50 @@ fn pose_test_detects_a_changed_weight() {
     assert!(v["pose_test"]["max_deviation"].as_f64().unwrap() > 1e-3, "{v}");
 }
 
+/// `--pose-test` over a skin without vertices (a rig read without its mesh) compares the joints'
+/// skinning matrices, and fails on an output whose hand turned 7.1° with its bind kept; with
+/// nothing at all to compare it says so and exits 1 (it printed "0 joints … same" and exited 0).
+#[test]
+fn pose_test_without_vertices_compares_skinning_matrices_and_nothing_is_exit_1() {
+    let dir = demo_dir();
+    let d = dir.path();
+    let meshless = mutated(d, "meshless.ir.json", |v| {
+        v["meshes"] = serde_json::json!([]);
+        v["skins"][0].as_object_mut().unwrap().remove("mesh");
+    });
+    let (p, q) = (meshless.to_str().unwrap(), d.join("turned.ir.json"));
+    let o = skelport(&["diff", p, p, "--pose-test"]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{text}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("pose test: 20 poses over the skinning matrices of"), "{text}");
+    // The left hand turned 7.1° about Z (its inverse bind as it was).
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&meshless).unwrap()).unwrap();
+    let bones = v["skeletons"][0]["bones"].as_array_mut().unwrap();
+    let hand = bones.iter_mut().find(|b| b["name"] == "hand_l").unwrap();
+    let r: Vec<f64> = hand["rest"]["rotation"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    let (s, c) = ((7.1f64.to_radians() / 2.0).sin(), (7.1f64.to_radians() / 2.0).cos());
+    // (0, 0, s, c) · (x, y, z, w)
+    let turned = [c * r[0] - s * r[1], c * r[1] + s * r[0], c * r[2] + s * r[3], c * r[3] - s * r[2]];
+    hand["rest"]["rotation"] = serde_json::json!(turned);
+    std::fs::write(&q, serde_json::to_vec(&v).unwrap()).unwrap();
+    let o = skelport(&["diff", p, q.to_str().unwrap(), "--pose-test", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["pose_test"]["vertices"], 0);
+    assert!(v["pose_test"]["matrices"].as_u64().unwrap() > 0, "{v}");
+    assert!(v["pose_test"]["max_deviation"].as_f64().unwrap() > 1e-3, "{v}");
+    // An empty document against itself: nothing to compare.
+    let empty = mutated(d, "empty.ir.json", |v| {
+        for k in ["skeletons", "skins", "meshes"] {
+            v[k] = serde_json::json!([]);
+        }
+    });
+    let e = empty.to_str().unwrap();
+    let o = skelport(&["diff", e, e, "--pose-test"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("the pose test compared nothing"), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// A small valid ir-json document (3 bones) for batch tests.
 fn tiny_doc(i: usize) -> String {
     format!(

@@ -77,6 +77,7 @@ fn sandbox() -> Option<tempfile::TempDir> {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn every_readme_and_cli_md_example_runs() {
     let Some(dir) = sandbox() else { return };
     let root = skelport_ir::testing::workspace_root();

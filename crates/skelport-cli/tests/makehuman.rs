@@ -56,6 +56,7 @@ fn map_targets(name: &str) -> BTreeSet<String> {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn makehuman_game_engine_becomes_an_sl_avatar_that_validates() {
     let Some(r) = rig("game_engine") else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -84,6 +85,7 @@ fn makehuman_game_engine_becomes_an_sl_avatar_that_validates() {
 /// A-posed body is up to 0.72 m from the SL defaults; `--joint-positions` (now the default, kept
 /// for old scripts) writes the same bytes, and `--default-joints` puts them at the defaults.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn makehuman_to_sl_keeps_the_source_joint_positions() {
     let Some(r) = rig("game_engine") else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -156,6 +158,7 @@ fn makehuman_to_sl_keeps_the_source_joint_positions() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn makehuman_game_engine_becomes_an_ac_standard_xml_with_biped_names() {
     let Some(r) = rig("game_engine") else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -182,6 +185,7 @@ fn makehuman_game_engine_becomes_an_ac_standard_xml_with_biped_names() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn mixamo_maps_take_mpfb_mixamo_rigs_to_mixamo_and_back() {
     let (Some(plain), Some(unity)) = (rig("mixamo"), rig("mixamo_unity")) else { return };
     let read = |r: &Rig| {

@@ -9,6 +9,7 @@ fn skelport(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn inspect_default_rig_on_base_mesh_reports_163_bones_and_glb_round_trip_picks_strategies() {
     let Some(c) = skelport_ir::testing::corpus_root().map(|c| c.join("mpfb")) else { return };
     let (rig, base) = (c.join("rigs/standard/rig.default.json"), c.join("3dobjs/base.obj"));

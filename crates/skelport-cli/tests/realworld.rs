@@ -62,18 +62,59 @@ enum Change {
 /// The loss codes (prefixes) that name each kind of change: a difference passes only when the
 /// conversion reported one of them.
 const EXPLAINED_BY: &[(Change, &[&str])] = &[
-    (Change::Skeletons, &["anvil.skeletons", "mpfb.skeletons", "dae-skeletons", "gltf.empty-skeleton"]),
+    (Change::Skeletons, &["anvil.skeletons", "mpfb.skeletons", "mhskel.skeletons", "dae-skeletons", "gltf.empty-skeleton"]),
     (Change::Bones, &["dae-not-sl-joint", "retarget.dropped", "gltf.renamed", "g4mf.renamed"]),
     (Change::Parents, &["dae-not-sl-joint", "retarget.dropped"]),
-    (Change::Heads, &["dae-joint-positions", "dae-not-sl-joint", "rest.t-pose", "vrm.grounded", "vrm.turned"]),
-    (Change::Rotations, &["mpfb.orientation", "dae-joint-positions", "dae-not-sl-joint", "dae-orientation", "rest.t-pose", "vrm.turned"]),
-    (Change::Scales, &["anvil.scale", "mpfb.scale", "dae-scale", "vrm.bone-scale"]),
-    (Change::Skins, &["anvil.geometry", "mpfb.mesh", "gltf.skin-without-mesh", "g4mf.skin-without-mesh", "dae-skin-dropped"]),
+    (
+        Change::Heads,
+        &[
+            "mhskel.fitted",
+            "mhskel.origin",
+            "mhskel.zero-length",
+            "dae-joint-positions",
+            "dae-not-sl-joint",
+            "rest.t-pose",
+            "vrm.grounded",
+            "vrm.turned",
+        ],
+    ),
+    (
+        Change::Rotations,
+        &[
+            "mpfb.orientation",
+            "mhskel.orientation",
+            "mhskel.fitted",
+            "mhskel.zero-length",
+            "dae-joint-positions",
+            "dae-not-sl-joint",
+            "dae-orientation",
+            "rest.t-pose",
+            "vrm.turned",
+        ],
+    ),
+    (Change::Scales, &["anvil.scale", "mpfb.scale", "mhskel.scale", "dae-scale", "vrm.bone-scale"]),
+    (
+        Change::Skins,
+        &[
+            "anvil.geometry",
+            "mpfb.mesh",
+            "mhskel.mesh",
+            "mhskel.skins",
+            "gltf.skin-without-mesh",
+            "g4mf.skin-without-mesh",
+            "dae-skin-dropped",
+        ],
+    ),
     (
         Change::Posed,
         &[
             "gltf.unweighted-vertices",
+            "mhskel.mesh",
+            "mhskel.fitted",
+            "mhskel.origin",
+            "mhskel.orientation",
             "gltf.max-influences",
+            "vrm.max-influences",
             "dae-influences",
             "dae-joint-positions",
             "dae-not-sl-joint",
@@ -84,19 +125,36 @@ const EXPLAINED_BY: &[(Change, &[&str])] = &[
     ),
     (
         Change::Meshes,
-        &["anvil.geometry", "mpfb.mesh", "g4mf.meshes", "gltf.empty-mesh", "dae-mesh", "rest.t-pose", "vrm.grounded", "vrm.turned"],
+        &[
+            "anvil.geometry",
+            "mpfb.mesh",
+            "mhskel.mesh",
+            "mhskel.origin",
+            "g4mf.meshes",
+            "gltf.empty-mesh",
+            "dae-mesh",
+            "rest.t-pose",
+            "vrm.grounded",
+            "vrm.turned",
+        ],
     ),
-    (Change::Uvs, &["anvil.geometry", "mpfb.mesh", "g4mf.meshes", "g4mf.uv-sets", "gltf.partial-uvs", "dae-uv-sets", "dae-mesh"]),
+    (
+        Change::Uvs,
+        &["anvil.geometry", "mpfb.mesh", "mhskel.mesh", "g4mf.meshes", "g4mf.uv-sets", "gltf.partial-uvs", "dae-uv-sets", "dae-mesh"],
+    ),
     (
         Change::Normals,
         &[
             "anvil.geometry",
             "mpfb.mesh",
+            "mhskel.mesh",
+            "mhskel.origin",
             "g4mf.meshes",
             "gltf.partial-normals",
             "dae-mesh",
             "dae-influences",
             "gltf.max-influences",
+            "vrm.max-influences",
             "rest.t-pose",
             "vrm.turned",
         ],
@@ -147,7 +205,7 @@ fn corpus_sources(root: &Path, folder: &str) -> Vec<Source> {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
         match (folder, ext.as_str()) {
-            (_, "glb" | "gltf" | "dae" | "g4tf" | "g4b") => {
+            (_, "glb" | "gltf" | "dae" | "g4tf" | "g4b" | "fbx") => {
                 // The validator's cases: only the files it accepts (its report has no error).
                 let report = path.with_file_name(format!("{name}.report.json"));
                 if let Ok(text) = std::fs::read_to_string(&report) {
@@ -160,6 +218,11 @@ fn corpus_sources(root: &Path, folder: &str) -> Vec<Source> {
             }
             ("sl", "xml") if name == "avatar_skeleton.xml" => {
                 out.push(Source { label, path, from: Some("sl-skeleton"), read: ReadOptions::default() })
+            }
+            // MakeHuman 1.x: the weights the rig names are found beside it.
+            ("makehuman1", "mhskel") => {
+                let read = ReadOptions { mesh: Some(root.join("makehuman1/data/3dobjs/base.obj")), ..Default::default() };
+                out.push(Source { label, path, from: None, read });
             }
             ("mpfb", "json") if name.starts_with("rig.") => {
                 let stem = name.trim_start_matches("rig.").trim_end_matches(".json");
@@ -232,6 +295,10 @@ fn convert(src: &Source, doc: &Document, target: &'static dyn Format, dir: &Path
     }
     // An MPFB rig's weights number the base mesh's vertices: read back on the same mesh.
     if target.name() == "mpfb" && doc.source_format.as_deref() == Some("mpfb") {
+        read.mesh = src.read.mesh.clone();
+    }
+    // A MakeHuman 1.x skeleton written with a base mesh places its joints on it.
+    if target.name() == "mhskel" {
         read.mesh = src.read.mesh.clone();
     }
     let mut rd = Diagnostics::default();
@@ -492,30 +559,49 @@ fn check(title: &str, sources: Vec<Source>, expected: usize) {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn realworld_files_survive_every_writer() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
     check("realworld", corpus_sources(&root, "realworld"), 9);
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn gltf_corpus_survives_every_writer() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
     check("gltf", corpus_sources(&root, "gltf"), 8);
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn second_life_corpus_survives_every_writer() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
     check("sl", corpus_sources(&root, "sl"), 5);
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn makehuman_rigs_with_weights_on_the_base_mesh_survive_every_writer() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
     check("mpfb", corpus_sources(&root, "mpfb"), 8);
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
+fn makehuman1_skeletons_with_their_weights_survive_every_writer() {
+    let Some(root) = skelport_ir::testing::corpus_root() else { return };
+    check("makehuman1", corpus_sources(&root, "makehuman1"), 1);
+}
+
+#[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
+fn fbx_corpus_survives_every_writer() {
+    let Some(root) = skelport_ir::testing::corpus_root() else { return };
+    check("fbx", corpus_sources(&root, "fbx"), 8);
+}
+
+#[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn g4mf_examples_survive_every_writer() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
     check("g4mf", corpus_sources(&root, "g4mf"), 2);
@@ -530,6 +616,7 @@ fn anvil_fixtures_survive_every_writer() {
 /// export to a rig format is exit 1 with a message and no file; the valid glTF with
 /// KHR_animation_pointer channels converts.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn the_cli_refuses_nothing_to_write_and_reads_the_animation_pointer_file() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
     let dir = tempfile::tempdir().unwrap();

@@ -24,6 +24,7 @@ fn joints(p: &Path) -> Vec<(String, skelport_ir::DVec3)> {
 /// `.dae → .dae` of an SL file keeps every joint where it was (1e-6 m), with and without the
 /// old `--joint-positions` switch (the default now).
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn little_bear_dae_to_dae_keeps_every_joint() {
     let Some(src) = linden("Little_Bear_90.dae") else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -48,6 +49,7 @@ fn little_bear_dae_to_dae_keeps_every_joint() {
 /// (more than 4 influences on Skeleton.Male.dae, a rotated bind shape, weights below 0.001) is a
 /// warning, as the importer does not refuse it.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn linden_files_pass_validate_target_sl() {
     for f in ["female_2016_08_05.dae", "Skeleton.Male.dae", "Little_Bear_90.dae"] {
         let Some(p) = linden(f) else { return };

@@ -333,3 +333,99 @@ fn sigterm_while_converting_a_large_input_leaves_no_temporary() {
     }
     assert!(caught > 0, "the conversion never was caught writing");
 }
+
+/// `DIR/x.gltf` whose buffer is `DIR/y.bin` (the demo's), and `DIR/y.glb`.
+fn buffer_of_another_name(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let json = std::fs::read_to_string(demo("sample.gltf")).unwrap().replace("\"uri\": \"sample.bin\"", "\"uri\": \"y.bin\"");
+    let (x, y_bin, y) = (dir.join("x.gltf"), dir.join("y.bin"), dir.join("y.glb"));
+    std::fs::write(&x, json).unwrap();
+    std::fs::copy(demo("sample.bin"), &y_bin).unwrap();
+    std::fs::copy(demo("sample.glb"), &y).unwrap();
+    (x, y_bin, y)
+}
+
+/// Issue 38: `convert x.gltf -o y.gltf`, where x's buffer is `y.bin`, wrote `y.bin` over the
+/// input's buffer. Every file an input reads is kept from the outputs: refused before anything
+/// is written. Converting a file onto itself (its own buffer with it) still works.
+#[test]
+fn a_conversion_does_not_overwrite_a_file_its_input_reads() {
+    let t = tempfile::tempdir().unwrap();
+    let (x, y_bin, _) = buffer_of_another_name(t.path());
+    let before = std::fs::read(&y_bin).unwrap();
+    let out = t.path().join("y.gltf");
+    let o = bin().args(["convert".as_ref(), x.as_os_str(), "-o".as_ref(), out.as_os_str()]).output().unwrap();
+    let err = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("y.bin") && err.contains("the input was read from"), "{err}");
+    assert_eq!(std::fs::read(&y_bin).unwrap(), before);
+    assert!(!out.exists());
+    let o = bin().args(["convert".as_ref(), x.as_os_str(), "-o".as_ref(), x.as_os_str()]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(t.path().join("x.bin").exists());
+}
+
+/// Issue 38: a batch of `x.gltf` (buffer `y.bin`) and `y.glb` into their own folder wrote
+/// `y.gltf` + `y.bin` over x's buffer. Known before anything is written: `y.glb` fails naming
+/// the input that reads `y.bin`, and `x.gltf` converts.
+#[test]
+fn a_batch_does_not_overwrite_a_file_another_input_reads() {
+    let t = tempfile::tempdir().unwrap();
+    let (x, y_bin, y) = buffer_of_another_name(t.path());
+    let before = std::fs::read(&y_bin).unwrap();
+    let o = bin()
+        .args(["convert".as_ref(), y.as_os_str(), x.as_os_str(), "-o".as_ref(), t.path().as_os_str(), "--to".as_ref(), "gltf".as_ref()])
+        .output()
+        .unwrap();
+    let err = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("converted 1 of 2") && err.contains("y.bin is a file that the input") && err.contains("x.gltf"), "{err}");
+    assert_eq!(std::fs::read(&y_bin).unwrap(), before);
+}
+
+/// Issue 38: `-o /dev/null --to gltf` created a regular `/dev/null.bin`. A device gets no side
+/// file beside it: refused before anything is written. A FIFO sits in a folder of the
+/// user's, so its side files go there (the signal tests above write through one).
+#[test]
+fn no_side_file_beside_a_device() {
+    // A device has no folder of its own: refused before anything is written. (Were it not,
+    // `/dev/null.bin` would appear: removed again, and the test fails.)
+    let o = bin()
+        .args(["convert".as_ref(), demo("sample.glb").as_os_str(), "-o".as_ref(), "/dev/null".as_ref(), "--to".as_ref(), "gltf".as_ref()])
+        .output()
+        .unwrap();
+    let err = text(&o);
+    let stray = Path::new("/dev/null.bin").exists();
+    if stray {
+        let _ = std::fs::remove_file("/dev/null.bin");
+    }
+    assert!(!stray, "a side file was written beside /dev/null");
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("is a device") && err.contains("--embed"), "{err}");
+    // Without side files a device is still written through.
+    let o = bin()
+        .args(["convert".as_ref(), demo("sample.glb").as_os_str(), "-o".as_ref(), "/dev/null".as_ref(), "--to".as_ref(), "glb".as_ref()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+/// Issue 38: an ESC in a bone name reached the terminal raw through `inspect` and warnings.
+/// Printed for people it is escaped; `--json` keeps it exact (JSON escapes it its own way).
+#[test]
+fn control_characters_are_escaped_for_the_terminal() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("esc.ir.json");
+    let doc =
+        std::fs::read_to_string(demo("sample.ir.json")).unwrap().replacen("\"name\": \"pelvis\"", "\"name\": \"pel\\u001b[31mvis\"", 1);
+    std::fs::write(&f, doc).unwrap();
+    let o = bin().args(["inspect".as_ref(), f.as_os_str()]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(out.contains("pel\\u{1b}[31mvis") && !out.contains('\u{1b}'), "{out}");
+    let o = bin().args(["inspect".as_ref(), "--json".as_ref(), f.as_os_str()]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.to_string().contains("pel\\u001b[31mvis"), "{v}");
+    // A message naming the bone, on stderr.
+    let o = bin().args(["convert".as_ref(), f.as_os_str(), "-o".as_ref(), t.path().join("o.dae").as_os_str()]).output().unwrap();
+    assert!(!o.stderr.contains(&0x1b), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -180,6 +180,7 @@ fn evidence(name: &str, src: &Document, opts: &WriteOptions, map_note: &str) -> 
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn makehuman_game_engine_and_mixamo_to_vrm() {
     for (rig, map) in [("game_engine", "mpfb-game_engine"), ("mixamo", "mixamo")] {
         let Some(src) = mpfb(rig) else { return };
@@ -195,6 +196,7 @@ fn makehuman_game_engine_and_mixamo_to_vrm() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn linden_female_and_robot_expressive_to_vrm() {
     let Some(female) = corpus("sl/linden-lab/female_2016_08_05.dae") else { return };
     let src = load(&female, None, None);
@@ -212,6 +214,7 @@ fn linden_female_and_robot_expressive_to_vrm() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn the_webxr_hand_is_refused_naming_the_missing_bones() {
     let Some(hand) = corpus("gltf/webxr-generic-hand/left.glb") else { return };
     let src = load(&hand, None, None);
@@ -225,6 +228,7 @@ fn the_webxr_hand_is_refused_naming_the_missing_bones() {
 /// The re-rest itself, on MakeHuman, through the CLI's pose test: baked against bind-kept (the
 /// source under the same world-space poses), before any file is written.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn re_rest_pose_test_on_makehuman() {
     let Some(src) = mpfb("game_engine") else { return };
     let h = humanoid::find(&src, None).unwrap();
@@ -244,6 +248,7 @@ fn re_rest_pose_test_on_makehuman() {
 /// A VRM read back gives its humanoid as roles; those make the rename map `--map humanoid` needs
 /// (here to Second Life's names), and a VRM written again keeps meta and roles and turns nothing.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn vrm_round_trip_roles_meta_and_humanoid_retarget() {
     let Some(src) = mpfb("game_engine") else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -266,15 +271,19 @@ fn vrm_round_trip_roles_meta_and_humanoid_retarget() {
     let mut renamed = back.clone();
     skelport_ir::retarget::apply(&mut renamed, &map).unwrap();
     assert!(renamed.skeletons[0].find("mWristLeft").is_some());
-    // VRM → VRM: the meta and roles come back, the T-pose is already there.
+    // VRM → VRM: the meta and roles come back, the pose is kept (a VRM source is in its pose);
+    // asked to T-pose it, nothing turns: it is in the T-pose already.
     let (again, d2) = write(&back, &WriteOptions::default());
-    assert!(d2.items.iter().any(|i| i.code == "rest.t-pose" && i.severity == Severity::Info), "{:?}", d2.items);
+    assert!(d2.items.iter().any(|i| i.code == "vrm.source-pose") && !d2.items.iter().any(|i| i.code == "rest.t-pose"), "{:?}", d2.items);
+    let (_, d3) = write(&back, &WriteOptions { rest_pose: Some(skelport_ir::rest::RestPose::TPose), ..Default::default() });
+    assert!(d3.items.iter().any(|i| i.code == "rest.t-pose" && i.severity == Severity::Info), "{:?}", d3.items);
     assert_eq!(glb_json(&again)["extensions"]["VRMC_vrm"]["meta"]["name"], "Test body");
     assert_eq!(skelport_vrm::human_bones(&glb_json(&again)), skelport_vrm::human_bones(&json));
 }
 
 /// A character facing −Z (its left arm at −X) is turned to face +Z.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn a_character_facing_back_is_turned() {
     let Some(src) = mpfb("game_engine") else { return };
     let mut back = src.in_frame(skelport_ir::Frame::GLTF).into_owned();
@@ -299,6 +308,7 @@ fn skelport(args: &[&str]) -> std::process::Output {
 /// The CLI's flags: `--to vrm` with `--vrm-meta` and a humanoid map given with `--map FILE`,
 /// and `--rest-pose t-pose` for another format (a .glb whose upper arms come out horizontal).
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn cli_vrm_flags_and_rest_pose_for_other_formats() {
     let Some(c) = skelport_ir::testing::corpus_root() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -351,4 +361,158 @@ fn cli_vrm_flags_and_rest_pose_for_other_formats() {
     let h = humanoid::find(&back, None).unwrap();
     let head = |r: HumanBone| w[h.humanoid[&r].index()].w_axis.truncate();
     assert!(rest::elevation_degrees(head(HumanBone::LeftUpperArm), head(HumanBone::LeftLowerArm), DVec3::Y) < -30.0);
+}
+
+/// Each humanoid role's node name in a VRM (0.x's list or 1.0's object).
+fn role_node_names(json: &Value) -> std::collections::BTreeMap<String, String> {
+    let name = |n: u64| json["nodes"][n as usize]["name"].as_str().unwrap_or("").to_owned();
+    if let Some(list) = json.pointer("/extensions/VRM/humanoid/humanBones").and_then(Value::as_array) {
+        return list.iter().map(|e| (e["bone"].as_str().unwrap().to_owned(), name(e["node"].as_u64().unwrap()))).collect();
+    }
+    skelport_vrm::human_bones(json).into_iter().map(|(r, n)| (r, name(n))).collect()
+}
+
+/// VRM 0.x → VRM 1.0 as UniVRM migrates it (issue 32), on UniVRM's own 0.x test file, whose
+/// humanoid names 52 nodes that no skin binds: the nodes are read as the skeleton, every role
+/// lands on the node of the same name (0.x's thumb names one joint down), the model is turned
+/// to face +Z (its left arm at +X), the meta is mapped field by field, and what 1.0 cannot carry
+/// is said as losses.
+#[test]
+fn vrm_0x_migrates_to_vrm_1_0() {
+    let Some(src) = corpus("realworld/univrm_EmissionMigration_v0.107.0.vrm") else { return };
+    let src_json = glb_json(&std::fs::read(&src).unwrap());
+    let doc = load(&src, None, None);
+    let found = humanoid::find(&doc, None).unwrap();
+    assert_eq!(found.humanoid.len(), 52, "{}", found.source);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("migrated.vrm");
+    let o = skelport(&["convert", src.to_str().unwrap(), "-o", out.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let said = |code: &str| {
+        report["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == code).map(|d| d["message"].as_str().unwrap().to_owned())
+    };
+    let dropped = said("vrm.dropped").expect("a vrm.dropped loss");
+    for what in
+        ["secondaryAnimation (spring bones", "blendShapeMaster (blend shape groups", "firstPerson", "materialProperties", "6 materials"]
+    {
+        assert!(dropped.contains(what), "{what}: {dropped}");
+    }
+    assert!(said("vrm.v0-license").is_some_and(|m| m.contains("\"CC0\"")));
+    let json = glb_json(&std::fs::read(&out).unwrap());
+    assert!(json["extensions"].get("VRM").is_none() && !json["extensionsUsed"].as_array().unwrap().iter().any(|e| e == "VRM"));
+    assert_valid_extension(&json, "migrated EmissionMigration");
+    let m = &json["extensions"]["VRMC_vrm"]["meta"];
+    // 0.x: title EmissionTest, author vrmc, version 1, OnlyAuthor, violent/sexual/commercial Allow.
+    assert_eq!((m["name"].as_str(), m["version"].as_str()), (Some("EmissionTest"), Some("1")));
+    assert_eq!(m["authors"], serde_json::json!(["vrmc"]));
+    assert_eq!(m["avatarPermission"], "onlyAuthor");
+    assert_eq!((m["allowExcessivelyViolentUsage"].as_bool(), m["allowExcessivelySexualUsage"].as_bool()), (Some(true), Some(true)));
+    assert_eq!(m["commercialUsage"], "personalProfit");
+    assert_eq!((m["modification"].as_str(), m["allowRedistribution"].as_bool()), (Some("prohibited"), Some(false)));
+    // Every role on the node of the same name; 0.x's thumbProximal is 1.0's thumbMetacarpal.
+    let before = role_node_names(&src_json);
+    let after = role_node_names(&json);
+    assert_eq!(after.len(), 52);
+    for (role, node) in &before {
+        let role1 = skelport_vrm::spec::role_from_v0(role).unwrap().name();
+        assert_eq!(after.get(role1), Some(node), "{role} → {role1}");
+    }
+    assert_eq!(after["leftThumbMetacarpal"], before["leftThumbProximal"]);
+    // Turned to face +Z: the left arm at +X (the 0.x file has it at −X).
+    let back = load(&out, None, None);
+    let h = humanoid::find(&back, None).unwrap();
+    let w = back.skeleton(h.skeleton).world_matrices();
+    let x = |r: HumanBone| w[h.humanoid[&r].index()].w_axis.x;
+    assert!(x(HumanBone::LeftUpperArm) > 0.05 && x(HumanBone::RightUpperArm) < -0.05);
+    let w0 = doc.skeleton(found.skeleton).world_matrices();
+    assert!(w0[found.humanoid[&HumanBone::LeftUpperArm].index()].w_axis.x < -0.05);
+    // Written again as VRM, the 1.0 file is the same humanoid.
+    let again = dir.path().join("again.vrm");
+    let o = skelport(&["convert", out.to_str().unwrap(), "-o", again.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(role_node_names(&glb_json(&std::fs::read(&again).unwrap())), after);
+}
+
+/// A meshless VRM 1.0 armature (the VRM add-on for Blender's) and a VRM whose humanoid no skin
+/// binds keep their skeletons through every conversion; VRM → VRM works; `validate` calls a VRM
+/// invalid when its humanoid lacks a required bone or names no node, and reading one whose
+/// humanoid names no existing node is an error, not an empty conversion.
+#[test]
+fn a_humanoid_no_skin_binds_keeps_its_skeleton_and_validate_judges_it() {
+    let Some(src) = corpus("realworld/vrmaddon_b52_basic_armature_vrm1.vrm") else { return };
+    let bytes = std::fs::read(&src).unwrap();
+    let json = glb_json(&bytes);
+    let nodes = json["nodes"].as_array().unwrap().len();
+    let dir = tempfile::tempdir().unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_owned();
+    for (to, ext) in [("glb", "glb"), ("gltf", "gltf"), ("ir-json", "ir.json"), ("vrm", "vrm")] {
+        let out = dir.path().join(format!("armature.{ext}"));
+        let o = skelport(&["convert", &s(&src), "-o", &s(&out)]);
+        assert!(o.status.success(), "{to}: {}", String::from_utf8_lossy(&o.stderr));
+        let back = load(&out, None, None);
+        assert_eq!(back.skeletons.iter().map(|k| k.bones.len()).sum::<usize>(), nodes, "{to}");
+    }
+    let o = skelport(&["validate", &s(&src)]);
+    assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    // The same file made skinless (the skin removed): its humanoid still gives the skeleton.
+    let rewrite = |edit: &dyn Fn(&mut Value), name: &str| -> PathBuf {
+        let mut j = json.clone();
+        edit(&mut j);
+        let mut text = serde_json::to_vec(&j).unwrap();
+        text.resize(text.len().next_multiple_of(4), b' ');
+        let jlen = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+        let bin = &bytes[20 + jlen..];
+        let mut glb = b"glTF".to_vec();
+        glb.extend(2u32.to_le_bytes());
+        glb.extend(((12 + 8 + text.len() + bin.len()) as u32).to_le_bytes());
+        glb.extend((text.len() as u32).to_le_bytes());
+        glb.extend(b"JSON");
+        glb.extend(&text);
+        glb.extend(bin);
+        let p = dir.path().join(name);
+        std::fs::write(&p, glb).unwrap();
+        p
+    };
+    let skinless = rewrite(
+        &|j| {
+            j.as_object_mut().unwrap().remove("skins");
+        },
+        "skinless.vrm",
+    );
+    let out = dir.path().join("skinless.glb");
+    let o = skelport(&["convert", &s(&skinless), "-o", &s(&out)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The subtree of the humanoid's lowest common ancestor (hips): every node but the armature's
+    // root object above it.
+    assert_eq!(load(&out, None, None).skeletons[0].bones.len(), nodes - 1);
+    // Without hips: invalid (and VRM refuses it, naming hips).
+    let no_hips = rewrite(
+        &|j| {
+            j["extensions"]["VRMC_vrm"]["humanoid"]["humanBones"].as_object_mut().unwrap().remove("hips");
+        },
+        "no-hips.vrm",
+    );
+    let o = skelport(&["validate", &s(&no_hips)]);
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(text.contains("lacks required bones hips"), "{text}");
+    let o = skelport(&["convert", &s(&no_hips), "-o", &s(&dir.path().join("x.vrm"))]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("hips"));
+    // A humanoid naming no existing node: no skeleton can be read, so reading fails.
+    let nowhere = rewrite(
+        &|j| {
+            for (_, b) in j["extensions"]["VRMC_vrm"]["humanoid"]["humanBones"].as_object_mut().unwrap() {
+                b["node"] = serde_json::json!(9999);
+            }
+        },
+        "nowhere.vrm",
+    );
+    for args in [vec!["validate", &s(&nowhere)], vec!["convert", &s(&nowhere), "--to", "glb", "-o", "-"]] {
+        let o = skelport(&args.iter().map(|a| &**a).collect::<Vec<&str>>());
+        let err = String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("no humanoid skeleton can be read"), "{args:?}: {err}");
+    }
 }

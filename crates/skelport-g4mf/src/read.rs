@@ -76,6 +76,8 @@ pub fn read_text(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -
     if text.starts_with('\u{feff}') {
         diag.warn("g4mf.bom", ".g4tf files must not start with a byte-order mark");
     }
+    let budget = opts.budget_for(&input);
+    budget.charge_json(text.as_bytes(), file, "the JSON (its value tree)")?;
     let root: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| G4mfError::Syntax {
         file: file.into(),
         part: None,
@@ -83,7 +85,8 @@ pub fn read_text(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -
         column: e.column(),
         message: e.to_string(),
     })?;
-    read_document(&root, &input, &[], opts, diag)
+    let opts = ReadOptions { budget: Some(budget), ..opts.clone() };
+    read_document(&root, &input, &[], &opts, diag)
 }
 
 /// Parse `.g4b` bytes. Only the JSON chunk and the chunks a buffer refers to are decoded.
@@ -96,6 +99,7 @@ pub fn read_binary(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics)
         Some(i) => chunks[i].decode(i, &budget, file)?,
         None => Vec::new(),
     };
+    budget.charge_json(&json, file, "the JSON chunk (its value tree)")?;
     let root: Value = serde_json::from_slice(&json).map_err(|e| G4mfError::Syntax {
         file: file.into(),
         part: Some("JSON chunk"),
@@ -407,11 +411,16 @@ fn to_transform(m: &DMat4, what: &str, diag: &mut Diagnostics) -> Transform {
     Transform::from_matrix(m).unwrap_or_else(|| {
         diag.loss(
             "g4mf.shear",
-            format!("{what}: its transform has shear or a flip, which the IR's TRS cannot hold; the nearest TRS is used"),
+            format!("{what}: its transform has shear or a flip, which the IR's TRS cannot hold; the nearest TRS is its rest pose (skins bind the exact transform)"),
         );
-        let (s, r, t) = m.to_scale_rotation_translation();
-        Transform { translation: t, rotation: r.normalize(), scale: s.abs() }
+        nearest_trs(m)
     })
+}
+
+/// The TRS nearest an affine matrix that has shear or a flip.
+fn nearest_trs(m: &DMat4) -> Transform {
+    let (s, r, t) = m.to_scale_rotation_translation();
+    Transform { translation: t, rotation: r.normalize(), scale: s.abs() }
 }
 
 /// A rest transform from skelport's extras, if it is one the IR can hold (finite, a rotation
@@ -559,6 +568,8 @@ fn read_document(
         }
     }
 
+    // Mesh-instance nodes read as skins above; every other one is a plain mesh below.
+    let mut skinned_nodes = std::collections::HashSet::new();
     for &si in order.iter().filter(|&&i| nodes[i].get("skeleton").is_some()) {
         let snode = &nodes[si];
         let spath = format!("nodes[{si}]");
@@ -579,18 +590,31 @@ fn read_document(
         let mut explicit_deform = std::collections::HashSet::new();
         // Rest poses skelport kept in extras where they differ from the stored (bind) pose.
         let mut rest_of: Vec<(usize, Transform)> = Vec::new();
+        // Each bone's node, and whether its stored pose is one TRS cannot hold (its own
+        // transform or an ancestor's).
+        let mut bind_node: Vec<(usize, bool)> = Vec::new();
         while let Some(ni) = stack.pop() {
             let node = &nodes[ni];
             let Some(bone) = node.get("bone") else { continue };
             let bpath = format!("nodes[{ni}]");
             let p = parent[ni].and_then(|p| bone_of_node.get(&p).copied());
-            let rest = match (p, local[ni]) {
-                (Some(_), Local::Trs(t)) => t,
-                (None, Local::Trs(t)) if sw == DMat4::IDENTITY => t,
-                (Some(_), Local::Matrix(m)) => to_transform(&m, &bpath, diag),
-                (None, l) => to_transform(&(sw * l.matrix()), &bpath, diag),
-            };
             let ex = skelport_extras(node);
+            // A transform TRS cannot hold (shear, from a non-uniform scale above a rotation)
+            // becomes the nearest TRS as the rest pose, a loss unless skelport kept the rest in
+            // extras; the skin binds the node's exact transform either way (below).
+            let kept_rest = ex.is_some_and(|e| e.get("rest").is_some());
+            let as_rest = |m: &DMat4, diag: &mut Diagnostics| match Transform::from_matrix(m) {
+                Some(t) => (t, false),
+                None if kept_rest => (nearest_trs(m), true),
+                None => (to_transform(m, &bpath, diag), true),
+            };
+            let (rest, inexact) = match (p, local[ni]) {
+                (Some(_), Local::Trs(t)) => (t, false),
+                (None, Local::Trs(t)) if sw == DMat4::IDENTITY => (t, false),
+                (Some(_), Local::Matrix(m)) => as_rest(&m, diag),
+                (None, l) => as_rest(&(sw * l.matrix()), diag),
+            };
+            bind_node.push((ni, inexact || p.is_some_and(|p| bind_node[p.index()].1)));
             let mut name = ex
                 .and_then(|e| e.get("name"))
                 .and_then(Value::as_str)
@@ -711,7 +735,12 @@ fn read_document(
         }
         // The stored pose is the bind pose: the inverse binds come from it, then the rest pose
         // skelport kept (if any) replaces it.
-        let worlds = sk.world_matrices();
+        let mut worlds = sk.world_matrices();
+        for (w, &(ni, inexact)) in worlds.iter_mut().zip(&bind_node) {
+            if inexact {
+                *w = world_of(ni);
+            }
+        }
         for (i, t) in rest_of {
             sk.bones[i].rest = t;
         }
@@ -723,6 +752,7 @@ fn read_document(
             let mesh = &meshes[mesh_i];
             let Some(skin) = mesh.get("skin") else { continue };
             let to_doc = sw * local[c].matrix();
+            skinned_nodes.insert(c);
             let (im, sk_) = read_skinned_mesh(&ctx, mesh, mesh_i, skin, &to_doc, &slot_bone, &worlds, sk_index, diag)?;
             doc.meshes.push(im);
             let mut sk_ = sk_;
@@ -730,6 +760,13 @@ fn read_document(
             doc.skins.push(sk_);
         }
         doc.skeletons.push(sk);
+    }
+    // Plain meshes: every other mesh instance, where its node puts it (a skin on an instance no
+    // skeleton owns skins nothing, as the spec says).
+    for &c in order.iter().filter(|c| !skinned_nodes.contains(*c)) {
+        let Some(mi) = nodes[c].get("meshInstance") else { continue };
+        let Some(mesh_i) = index(mi, "mesh", meshes.len(), &format!("nodes[{c}].meshInstance"), file)? else { continue };
+        doc.meshes.push(read_geometry(&ctx, &meshes[mesh_i], mesh_i, &world_of(c), diag)?);
     }
     Ok(doc)
 }
@@ -800,18 +837,9 @@ fn read_binding(
     Ok(Some(out))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn read_skinned_mesh(
-    ctx: &Ctx<'_>,
-    mesh: &Value,
-    mesh_i: usize,
-    skin: &Value,
-    to_doc: &DMat4,
-    slot_bone: &[Option<BoneId>],
-    worlds: &[DMat4],
-    skeleton: usize,
-    diag: &mut Diagnostics,
-) -> Result<(Mesh, Skin), G4mfError> {
+/// The geometry of `meshes[mesh_i]` in document space (`to_doc`): positions, triangles, normals
+/// and texture coordinates.
+fn read_geometry(ctx: &Ctx<'_>, mesh: &Value, mesh_i: usize, to_doc: &DMat4, diag: &mut Diagnostics) -> Result<Mesh, G4mfError> {
     let file = ctx.file;
     let mpath = format!("meshes[{mesh_i}]");
     let vi = mesh.get("vertices").and_then(Value::as_u64).ok_or_else(|| err(file, &mpath, "vertices is required"))? as usize;
@@ -893,6 +921,32 @@ fn read_skinned_mesh(
             format!("{mpath}: {without_uv} surface(s) have no texture map where others do; their corners get UV (0, 0)"),
         );
     }
+    let name = mesh.get("name").and_then(Value::as_str).unwrap_or("mesh").to_string();
+    let normals = (!faces.is_empty()).then(|| skelport_ir::proc::per_vertex_if_uniform(nv, &faces.indices, normals, DVec3::ZERO));
+    let uvs = if with_uv > 0 {
+        vec![UvSet { name: uv_name, uvs: skelport_ir::proc::per_vertex_if_uniform(nv, &faces.indices, uvs, DVec2::ZERO) }]
+    } else {
+        Vec::new()
+    };
+    Ok(Mesh { name, positions, normals, uvs, faces, groups: Vec::new(), ext: Default::default() })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_skinned_mesh(
+    ctx: &Ctx<'_>,
+    mesh: &Value,
+    mesh_i: usize,
+    skin: &Value,
+    to_doc: &DMat4,
+    slot_bone: &[Option<BoneId>],
+    worlds: &[DMat4],
+    skeleton: usize,
+    diag: &mut Diagnostics,
+) -> Result<(Mesh, Skin), G4mfError> {
+    let file = ctx.file;
+    let mpath = format!("meshes[{mesh_i}]");
+    let m = read_geometry(ctx, mesh, mesh_i, to_doc, diag)?;
+    let nv = m.positions.len();
     let kpath = format!("{mpath}.skin");
     let get =
         |k: &str| skin.get(k).and_then(Value::as_u64).map(|v| v as usize).ok_or_else(|| err(file, &kpath, format!("{k} is required")));
@@ -936,6 +990,40 @@ fn read_skinned_mesh(
             None => slot_of_group.push(None),
         }
     }
+    // The skin's own joints, in its order, when skelport wrote them: G4MF's groups number the
+    // skeleton's joints, which every skin of it shares.
+    if let Some(own) = skelport_extras(skin).and_then(|e| e.get("joints")).and_then(Value::as_array) {
+        let mut listed = vec![false; slot_bone.len()];
+        let mut list = Vec::with_capacity(own.len().min(slot_bone.len()));
+        let mut ok = true;
+        for g in own {
+            match g.as_u64().map(|g| g as usize).filter(|&g| slot_bone.get(g).is_some_and(Option::is_some)) {
+                Some(g) if !listed[g] => {
+                    listed[g] = true;
+                    list.push(g);
+                }
+                _ => ok = false,
+            }
+        }
+        // Every weighted group of a joint must be listed, or a weight would be lost.
+        let outside = gv
+            .iter()
+            .zip(wv.iter())
+            .any(|(&g, &w)| w > 0.0 && slot_bone.get(g as usize).is_some_and(Option::is_some) && !listed[g as usize]);
+        if ok && !outside {
+            slot_of_group = vec![None; slot_bone.len()];
+            joints = Vec::with_capacity(list.len());
+            for (k, g) in list.into_iter().enumerate() {
+                slot_of_group[g] = Some(k as u32);
+                joints.extend(slot_bone[g]);
+            }
+        } else {
+            diag.warn(
+                "g4mf.skin-joints",
+                format!("{kpath}.extras.skelport.joints is not a list of distinct joint slots holding every weighted group; the skeleton's joints are used"),
+            );
+        }
+    }
     // The triples, then the influences built from them (a row per vertex, an entry per triple).
     ctx.charge::<(u32, u32, f64)>(vv.len(), &kpath)?;
     ctx.charge::<(u32, f64)>(vv.len(), &kpath)?;
@@ -977,16 +1065,8 @@ fn read_skinned_mesh(
     }
     let influences = Influences::from_triples(nv, triples);
     let inverse_bind = joints.iter().map(|j| worlds[j.index()].inverse()).collect();
-    let name = mesh.get("name").and_then(Value::as_str).unwrap_or("mesh").to_string();
-    let normals = (!faces.is_empty()).then(|| skelport_ir::proc::per_vertex_if_uniform(nv, &faces.indices, normals, DVec3::ZERO));
-    let uvs = if with_uv > 0 {
-        vec![UvSet { name: uv_name, uvs: skelport_ir::proc::per_vertex_if_uniform(nv, &faces.indices, uvs, DVec2::ZERO) }]
-    } else {
-        Vec::new()
-    };
-    let m = Mesh { name: name.clone(), positions, normals, uvs, faces, groups: Vec::new(), ext: Default::default() };
     let s = Skin {
-        name,
+        name: m.name.clone(),
         skeleton: skelport_ir::SkeletonId::from_index(skeleton),
         mesh: None,
         joints,

@@ -3,6 +3,7 @@
 use crate::{accessor, container, rotor_from_quat, G4mfError, FORBIDDEN_NAME_CHARS};
 use base64::Engine;
 use serde_json::{json, Map, Value};
+use skelport_ir::names::{Suffix, UniqueNames};
 use skelport_ir::proc::{self, VertexSplit};
 use skelport_ir::{
     Attribute, BoneId, DMat3, DMat4, DVec2, DVec3, Diagnostics, Document, Frame, Mesh, Normals, Output, Transform, WriteOptions,
@@ -14,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 /// `Root` keeps its name; the file's root node becomes `Root_2`).
 #[derive(Default)]
 struct Names {
-    used: HashSet<String>,
+    used: UniqueNames,
     /// The legal forms of every bone name, reserved for the first bone that has it.
     reserved: HashSet<String>,
     /// Bones renamed because an earlier bone (of another skeleton) had the name: (was, now).
@@ -44,16 +45,11 @@ impl Names {
     /// bones' names; a bone takes its reserved name unless an earlier bone took it.
     fn take(&mut self, want: &str, fallback: &str, bone: bool) -> (String, bool) {
         let base = legal(want, fallback);
-        let mut s = base.clone();
-        let mut k = 2;
-        while self.used.contains(&s) || (!bone && self.reserved.contains(&s)) {
-            s = format!("{base}_{k}");
-            k += 1;
-        }
+        let reserved = &self.reserved;
+        let s = self.used.unique_avoiding(&base, Suffix::Underscore, |s| !bone && reserved.contains(s));
         if bone && s != base {
             self.renamed.push((want.to_string(), s.clone()));
         }
-        self.used.insert(s.clone());
         let changed = s != want;
         (s, changed)
     }
@@ -234,33 +230,27 @@ fn bind_attributes(
     }
 }
 
+/// The triangles of `mesh` (its faces fan-triangulated, `tri_corners` their corners) as the
+/// surface's `simplexes` accessor; `None` for a mesh without faces.
+fn push_simplexes(buf: &mut Buf, surface: &mut Map<String, Value>, mesh: &Mesh, tri_corners: &[u32]) -> Option<usize> {
+    if tri_corners.is_empty() {
+        return None;
+    }
+    let t = accessor::uint_type_for(mesh.positions.len().saturating_sub(1) as u64);
+    let mut b = Vec::new();
+    accessor::encode_uint(t, tri_corners.iter().map(|&c| mesh.faces.indices[c as usize] as u64), &mut b);
+    let a = buf.push(&b, t, 3);
+    surface.insert("simplexes".into(), a.into());
+    Some(a)
+}
+
 /// Write `doc` as G4MF; `binary` picks `.g4b`.
 pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagnostics) -> Result<Output, G4mfError> {
-    // G4MF meshes are written as skins of a skeleton: a mesh no skin binds is not written.
     let skinned =
         |m: usize| doc.skins.iter().any(|s| s.mesh.map(skelport_ir::MeshId::index) == Some(m) && doc.get_skeleton(s.skeleton).is_some());
     let bones = doc.skeletons.iter().map(|s| s.bones.len()).sum::<usize>();
-    if bones == 0 && !(0..doc.meshes.len()).any(skinned) {
-        let what = if doc.meshes.is_empty() {
-            "the document has no bones and no meshes".to_string()
-        } else {
-            format!(
-                "the document has no bones, and its {} mesh(es) are not skinned, which G4MF writes only as skins; convert to glTF to keep them",
-                doc.meshes.len()
-            )
-        };
-        return Err(G4mfError::Write(format!("nothing to write: {what}")));
-    }
-    let unskinned: Vec<&str> = (0..doc.meshes.len()).filter(|&m| !skinned(m)).map(|m| doc.meshes[m].name.as_str()).collect();
-    if !unskinned.is_empty() {
-        diag.loss(
-            "g4mf.meshes",
-            format!(
-                "{} mesh(es) no skin binds are not written (skelport writes G4MF meshes as skins of a skeleton): {}",
-                unskinned.len(),
-                unskinned.join(", ")
-            ),
-        );
+    if bones == 0 && doc.meshes.is_empty() {
+        return Err(G4mfError::Write("nothing to write: the document has no bones and no meshes".into()));
     }
     let d = doc.in_frame(Frame::GLTF);
     let mut names = Names::default();
@@ -460,15 +450,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
             // Triangles by corner, so that per-corner normals and UVs follow them.
             let tri_corners = mesh.faces.triangulated_corners();
             let mut surface = Map::new();
-            let mut simplexes = None;
-            if !tri_corners.is_empty() {
-                let t = accessor::uint_type_for(mesh.positions.len().saturating_sub(1) as u64);
-                let mut b = Vec::new();
-                accessor::encode_uint(t, tri_corners.iter().map(|&c| mesh.faces.indices[c as usize] as u64), &mut b);
-                let a = buf.push(&b, t, 3);
-                simplexes = Some(a);
-                surface.insert("simplexes".into(), a.into());
-            }
+            let simplexes = push_simplexes(&mut buf, &mut surface, mesh, &tri_corners);
             if let Some(simplexes) = simplexes {
                 // Normals move with the linear part of what moved the positions: `bake`'s, or
                 // each vertex's own blend when the positions were moved vertex by vertex.
@@ -519,12 +501,19 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
             let mut bg = Vec::new();
             accessor::encode_uint(gt, tg.iter().copied(), &mut bg);
             let bw: Vec<u8> = tw.iter().flat_map(|w| w.to_le_bytes()).collect();
-            let skin = json!({
+            let mut skin = json!({
                 "vertices": buf.push(&bv, vt, 1),
                 "groups": buf.push(&bg, gt, 1),
                 "weights": buf.push(&bw, "float32", 1),
                 "groupNames": group_names,
             });
+            // G4MF numbers groups by the skeleton's joints, shared by every skin of it (group
+            // names must agree across them); a skin that binds fewer has its own joints, in its
+            // order, in skelport's extras, so that it reads back with its own joint list.
+            let own: Vec<usize> = s.joints.iter().filter_map(|j| group_of_bone.get(&j.index()).copied()).collect();
+            if own.len() != joint_list.len() {
+                skin["extras"] = json!({ "skelport": { "joints": own } });
+            }
             let (mname, _) = names.take(&mesh.name, "Mesh", false);
             let mut m = Map::new();
             m.insert("name".into(), mname.into());
@@ -554,6 +543,27 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
         }
         nodes[skel_node] = Value::Object(snode);
         root_children.push(skel_node);
+    }
+    // Meshes no skin binds: plain meshes, each instanced by a child of the root node, where
+    // they stand in the document.
+    for (m, mesh) in d.meshes.iter().enumerate().filter(|&(m, _)| !skinned(m)) {
+        let mut pos = Vec::with_capacity(mesh.positions.len() * 12);
+        for p in &mesh.positions {
+            for c in p.to_array() {
+                pos.extend_from_slice(&(c as f32).to_le_bytes());
+            }
+        }
+        let vacc = buf.push(&pos, "float32", 3);
+        let tri_corners = mesh.faces.triangulated_corners();
+        let mut surface = Map::new();
+        if let Some(simplexes) = push_simplexes(&mut buf, &mut surface, mesh, &tri_corners) {
+            bind_attributes(&mut buf, &mut surface, mesh, &tri_corners, simplexes, &DMat3::IDENTITY, diag);
+        }
+        let (mname, _) = names.take(&mesh.name, &format!("Mesh{m}"), false);
+        meshes.push(json!({ "name": mname, "vertices": vacc, "surfaces": [surface] }));
+        let (iname, _) = names.take(&format!("{}Instance", mesh.name), "MeshInstance", false);
+        root_children.push(nodes.len());
+        nodes.push(json!({ "name": iname, "meshInstance": { "mesh": meshes.len() - 1 } }));
     }
     for (k, s) in d.skins.iter().enumerate() {
         if d.get_skeleton(s.skeleton).is_none() {

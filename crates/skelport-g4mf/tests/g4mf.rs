@@ -194,6 +194,7 @@ fn written_files_follow_the_structural_rules() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn upstream_4d_examples_read_without_error_and_stay_untouched() {
     let Some(c) = skelport_ir::testing::corpus_root() else { return };
     for f in ["g4mf/extracted-examples/minimal_4d.g4tf", "g4mf/extracted-examples/node_child_4d.g4tf"] {
@@ -238,6 +239,7 @@ fn lying_containers_and_accessors_are_refused_not_panicked_on() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn written_g4tf_validates_against_the_upstream_schemas() {
     let Some(c) = skelport_ir::testing::corpus_root() else { return };
     let dir = c.join("g4mf/specification/schema");

@@ -50,15 +50,21 @@ fn bone_names_win_and_clashes_between_skeletons_are_a_loss() {
 }
 
 #[test]
-fn nothing_to_write_is_an_error_and_unskinned_meshes_a_loss() {
+fn nothing_to_write_is_an_error_and_unskinned_meshes_are_plain_meshes() {
     let mesh = || Mesh { name: "body".into(), positions: vec![DVec3::ZERO, DVec3::X, DVec3::Y], ..Default::default() };
     let mut doc = Document::new(Frame::GLTF);
     assert!(write(&doc).unwrap_err().contains("nothing to write"));
     doc.skeletons.push(Skeleton::new("empty"));
     doc.meshes.push(mesh());
-    let e = write(&doc).unwrap_err();
-    assert!(e.contains("nothing to write") && e.contains("1 mesh(es) are not skinned"), "{e}");
-    doc.skeletons.push(skeleton("rig", &["hips"]));
-    let (_, diag, _) = write(&doc).unwrap();
-    assert!(diag.of(Severity::Loss).any(|d| d.code == "g4mf.meshes" && d.message.contains("body")), "{:?}", diag.items);
+    for bones in [false, true] {
+        if bones {
+            doc.skeletons.push(skeleton("rig", &["hips"]));
+        }
+        let (_, diag, bytes) = write(&doc).unwrap();
+        assert!(diag.of(Severity::Loss).next().is_none(), "{:?}", diag.items);
+        let back = G4tfFormat.read(Input { path: None, bytes: &bytes }, &ReadOptions::default(), &mut Diagnostics::default()).unwrap();
+        assert_eq!(back.meshes.len(), 1);
+        assert_eq!(back.meshes[0].name, "body");
+        assert!(back.skins.is_empty());
+    }
 }

@@ -233,3 +233,44 @@ fn a_zstd_chunk_past_the_budget_is_refused_before_it_is_decoded() {
     let (r, _) = read_budgeted(&G4bFormat, &ok);
     assert_eq!(r.unwrap().skins.len(), 1);
 }
+
+/// `n` copies of `{"":0}` (7 bytes each, about 450 as a `serde_json::Value`) as JSON text.
+fn empty_objects(n: usize) -> String {
+    format!("[{}]", vec![r#"{"":0}"#; n].join(","))
+}
+
+/// The demo `.g4tf` with `pad` under an unknown top-level key.
+fn g4tf_padded(pad: &str) -> Vec<u8> {
+    let text = String::from_utf8(demo("sample.g4tf")).unwrap();
+    let at = text.find('{').unwrap() + 1;
+    format!("{}\"padding\":{pad},{}", &text[..at], &text[at..]).into_bytes()
+}
+
+/// A value tree is charged before it is built (issue 38): a `.g4b` whose JSON chunk is Zstd
+/// (the issue's 11 KB file took 6.78 GB) and a `.g4tf` padded with small objects (129×) stop
+/// at the budget, naming the JSON; the same files without the padding read.
+#[test]
+fn json_value_trees_are_charged_before_they_are_built() {
+    let chunks = container::read(&demo("sample.g4b"), "demo").unwrap();
+    let mut json: serde_json::Value = serde_json::from_slice(&chunks[0].data).unwrap();
+    let pad: serde_json::Value = serde_json::from_str(&empty_objects(2_000_000)).unwrap();
+    json["padding"] = pad;
+    let text = serde_json::to_vec(&json).unwrap();
+    let mut raw: Vec<([u8; 4], [u8; 4], Vec<u8>)> = vec![(container::JSON, container::ZSTD, zstd::bulk::compress(&text, 19).unwrap())];
+    raw.extend(chunks[1..].iter().map(|c| (c.kind, c.encoding, c.data.clone())));
+    let bomb = container(&raw);
+    assert!(bomb.len() < 100_000, "{}", bomb.len());
+    dump("zstd-json-tree.g4b", &bomb);
+    let (r, budget) = read_budgeted(&G4bFormat, &bomb);
+    let e = r.unwrap_err();
+    assert!(e.contains("the JSON chunk (its value tree): decode budget exceeded"), "{e}");
+    assert!(budget.used() <= budget.limit());
+
+    let padded = g4tf_padded(&empty_objects(300_000));
+    dump("padded-tree.g4tf", &padded);
+    let (r, _) = read_budgeted(&G4tfFormat, &padded);
+    let e = r.unwrap_err();
+    assert!(e.contains("the JSON (its value tree): decode budget exceeded"), "{e}");
+    let (r, _) = read_budgeted(&G4tfFormat, &g4tf_padded("0"));
+    assert_eq!(r.unwrap().skins.len(), 1);
+}

@@ -194,12 +194,14 @@ fn extra_uv_sets_are_a_loss() {
     assert!(diag.of(Severity::Loss).any(|d| d.code == "g4mf.uv-sets"), "{diag:?}");
 }
 
-/// A mesh no skin binds is not written (skelport's G4MF meshes hang under their skeleton): a
-/// loss line, not silence.
+/// A mesh no skin binds is a plain mesh: written with its texture map and normals, read back.
 #[test]
-fn an_unskinned_mesh_is_a_loss() {
+fn an_unskinned_mesh_keeps_its_uvs() {
     let mut src = rig();
     src.skins.clear();
-    let (_, diag) = write(&G4tfFormat, &src);
-    assert!(diag.of(Severity::Loss).any(|d| d.code == "g4mf.meshes" && d.message.contains("grid")), "{diag:?}");
+    let (bytes, diag) = write(&G4tfFormat, &src);
+    assert!(diag.of(Severity::Loss).next().is_none(), "{diag:?}");
+    let back = G4tfFormat.read(Input { path: None, bytes: &bytes }, &ReadOptions::default(), &mut Diagnostics::default()).unwrap();
+    assert_eq!(back.meshes.len(), 1);
+    assert_eq!(back.meshes[0].uvs.len(), 1);
 }

@@ -368,9 +368,11 @@ fn decode_into(bytes: &[u8], count: usize, stride: usize, ct: ComponentType, com
     }
 }
 
-/// The byte stride declared on an accessor's buffer view, if any (IBM accessors must have none).
-pub(crate) fn view_stride(root: &Root, accessor: usize) -> Option<usize> {
+/// The buffer view of an accessor and the byte stride declared on it, if any (IBM accessors
+/// must have none).
+pub(crate) fn view_stride(root: &Root, accessor: usize) -> Option<(usize, usize)> {
     let acc = root.accessors.get(accessor)?;
-    let view = root.buffer_views.get(acc.buffer_view?.value())?;
-    view.byte_stride.map(|s| s.0)
+    let vi = acc.buffer_view?.value();
+    let view = root.buffer_views.get(vi)?;
+    view.byte_stride.map(|s| (vi, s.0))
 }

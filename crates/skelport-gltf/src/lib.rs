@@ -22,8 +22,9 @@
 mod buffers;
 mod error;
 mod extras;
+mod meshopt;
 mod read;
-pub use read::ACCESSOR_RANGE;
+pub use read::{ACCESSOR_RANGE, IBM_STRIDE};
 mod write;
 
 pub use error::GltfError;
@@ -89,7 +90,7 @@ impl Format for GltfFormat {
         "gltf"
     }
     fn structural(&self) -> &'static [&'static str] {
-        &[read::ACCESSOR_RANGE]
+        &[read::ACCESSOR_RANGE, read::IBM_STRIDE]
     }
     fn description(&self) -> &'static str {
         "glTF 2.0 JSON (.gltf + .bin or data URIs): skins, joints, inverse bind matrices, skinned meshes"
@@ -127,7 +128,7 @@ impl Format for GlbFormat {
         "glb"
     }
     fn structural(&self) -> &'static [&'static str] {
-        &[read::ACCESSOR_RANGE]
+        &[read::ACCESSOR_RANGE, read::IBM_STRIDE]
     }
     fn description(&self) -> &'static str {
         "glTF 2.0 binary (.glb): skins, joints, inverse bind matrices, skinned meshes"
@@ -156,7 +157,7 @@ impl Format for GlbFormat {
 }
 
 pub use read::NodeBones;
-pub use write::{Edit, NodeLayout};
+pub use write::{Edit, NodeLayout, MAX_SKIN_JOINTS};
 
 /// Write `doc` as a GLB, with `edit` applied to the glTF JSON (as a `serde_json` object) after
 /// everything else is in place and before it is encoded: for formats built on glTF (a root
@@ -166,13 +167,28 @@ pub fn write_glb_edited(doc: &Document, opts: &WriteOptions, diag: &mut Diagnost
 }
 
 /// [`read_bytes`], also giving the bone each node became: `nodes[i] = Some((skeleton, bone))`
-/// for node `i`, `None` for nodes that are no bone (meshes, nodes outside every skin).
+/// for node `i`, `None` for nodes that are no bone (meshes, nodes outside every skin). `bones`
+/// are nodes the caller's format names as bones (VRM's humanoid): those no skin binds are read
+/// as a skeleton of their own, the subtree of their lowest common ancestor (mesh nodes left out,
+/// meshes hanging below a bone bound to it rigidly), so a meshless or unskinned armature keeps
+/// its bones.
 pub fn read_bytes_with_nodes(
     bytes: &[u8],
     path: Option<&std::path::Path>,
+    bones: &[usize],
     diag: &mut Diagnostics,
 ) -> Result<(Document, NodeBones), GltfError> {
-    read::read_with_nodes(Input { path, bytes }, &ReadOptions::default(), "gltf", diag)
+    read::read_with_nodes(Input { path, bytes }, &ReadOptions::default(), "gltf", bones, diag)
+}
+
+/// [`read_bytes_with_nodes`] with the caller's [`ReadOptions`] (its decode budget, URI rules).
+pub fn read_input_with_nodes(
+    input: Input<'_>,
+    opts: &ReadOptions,
+    bones: &[usize],
+    diag: &mut Diagnostics,
+) -> Result<(Document, NodeBones), GltfError> {
+    read::read_with_nodes(input, opts, "gltf", bones, diag)
 }
 
 /// Read glTF or GLB bytes (the flavour is detected from the bytes). `path` resolves external
@@ -212,7 +228,7 @@ mod tests {
         };
         let out = write_glb_edited(&doc, &WriteOptions::default(), &mut Diagnostics::default(), &mut edit).unwrap();
         assert_eq!(seen.bones.len(), doc.skeletons.len());
-        let (back, nodes) = read_bytes_with_nodes(&out.main, None, &mut Diagnostics::default()).unwrap();
+        let (back, nodes) = read_bytes_with_nodes(&out.main, None, &[], &mut Diagnostics::default()).unwrap();
         let text = String::from_utf8_lossy(&out.main);
         assert!(text.contains("\"extensionsUsed\":[\"EXT_test\"]"));
         for (si, sk) in doc.skeletons.iter().enumerate() {

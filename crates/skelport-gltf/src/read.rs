@@ -14,6 +14,7 @@ use gltf_json::mesh::{Mode, Semantic};
 use gltf_json::validation::Checked;
 use gltf_json::Root;
 use skelport_ir::jsonskip::JsonSkip;
+use skelport_ir::names::{Suffix, UniqueNames};
 use skelport_ir::proc;
 use skelport_ir::FaultKind;
 use skelport_ir::{
@@ -27,24 +28,40 @@ use std::rc::Rc;
 /// nobody uses: a used one is refused), one of the format's structural codes.
 pub const ACCESSOR_RANGE: &str = "gltf.accessor-range";
 
+/// The code of a warning that the buffer view of inverse bind matrices has a `byteStride` equal
+/// to the packed matrix size (read as if absent), one of the format's structural codes.
+pub const IBM_STRIDE: &str = "gltf.ibm-stride";
+
+/// Bytes of one inverse bind matrix (MAT4 of FLOAT).
+const IBM_SIZE: usize = 64;
+
 /// Weight sums further than this from 1 are reported and renormalized. The validator's own
 /// threshold is tighter (a few float32 ulps per weight); files from real exporters that are a
 /// little outside it still skin the same, so they are repaired with a warning rather than refused.
 const WEIGHT_SUM_TOLERANCE: f64 = 2e-3;
+/// Decode-budget bytes charged per node for the reader's node graph (two matrices, parent,
+/// depth, order, name, child list).
+const NODE_BYTES: u64 = 384;
+/// Decode-budget bytes charged per skin joint (its inverse bind matrix, table entries).
+const JOINT_BYTES: u64 = 192;
+/// Decode-budget bytes charged per bone built (the IR's bone and the reader's maps).
+const BONE_BYTES: u64 = 256;
 
 /// TEXCOORD sets read per mesh (`TEXCOORD_0` to `TEXCOORD_7`; docs/limits.md): a set number
 /// in an attribute name would otherwise size the reader's tables.
 pub const MAX_UV_SETS: usize = 8;
 
 pub(crate) fn read(input: Input<'_>, opts: &ReadOptions, format: &str, diag: &mut Diagnostics) -> Result<Document, GltfError> {
-    read_with_nodes(input, opts, format, diag).map(|(doc, _)| doc)
+    read_with_nodes(input, opts, format, &[], diag).map(|(doc, _)| doc)
 }
 
-/// [`read`], also giving the (skeleton, bone) each node became.
+/// [`read`], also giving the (skeleton, bone) each node became. `bones` are nodes a format built
+/// on glTF names as bones (VRM's humanoid): those no skin binds become a skeleton of their own.
 pub(crate) fn read_with_nodes(
     input: Input<'_>,
     opts: &ReadOptions,
     format: &str,
+    bones: &[usize],
     diag: &mut Diagnostics,
 ) -> Result<(Document, NodeBones), GltfError> {
     let file = input.display_name();
@@ -72,7 +89,7 @@ pub(crate) fn read_with_nodes(
     };
     // A probe pass first (no allocation: every value is skipped, with serde_json's nesting cap),
     // then one typed parse. `extras` arrive as raw JSON text and are parsed only where skelport
-    // reads its own entry; a whole-document `serde_json::Value` used to cost more than the typed
+    // reads its own entry; a whole-document `serde_json::Value` costs more than the typed
     // parse. The probe also tells an absent array from `[]`, which the typed model reads alike.
     let probe: Probe = serde_json::from_slice(json).map_err(json_err)?;
     let version = probe.version.as_deref().unwrap_or("");
@@ -91,6 +108,12 @@ pub(crate) fn read_with_nodes(
     // materials, cameras, textures …) requires fields glTF extensions may leave out (a
     // KHR_animation_pointer channel has no `target.node`), so a valid file would be refused
     // for data that is dropped anyway.
+    // The typed model is charged before it is built: each entry of the arrays read at its
+    // struct's size (an empty node `{}` is a whole `Node`), and 4 × the text for what the
+    // entries hold (index lists, names, the raw extras).
+    let budget = opts.budget_for(&input);
+    let entries: u64 = probe.counts.iter().map(|&(k, n)| n as u64 * entry_bytes(k)).sum();
+    budget.charge((json.len() as u64).saturating_mul(4).saturating_add(entries), file, "the JSON (the objects read from it)")?;
     let root: Root = serde_json::from_slice::<Used>(json).map_err(json_err)?.into_root();
     check_required_extensions(&root.extensions_required, file)?;
     if !probe.skipped.is_empty() {
@@ -108,9 +131,23 @@ pub(crate) fn read_with_nodes(
             ));
         }
     }
-    let budget = opts.budget_for(&input);
-    let buffers = buffers::load(&root, bin, &input, opts, &budget, file)?;
-    Reader { root: &root, buffers: &buffers, file, diag, budget, accessors: HashMap::new() }.run(format)
+    let mut buffers = buffers::load(&root, bin, &input, opts, &budget, file)?;
+    if root.extensions_used.iter().any(|e| e == crate::meshopt::EXTENSION) {
+        let n = crate::meshopt::decode(json, &mut buffers, &budget, file)?;
+        diag.info("gltf.meshopt", format!("{n} buffer view(s) compressed with EXT_meshopt_compression decoded"));
+    }
+    Reader {
+        root: &root,
+        buffers: &buffers,
+        file,
+        diag,
+        budget,
+        accessors: HashMap::new(),
+        skin_users: Vec::new(),
+        explicit_deform: HashMap::new(),
+        built_at: HashMap::new(),
+    }
+    .run(format, bones)
 }
 
 /// serde_json's message without its trailing " at line L column C": the error's place says it.
@@ -203,6 +240,19 @@ fn check_required_extensions(list: &[String], file: &str) -> Result<(), GltfErro
             ["KHR_materials_", "KHR_texture_", "EXT_texture_", "KHR_lights_punctual", "KHR_animation_pointer", "KHR_mesh_quantization"]
                 .iter()
                 .any(|p| name.starts_with(p));
+        if name == crate::meshopt::EXTENSION {
+            // Decoded before anything is read (meshopt.rs).
+            continue;
+        }
+        if name == "KHR_draco_mesh_compression" {
+            // Draco needs Google's decoder (C++, no maintained Rust port); glTF Transform decodes
+            // it when reading and writes the file uncompressed (`copy`, alias `cp`).
+            return Err(GltfError::invalid(
+                file,
+                format!("/extensionsRequired/{i}"),
+                "the file's meshes are Draco-compressed (KHR_draco_mesh_compression), which skelport does not decode; decompress it first with glTF Transform: `npx @gltf-transform/cli copy IN.glb OUT.glb` (it decodes Draco when reading and writes the meshes uncompressed), then convert OUT.glb",
+            ));
+        }
         if !harmless {
             return Err(GltfError::of(
                 FaultKind::Unsupported,
@@ -230,13 +280,19 @@ struct Reader<'a> {
     budget: Budget,
     /// Accessors decoded so far: primitives (and skins) that share an accessor share one decode.
     accessors: HashMap<usize, Rc<AccessorData>>,
+    /// Per skin, the nodes that use it (found in one pass over the nodes, not one per skin).
+    skin_users: Vec<Vec<usize>>,
+    /// Per node, whether its extras set `deform` (parsed once, not once per skin using it).
+    explicit_deform: HashMap<usize, bool>,
+    /// Per root node, the skeletons built from it (entries of `built`), so that a skin finds
+    /// the one it shares without looking at every other.
+    built_at: HashMap<usize, Vec<usize>>,
 }
 
 /// A skeleton already read for an earlier skin: its nodes and their bones, so a later skin over
 /// the same node hierarchy (glTF lets several skins share joints, and skelport writes one node
 /// hierarchy per skeleton however many skins use it) binds to it instead of a copy.
 struct BuiltSkeleton {
-    root: usize,
     index: usize,
     bone_of: HashMap<usize, BoneId>,
 }
@@ -252,6 +308,28 @@ struct Graph {
     depth: Vec<usize>,
     /// Every node, parents before children.
     preorder: Vec<usize>,
+    /// Each node's place in `preorder`.
+    order: Vec<usize>,
+}
+
+impl Graph {
+    /// The lowest common ancestor of nodes `a` and `b` of one tree: climb the deeper, then both.
+    fn common_ancestor(&self, mut a: usize, mut b: usize) -> usize {
+        while self.depth[a] > self.depth[b] {
+            a = self.parent[a].expect("a deeper node has a parent");
+        }
+        while self.depth[b] > self.depth[a] {
+            b = self.parent[b].expect("a deeper node has a parent");
+        }
+        while a != b {
+            skelport_ir::names::add_work(1);
+            match (self.parent[a], self.parent[b]) {
+                (Some(x), Some(y)) => (a, b) = (x, y),
+                _ => break,
+            }
+        }
+        a
+    }
 }
 
 impl Reader<'_> {
@@ -282,7 +360,7 @@ impl Reader<'_> {
         own_extras(&self.root.nodes[node].extras)
     }
 
-    fn run(mut self, format: &str) -> Result<(Document, NodeBones), GltfError> {
+    fn run(mut self, format: &str, named_bones: &[usize]) -> Result<(Document, NodeBones), GltfError> {
         let g = self.graph()?;
         let mut doc = Document::new(Frame::GLTF);
         doc.source_format = Some(format.to_owned());
@@ -372,42 +450,68 @@ impl Reader<'_> {
                 }
             }
         }
+        let mut users = vec![Vec::new(); self.root.skins.len()];
+        for (i, n) in nodes.iter().enumerate() {
+            if let Some(s) = n.skin {
+                users[s.value()].push(i);
+            }
+        }
+        self.skin_users = users;
         let mut built: Vec<BuiltSkeleton> = Vec::new();
         for si in 0..self.root.skins.len() {
             self.skin(si, &g, &scene_tops, &mut doc, &mut built)?;
         }
-        if self.root.skins.is_empty() {
+        let unbound = self.unbound_skeletons(&g, named_bones, &mut doc, &mut built)?;
+        if self.root.skins.is_empty() && unbound == 0 {
             self.diag.warn("gltf.no-skins", "the file has no skins: no skeleton was read");
         }
         // Mesh nodes without a skin: meshes at their node's world place (glTF renders them so).
         // One that hangs below a bone moves with it: a rigid skin binds every vertex to that
         // bone with weight 1, which the IR holds exactly.
         let mut on_bones = 0;
+        // A bone gets one bind across the file's skins: a rigid skin takes the inverse bind a
+        // skin of the file already gives the bone (its bind shape keeps the mesh where it
+        // hangs), so importers that guess the bind pose from the inverse binds (Blender's) see
+        // one pose, not the file's and a second one at the bone's rest.
+        let mut bind_of: HashMap<(usize, BoneId), DMat4> = HashMap::new();
+        for s in &doc.skins {
+            for (j, ibm) in s.joints.iter().zip(&s.inverse_bind) {
+                bind_of.entry((s.skeleton.index(), *j)).or_insert(*ibm);
+            }
+        }
+        let worlds: Vec<Vec<DMat4>> = doc.skeletons.iter().map(|s| s.world_matrices()).collect();
+        // Each node's nearest ancestor that is a bone (of the first skeleton holding it), in one
+        // pass, parents before children: climbing from every mesh node was quadratic.
+        let mut bone_at: HashMap<usize, (usize, BoneId)> = HashMap::new();
+        for b in built.iter().rev() {
+            bone_at.extend(b.bone_of.iter().map(|(&node, &id)| (node, (b.index, id))));
+        }
+        let mut bone_above: Vec<Option<(usize, BoneId)>> = vec![None; nodes.len()];
+        for &i in &g.preorder {
+            if let Some(p) = g.parent[i] {
+                bone_above[i] = bone_at.get(&p).copied().or(bone_above[p]);
+            }
+        }
         for (i, node) in nodes.iter().enumerate() {
             let (Some(m), None) = (node.mesh, node.skin) else { continue };
             let (mut mesh, _) = self.merge_meshes(&[m.value()], 0, None)?;
             place(&mut mesh, &g.world[i]);
-            let mut up = g.parent[i];
-            let bone = loop {
-                let Some(p) = up else { break None };
-                if let Some(b) = built.iter().find_map(|b| b.bone_of.get(&p).map(|&id| (b.index, id))) {
-                    break Some(b);
-                }
-                up = g.parent[p];
-            };
+            let bone = bone_above[i];
             let vertices = mesh.positions.len();
             let name = mesh.name.clone();
             doc.meshes.push(mesh);
             if let Some((sk, bone)) = bone {
                 on_bones += 1;
-                let world = doc.skeletons[sk].world_matrices()[bone.index()];
+                let world = worlds[sk][bone.index()];
+                let shared = bind_of.get(&(sk, bone)).map(|ibm| (*ibm, (world * *ibm).inverse())).filter(|(_, b)| b.is_finite());
+                let (ibm, bind_shape) = shared.unwrap_or((world.inverse(), DMat4::IDENTITY));
                 doc.skins.push(Skin {
                     name,
                     skeleton: skelport_ir::SkeletonId::from_index(sk),
                     mesh: Some(skelport_ir::MeshId::from_index(doc.meshes.len() - 1)),
                     joints: vec![bone],
-                    inverse_bind: vec![world.inverse()],
-                    bind_shape: DMat4::IDENTITY,
+                    inverse_bind: vec![ibm],
+                    bind_shape,
                     influences: Influences::from_lists(vec![vec![(0u32, 1.0)]; vertices]),
                     ext: Default::default(),
                 });
@@ -432,6 +536,8 @@ impl Reader<'_> {
     fn graph(&mut self) -> Result<Graph, GltfError> {
         let nodes = &self.root.nodes;
         let n = nodes.len();
+        // The graph's tables: two matrices, parent, depth, order, a name and a child list a node.
+        self.budget.charge(n as u64 * NODE_BYTES, self.file, "/nodes")?;
         let mut parent: Vec<Option<usize>> = vec![None; n];
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
         for (i, node) in nodes.iter().enumerate() {
@@ -520,7 +626,11 @@ impl Reader<'_> {
                 None => (local[i], 0),
             };
         }
-        Ok(Graph { parent, children, top, names, local, world, depth, preorder })
+        let mut order = vec![0; n];
+        for (k, &i) in preorder.iter().enumerate() {
+            order[i] = k;
+        }
+        Ok(Graph { parent, children, top, names, local, world, depth, preorder, order })
     }
 
     /// For each scene, the set of top nodes it lists (checked references).
@@ -564,6 +674,9 @@ impl Reader<'_> {
         if skin.joints.is_empty() {
             return Err(self.err(format!("{sp}/joints"), "joints must not be empty"));
         }
+        // Per joint: its inverse bind matrix (an identity where the skin has none), its place
+        // in the joint tables and sets.
+        self.budget.charge(skin.joints.len() as u64 * JOINT_BYTES, self.file, &format!("{sp}/joints"))?;
         let mut joints = Vec::with_capacity(skin.joints.len());
         let mut seen = HashSet::new();
         for (k, j) in skin.joints.iter().enumerate() {
@@ -585,21 +698,11 @@ impl Reader<'_> {
                 "joints do not have a common root (they live in different node trees)",
             ));
         }
-        // Lowest common ancestor in linear time: count joints per subtree (children before
-        // parents); the deepest node whose subtree holds every joint.
-        let mut below = vec![0usize; n];
-        for &j in &joints {
-            below[j] += 1;
-        }
-        let mut lca = top;
-        for &i in g.preorder.iter().rev() {
-            if below[i] == joints.len() && g.depth[i] >= g.depth[lca] && g.top[i] == top {
-                lca = i;
-            }
-            if let Some(p) = g.parent[i] {
-                below[p] += below[i];
-            }
-        }
+        // Lowest common ancestor: that of the first and the last joint in preorder, found by
+        // climbing from both (a pass over every node per skin made many skins quadratic).
+        let first = joints.iter().copied().min_by_key(|&j| g.order[j]).expect("joints are not empty");
+        let last = joints.iter().copied().max_by_key(|&j| g.order[j]).expect("joints are not empty");
+        let lca = g.common_ancestor(first, last);
         if let Some(s) = skin.skeleton {
             let s = s.value();
             if s >= n {
@@ -639,8 +742,26 @@ impl Reader<'_> {
                 if !fmt_ok {
                     return Err(self.err(&p, "inverse bind matrices must be a MAT4 accessor of FLOAT"));
                 }
-                if buffers::view_stride(self.root, ai).is_some() {
-                    return Err(self.err(&p, "the inverse bind matrix accessor's buffer view must not have byteStride"));
+                // glTF forbids byteStride on the view of inverse bind matrices (they are packed).
+                // One equal to the matrix size (three.js's Soldier.glb and SimpleSkinning.gltf)
+                // reads the same bytes as none, and three.js, Blender and assimp load such files:
+                // read, with a warning (written without it). Any other stride is refused.
+                if let Some((vi, stride)) = buffers::view_stride(self.root, ai) {
+                    let at = format!("/bufferViews/{vi}/byteStride");
+                    if stride != IBM_SIZE {
+                        return Err(self.err(
+                            at,
+                            format!(
+                                "byteStride {stride} on the view of skin {si}'s inverse bind matrices; glTF forbids a stride there (the matrices are packed, {IBM_SIZE} bytes each): remove byteStride and pack the matrices, or export the file again"
+                            ),
+                        ));
+                    }
+                    self.diag.warn(
+                        IBM_STRIDE,
+                        format!(
+                            "{at}: byteStride {stride} on the view of skin {si}'s inverse bind matrices, which glTF forbids; it equals the packed matrix size, so the matrices were read as if it were absent (skelport writes no stride there)"
+                        ),
+                    );
                 }
                 if (acc.count.0 as usize) < joints.len() {
                     return Err(self.err(&p, format!("IBM accessor must have at least {} elements; found {}", joints.len(), acc.count.0)));
@@ -667,7 +788,7 @@ impl Reader<'_> {
             }
         };
         // Mesh nodes using this skin, and the scene check.
-        let mesh_nodes: Vec<usize> = (0..n).filter(|&i| self.root.nodes[i].skin.map(|s| s.value()) == Some(si)).collect();
+        let mesh_nodes = std::mem::take(&mut self.skin_users[si]);
         for &mn in &mesh_nodes {
             for tops in scene_tops {
                 if tops.contains(&g.top[mn]) && !tops.contains(&top) {
@@ -690,27 +811,34 @@ impl Reader<'_> {
         let skin_extras: SkinExtras = own_extras(&skin.extras).and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
         let skin_name = skin.name.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| format!("skin{si}"));
         // Same root as an earlier skin and all joints among its bones: share that skeleton.
-        let shared = built.iter().position(|b| b.root == skel_root && joints.iter().all(|j| b.bone_of.contains_key(j)));
+        let shared = self
+            .built_at
+            .get(&skel_root)
+            .and_then(|ks| ks.iter().copied().find(|&k| joints.iter().all(|j| built[k].bone_of.contains_key(j))));
         let k = match shared {
             Some(k) => {
                 let b = &built[k];
                 let sk = &mut doc.skeletons[b.index];
+                let root = self.root;
                 for j in &joints {
-                    let explicit = self.node_extras(*j).and_then(|v| v.get("deform").cloned()).is_some_and(|d| !d.is_null());
+                    let explicit = *self.explicit_deform.entry(*j).or_insert_with(|| {
+                        own_extras(&root.nodes[*j].extras).and_then(|v| v.get("deform").cloned()).is_some_and(|d| !d.is_null())
+                    });
                     if !explicit {
                         sk.bones[b.bone_of[j].index()].deform = true;
                     }
                 }
                 k
             }
-            None => self.build_skeleton(g, &joints, &joint_set, skel_root, &skin_extras, &skin_name, doc, built),
+            None => self.build_skeleton(g, &joints, &joint_set, skel_root, &skin_extras, &skin_name, doc, built)?,
         };
         let (skeleton_index, bone_of) = (built[k].index, &built[k].bone_of);
         // Geometry: every primitive of every mesh used with this skin, merged.
         let mut mesh_ids: Vec<usize> = Vec::new();
+        let mut mesh_seen = HashSet::new();
         for &mn in &mesh_nodes {
             if let Some(m) = self.root.nodes[mn].mesh {
-                if !mesh_ids.contains(&m.value()) {
+                if mesh_seen.insert(m.value()) {
                     mesh_ids.push(m.value());
                 }
             }
@@ -737,6 +865,55 @@ impl Reader<'_> {
         Ok(())
     }
 
+    /// Skeletons for the nodes in `named` that no skin binds (a VRM humanoid over nodes no skinned
+    /// mesh uses: meshless armatures, rigid meshes under bones): for each node tree holding some,
+    /// the subtree of their lowest common ancestor, read as a skin's would be, every bone a joint.
+    /// Returns how many were made.
+    fn unbound_skeletons(
+        &mut self,
+        g: &Graph,
+        named: &[usize],
+        doc: &mut Document,
+        built: &mut Vec<BuiltSkeleton>,
+    ) -> Result<usize, GltfError> {
+        let n = g.parent.len();
+        // Sets and an index, not scans: a file decides how many names, skins and trees there are.
+        let bound: HashSet<usize> = built.iter().flat_map(|b| b.bone_of.keys().copied()).collect();
+        let mut by_top: Vec<(usize, Vec<usize>)> = Vec::new();
+        let mut slot_of_top: HashMap<usize, usize> = HashMap::new();
+        let mut seen = HashSet::new();
+        for &node in named {
+            if node >= n || !seen.insert(node) || bound.contains(&node) {
+                continue;
+            }
+            let slot = *slot_of_top.entry(g.top[node]).or_insert_with(|| {
+                by_top.push((g.top[node], Vec::new()));
+                by_top.len() - 1
+            });
+            by_top[slot].1.push(node);
+        }
+        let made = by_top.len();
+        for (_, nodes) in by_top {
+            // Their lowest common ancestor (the nodes share one tree).
+            let lca = nodes[1..].iter().fold(nodes[0], |lca, &x| g.common_ancestor(lca, x));
+            let name = g.names[lca].clone();
+            let k = self.build_skeleton(g, &nodes, &nodes.iter().copied().collect(), lca, &SkinExtras::default(), &name, doc, built)?;
+            // No skin says which bones deform: every bone of the armature may.
+            for b in &mut doc.skeletons[built[k].index].bones {
+                b.deform = true;
+            }
+            self.diag.info(
+                "gltf.unskinned-skeleton",
+                format!(
+                    "node {lca} ({name}): {} named bone(s) that no skin binds; its {} nodes read as a skeleton",
+                    nodes.len(),
+                    doc.skeletons[built[k].index].bones.len()
+                ),
+            );
+        }
+        Ok(made)
+    }
+
     /// Read the bones of one skin's node hierarchy into a new skeleton of `doc`; returns its
     /// entry in `built`.
     #[allow(clippy::too_many_arguments)]
@@ -750,7 +927,7 @@ impl Reader<'_> {
         skin_name: &str,
         doc: &mut Document,
         built: &mut Vec<BuiltSkeleton>,
-    ) -> usize {
+    ) -> Result<usize, GltfError> {
         // Bones: the subtree of the skin's `skeleton` node (or, without one, of the joints'
         // lowest common ancestor): the joints, the nodes between them, helper and end nodes.
         // Nodes carrying a mesh or camera (and what hangs below them) are not bones.
@@ -778,13 +955,16 @@ impl Reader<'_> {
             roots = g.children[lca].iter().copied().filter(|c| in_set.contains(c)).collect();
         }
         let order = skelport_ir::proc::preorder_where(&g.children, roots.iter().copied(), |c| in_set.contains(&c));
+        // Skins over nested roots each build their own skeleton: every bone is charged.
+        self.budget.charge(order.len() as u64 * BONE_BYTES, self.file, &format!("skeleton of skin '{skin_name}'"))?;
+        let root_set: HashSet<usize> = roots.iter().copied().collect();
         let bone_of: HashMap<usize, BoneId> = order.iter().enumerate().map(|(b, &i)| (i, BoneId::from_index(b))).collect();
         let mut sk = Skeleton::new(skin_extras.skeleton.clone().unwrap_or_else(|| skin_name.to_string()));
         sk.ext = skin_extras.skeleton_ext.clone();
         let mut mirrors: Vec<(usize, String)> = Vec::new();
-        let mut used: HashSet<String> = HashSet::new();
+        let mut used = UniqueNames::new();
         for (bi, &node) in order.iter().enumerate() {
-            let is_root = roots.contains(&node);
+            let is_root = root_set.contains(&node);
             let m = if is_root { g.world[node] } else { g.local[node] };
             let rest = Transform::from_matrix(&m).unwrap_or_else(|| {
                 self.diag.warn(
@@ -798,19 +978,17 @@ impl Reader<'_> {
                 self.diag.warn("gltf.unnamed-node", format!("node {node} has no name; called it '{}'", g.names[node]));
             }
             let parent = if is_root { None } else { g.parent[node].and_then(|p| bone_of.get(&p).copied()) };
+            if let Some(raw) = &self.root.nodes[node].extras {
+                // Each skeleton holding the node parses (and keeps) its extras again.
+                self.budget.charge_json(raw.get().as_bytes(), self.file, &format!("/nodes/{node}/extras"))?;
+            }
             let extras = self.node_extras(node).and_then(|v| serde_json::from_value::<BoneExtras>(v).ok());
             // The bone's own name where skelport had to give the node another.
             let base = extras.as_ref().and_then(|x| x.name.clone()).filter(|n| !n.is_empty()).unwrap_or_else(|| g.names[node].clone());
-            let mut name = base.clone();
-            let mut k = 1;
-            while used.contains(&name) {
-                name = format!("{base}.{k:03}");
-                k += 1;
-            }
+            let name = used.unique(&base, Suffix::Dot3);
             if name != base {
                 self.diag.warn("gltf.duplicate-name", format!("node {node}: name '{base}' is used more than once; renamed to '{name}'"));
             }
-            used.insert(name.clone());
             let mut bone = Bone::new(name, parent, rest);
             bone.deform = joint_set.contains(&node);
             if let Some(x) = extras {
@@ -833,8 +1011,9 @@ impl Reader<'_> {
         }
         let index = doc.skeletons.len();
         doc.skeletons.push(sk);
-        built.push(BuiltSkeleton { root: skel_root, index, bone_of });
-        built.len() - 1
+        self.built_at.entry(skel_root).or_default().push(built.len());
+        built.push(BuiltSkeleton { index, bone_of });
+        Ok(built.len() - 1)
     }
 
     /// Every primitive of `mesh_ids` as one IR mesh, with the influences of skin `skin` (`None`:
@@ -1257,6 +1436,22 @@ struct Probe {
     version: Option<String>,
     empty: Option<&'static str>,
     skipped: Vec<(&'static str, usize)>,
+    /// Entries of each top-level array skelport reads, for the decode budget.
+    counts: Vec<(&'static str, usize)>,
+}
+
+/// The size of one entry of the top-level array `key` in the typed model.
+fn entry_bytes(key: &str) -> u64 {
+    use std::mem::size_of;
+    (match key {
+        "nodes" => size_of::<gltf_json::Node>(),
+        "skins" => size_of::<gltf_json::Skin>(),
+        "meshes" => size_of::<gltf_json::Mesh>(),
+        "accessors" => size_of::<gltf_json::Accessor>(),
+        "scenes" => size_of::<gltf_json::Scene>(),
+        "buffers" => size_of::<gltf_json::Buffer>(),
+        _ => size_of::<gltf_json::buffer::View>(),
+    }) as u64
 }
 
 /// Top-level arrays that must have at least one element when present (glTF 2.0, 5.x `minItems`).
@@ -1276,9 +1471,11 @@ impl<'de> serde::Deserialize<'de> for Probe {
                     if key == "asset" {
                         probe.version = map.next_value::<AssetProbe>()?.version;
                     } else if let Some(k) = NON_EMPTY.iter().find(|k| **k == key) {
-                        if map.next_value::<JsonSkip>()?.0 == 0 && probe.empty.is_none() {
+                        let n = map.next_value::<JsonSkip>()?.0;
+                        if n == 0 && probe.empty.is_none() {
                             probe.empty = Some(k);
                         }
+                        probe.counts.push((k, n));
                     } else if let Some(k) = SKIPPED.iter().find(|k| **k == key) {
                         let n = map.next_value::<JsonSkip>()?.0;
                         if n > 0 {

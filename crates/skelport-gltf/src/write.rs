@@ -195,6 +195,9 @@ fn extras_value<T: serde::Serialize>(x: &T) -> Option<Value> {
     }
 }
 
+/// Joints per skin a glTF file can hold: JOINTS_n indices are at most unsigned shorts.
+pub const MAX_SKIN_JOINTS: usize = 65_536;
+
 pub(crate) fn write(doc: &Document, opts: &WriteOptions, container: Container, diag: &mut Diagnostics) -> Result<Output, GltfError> {
     write_with(doc, opts, container, diag, skelport_ir::PARALLEL_FROM)
 }
@@ -234,6 +237,15 @@ pub(crate) fn write_edited(
         return Err(GltfError::Write(
             "nothing to write: the document has no bones and no mesh with vertices; a glTF file of it would be empty".into(),
         ));
+    }
+    // JOINTS_n holds a joint's index in its skin as an unsigned short at most (glTF 2.0
+    // §3.7.3.3): a skin of more joints would have its indices wrap around.
+    if let Some((k, s)) = doc.skins.iter().enumerate().find(|(_, s)| s.joints.len() > MAX_SKIN_JOINTS) {
+        return Err(GltfError::Write(format!(
+            "skin {k} ('{}') has {} joints; glTF holds at most {MAX_SKIN_JOINTS} per skin (16-bit JOINTS indices): split the skin",
+            s.name,
+            s.joints.len()
+        )));
     }
     let doc = doc.in_frame(Frame::GLTF);
     let mut layout = NodeLayout { bones: vec![Vec::new(); doc.skeletons.len()] };

@@ -100,6 +100,7 @@ fn body() -> Option<Document> {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn makehuman_body_as_glb() {
     let Some(doc) = body() else { return };
     let mut diag = Diagnostics::default();

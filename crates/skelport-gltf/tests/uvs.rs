@@ -147,6 +147,7 @@ fn split_copies_carry_position_and_skin() {
 /// no normals): read into the IR (per vertex, v up) and through glTF and GLB unchanged at every
 /// corner; Fox gets smooth normals computed, with a note.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn real_files_keep_uvs_and_normals() {
     let files = [
         ("realworld/khr_CesiumMan.glb", true, true),
@@ -192,6 +193,7 @@ fn real_files_keep_uvs_and_normals() {
 /// CesiumMan's UVs read as the file has them (v flipped into the IR's convention): its first
 /// vertex's TEXCOORD_0, decoded here from the GLB's bytes.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn cesium_man_uv_is_flipped_on_read() {
     let Some(p) = corpus_file("realworld/khr_CesiumMan.glb") else { return };
     let bytes = std::fs::read(&p).unwrap();

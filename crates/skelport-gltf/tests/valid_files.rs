@@ -137,6 +137,7 @@ fn quantized_positions_are_read_when_the_extension_is_required() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn the_animation_pointer_sample_from_blender_is_read() {
     let Some(p) = skelport_ir::testing::corpus_file("realworld/blenderio_24_animation_pointer/24_animation_pointer.gltf") else { return };
     let bytes = std::fs::read(&p).unwrap();
@@ -197,4 +198,142 @@ fn a_mesh_node_below_a_bone_moves_with_it() {
         assert!((want - *b).length() < 1e-9, "{b} vs {want}");
     }
     assert!(at_rest.iter().zip(&posed).any(|(a, b)| a.distance(*b) > 1e-3));
+}
+
+/// A `byteStride` equal to the packed matrix size on the view of inverse bind matrices (three.js's
+/// Soldier.glb and SimpleSkinning.gltf): glTF forbids it, but it reads the same bytes as none, so
+/// it is read with a warning (at the view's place) and written without it; any other stride is
+/// refused with a message about the stride, not about indices.
+#[test]
+fn an_ibm_stride_equal_to_the_matrix_size_is_read_with_a_warning() {
+    let mut v = written();
+    let ibm = v["skins"][0]["inverseBindMatrices"].as_u64().unwrap() as usize;
+    let view = v["accessors"][ibm]["bufferView"].as_u64().unwrap() as usize;
+    v["bufferViews"][view]["byteStride"] = json!(64);
+    let (doc, diag) = read(&v).unwrap_or_else(|e| panic!("refused: {e}"));
+    let w: Vec<&str> = diag.items.iter().filter(|i| i.code == skelport_gltf::IBM_STRIDE).map(|i| i.message.as_str()).collect();
+    assert_eq!(w.len(), 1, "{:?}", diag.items);
+    assert!(w[0].starts_with(&format!("/bufferViews/{view}/byteStride: byteStride 64")), "{}", w[0]);
+    let (plain, _) = read(&written()).unwrap();
+    assert_eq!(doc.skins[0].inverse_bind, plain.skins[0].inverse_bind);
+    let out = GltfFormat.write(&doc, &WriteOptions { embed: true, ..Default::default() }, &mut Diagnostics::default()).unwrap();
+    let back: Value = serde_json::from_slice(&out.main).unwrap();
+    let ibm = back["skins"][0]["inverseBindMatrices"].as_u64().unwrap() as usize;
+    let view = back["accessors"][ibm]["bufferView"].as_u64().unwrap() as usize;
+    assert!(back["bufferViews"][view].get("byteStride").is_none(), "{}", back["bufferViews"][view]);
+    let (_, diag) = read(&back).unwrap();
+    assert!(!diag.items.iter().any(|i| i.code == skelport_gltf::IBM_STRIDE));
+    // Another stride is refused, saying what is wrong and what to do.
+    let mut v = written();
+    let view = v["accessors"][v["skins"][0]["inverseBindMatrices"].as_u64().unwrap() as usize]["bufferView"].as_u64().unwrap() as usize;
+    v["bufferViews"][view]["byteStride"] = json!(128);
+    let e = read(&v).unwrap_err();
+    assert!(e.contains(&format!("/bufferViews/{view}/byteStride: byteStride 128")) && e.contains("remove byteStride"), "{e}");
+    assert!(!e.contains("an index must name"), "{e}");
+}
+
+/// Nodes a format names as bones (VRM's humanoid) that no skin binds are read as a skeleton: the
+/// subtree of their lowest common ancestor, mesh nodes left out, every bone a joint; a mesh node
+/// hanging below one of them is bound to it rigidly. Without such nodes, a file with no skins
+/// reads no skeleton, with a warning.
+#[test]
+fn named_bones_no_skin_binds_become_a_skeleton() {
+    // root(0) → hips(1) → spine(2) → head(3), hips → leg(4); a mesh node (5) under head.
+    let mut v = written();
+    let mesh = v["nodes"].as_array().unwrap().iter().find_map(|n| n.get("mesh").cloned()).unwrap();
+    v["nodes"] = json!([
+        { "name": "root", "children": [1] },
+        { "name": "hips", "translation": [0.0, 1.0, 0.0], "children": [2, 4] },
+        { "name": "spine", "translation": [0.0, 0.3, 0.0], "children": [3] },
+        { "name": "head", "translation": [0.0, 0.4, 0.0], "children": [5] },
+        { "name": "leg", "translation": [0.1, -0.5, 0.0] },
+        { "name": "hat", "mesh": mesh }
+    ]);
+    v["scenes"] = json!([{ "nodes": [0] }]);
+    v["scene"] = json!(0);
+    for p in v["meshes"][0]["primitives"].as_array_mut().unwrap() {
+        let a = p["attributes"].as_object_mut().unwrap();
+        a.remove("JOINTS_0");
+        a.remove("WEIGHTS_0");
+    }
+    v.as_object_mut().unwrap().remove("skins");
+    let (doc, diag) = read(&v).unwrap();
+    assert!(doc.skeletons.is_empty() && diag.items.iter().any(|i| i.code == "gltf.no-skins"));
+    let bytes = serde_json::to_vec(&v).unwrap();
+    let mut diag = Diagnostics::default();
+    let (doc, nodes) = skelport_gltf::read_bytes_with_nodes(&bytes, None, &[3, 4, 1], &mut diag).unwrap();
+    assert!(!diag.items.iter().any(|i| i.code == "gltf.no-skins"), "{:?}", diag.items);
+    assert_eq!(doc.skeletons.len(), 1);
+    let sk = &doc.skeletons[0];
+    let names: Vec<&str> = sk.bones.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, ["hips", "spine", "head", "leg"]);
+    assert!(sk.bones.iter().all(|b| b.deform));
+    let heads: Vec<DVec3> = sk.world_matrices().iter().map(|m| m.w_axis.truncate()).collect();
+    assert!((heads[2] - DVec3::new(0.0, 1.7, 0.0)).length() < 1e-6, "{}", heads[2]);
+    assert_eq!(nodes[3], Some((0, BoneId::new(2))));
+    assert_eq!(nodes[0], None);
+    // The hat moves with the head: a rigid skin.
+    assert_eq!(doc.skins.len(), 1);
+    assert_eq!(doc.skins[0].joints, [BoneId::new(2)]);
+}
+
+/// The bytes of buffer view `view` of an embedded .gltf.
+fn view_bytes(v: &Value, view: usize) -> Vec<u8> {
+    let bv = &v["bufferViews"][view];
+    let uri = v["buffers"][bv["buffer"].as_u64().unwrap() as usize]["uri"].as_str().unwrap();
+    let data = base64::engine::general_purpose::STANDARD.decode(&uri[uri.find(',').unwrap() + 1..]).unwrap();
+    let off = bv["byteOffset"].as_u64().unwrap_or(0) as usize;
+    data[off..off + bv["byteLength"].as_u64().unwrap() as usize].to_vec()
+}
+
+/// `EXT_meshopt_compression` (what gltfpack writes): positions and indices compressed with
+/// meshoptimizer's codecs, their views pointing into a fallback buffer with no data, are
+/// decoded and read exactly as the uncompressed file; broken compressed bytes are refused at
+/// their view.
+#[test]
+fn meshopt_compressed_views_are_decoded() {
+    let mut v = written();
+    let (plain, _) = read(&v).unwrap();
+    let prim = v["meshes"][0]["primitives"][0].clone();
+    let pos_view = v["accessors"][prim["attributes"]["POSITION"].as_u64().unwrap() as usize]["bufferView"].as_u64().unwrap() as usize;
+    let idx_acc = &v["accessors"][prim["indices"].as_u64().unwrap() as usize];
+    let idx_view = idx_acc["bufferView"].as_u64().unwrap() as usize;
+    let idx_size = if idx_acc["componentType"] == 5125 { 4 } else { 2 };
+    assert!(v["bufferViews"][pos_view].get("byteStride").is_none());
+    let positions: Vec<[f32; 3]> =
+        view_bytes(&v, pos_view).chunks(12).map(|c| [0, 4, 8].map(|k| f32::from_le_bytes(c[k..k + 4].try_into().unwrap()))).collect();
+    let indices: Vec<u32> = view_bytes(&v, idx_view)
+        .chunks(idx_size)
+        .map(|c| if idx_size == 4 { u32::from_le_bytes(c.try_into().unwrap()) } else { u16::from_le_bytes(c.try_into().unwrap()) as u32 })
+        .collect();
+    let vpack = meshopt::encoding::encode_vertex_buffer(&positions).unwrap();
+    let ipack = meshopt::encoding::encode_index_buffer(&indices, positions.len()).unwrap();
+    let mut packed = vpack.clone();
+    packed.resize(packed.len().next_multiple_of(4), 0);
+    let ioff = packed.len();
+    packed.extend(&ipack);
+    packed.resize(packed.len().next_multiple_of(4), 0);
+    let uri = format!("data:application/octet-stream;base64,{}", base64::engine::general_purpose::STANDARD.encode(&packed));
+    let (plen, ilen) = (positions.len() * 12, (indices.len() * idx_size).next_multiple_of(4));
+    let buffers = v["buffers"].as_array_mut().unwrap();
+    buffers.push(json!({ "byteLength": packed.len(), "uri": uri }));
+    let packed_buffer = buffers.len() - 1;
+    buffers.push(json!({ "byteLength": plen + ilen, "extensions": { "EXT_meshopt_compression": { "fallback": true } } }));
+    let fallback = buffers.len() - 1;
+    v["bufferViews"][pos_view] = json!({ "buffer": fallback, "byteOffset": 0, "byteLength": plen, "extensions": { "EXT_meshopt_compression": {
+        "buffer": packed_buffer, "byteLength": vpack.len(), "byteStride": 12, "count": positions.len(), "mode": "ATTRIBUTES" } } });
+    v["bufferViews"][idx_view] = json!({ "buffer": fallback, "byteOffset": plen, "byteLength": indices.len() * idx_size, "extensions": { "EXT_meshopt_compression": {
+        "buffer": packed_buffer, "byteOffset": ioff, "byteLength": ipack.len(), "byteStride": idx_size, "count": indices.len(), "mode": "TRIANGLES" } } });
+    v["extensionsUsed"] = json!(["EXT_meshopt_compression"]);
+    v["extensionsRequired"] = json!(["EXT_meshopt_compression"]);
+    let (doc, diag) = read(&v).unwrap_or_else(|e| panic!("refused: {e}"));
+    assert!(diag.items.iter().any(|i| i.code == "gltf.meshopt" && i.message.starts_with("2 buffer view(s)")), "{:?}", diag.items);
+    assert_eq!(doc.meshes[0].positions, plain.meshes[0].positions);
+    assert_eq!(doc.meshes[0].faces, plain.meshes[0].faces);
+    // Damaged compressed bytes: an error at the view, not a panic or garbage.
+    v["bufferViews"][pos_view]["extensions"]["EXT_meshopt_compression"]["byteLength"] = json!(3);
+    let e = read(&v).unwrap_err();
+    assert!(e.contains(&format!("/bufferViews/{pos_view}/extensions/EXT_meshopt_compression")) && e.contains("does not decode"), "{e}");
+    v["bufferViews"][pos_view]["extensions"]["EXT_meshopt_compression"]["byteStride"] = json!(6);
+    assert!(read(&v).unwrap_err().contains("multiple of 4"));
 }

@@ -144,6 +144,13 @@ impl Budget {
         new
     }
 
+    /// The side files counted into the input so far ([`Budget::add_input`]), by the key they
+    /// were counted under (their canonical path): the files a read opened besides its input,
+    /// which a caller protects from being overwritten by its outputs.
+    pub fn side_files(&self) -> Vec<PathBuf> {
+        self.0.seen.lock().map(|s| s.iter().cloned().collect()).unwrap_or_default()
+    }
+
     /// Take `bytes` of decoded data for `element` of `file`, or refuse before anything is
     /// allocated.
     pub fn charge(&self, bytes: u64, file: &str, element: &str) -> Result<(), BudgetError> {
@@ -153,6 +160,12 @@ impl Budget {
     /// [`Budget::charge`] for `count` values of `T`.
     pub fn charge_items<T>(&self, count: usize, file: &str, element: &str) -> Result<(), BudgetError> {
         self.charge((count as u64).saturating_mul(std::mem::size_of::<T>() as u64), file, element)
+    }
+
+    /// Take what a JSON value tree (or a typed model) parsed from `text` may cost, before it is
+    /// parsed: see [`json_tree_bytes`].
+    pub fn charge_json(&self, text: &[u8], file: &str, element: &str) -> Result<(), BudgetError> {
+        self.charge(json_tree_bytes(text), file, element)
     }
 
     /// Take `bytes` of decompressed data, or refuse ("decompression budget exceeded").
@@ -184,6 +197,55 @@ impl Budget {
     }
 }
 
+/// Bytes charged per JSON value: a 32-byte `serde_json::Value` (or a field of a typed model),
+/// doubled for a vector's spare capacity.
+pub const JSON_VALUE_BYTES: u64 = 64;
+/// Bytes charged per object member on top of its value: the key's `String` and its slot in a
+/// B-tree node, with the node's spare room.
+pub const JSON_MEMBER_BYTES: u64 = 128;
+/// Bytes charged per object on top of its value and members: an `IndexMap`'s first entries and
+/// hash table, or a typed model's struct (a glTF node is about 300 bytes; the reader charges its
+/// node graph on top).
+pub const JSON_OBJECT_BYTES: u64 = 320;
+
+/// An upper bound of the memory a tree parsed from the JSON `text` takes, found in one pass over
+/// the text without parsing it: its length (strings and keys are copied) plus
+/// [`JSON_VALUE_BYTES`] per value, [`JSON_MEMBER_BYTES`] per object member and
+/// [`JSON_OBJECT_BYTES`] per object. Readers charge it before they parse, so that the
+/// ~450 bytes a `{"":0}` takes as a `serde_json::Value` (64 × its 7 bytes with a comma) are paid for (646
+/// are charged). Text
+/// that is not JSON is counted the same way; the parse that follows refuses it.
+pub fn json_tree_bytes(text: &[u8]) -> u64 {
+    let (mut values, mut members, mut objects) = (1u64, 0u64, 0u64);
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in text {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' => {
+                objects += 1;
+                values += 1;
+            }
+            b'[' | b',' => values += 1,
+            b':' => members += 1,
+            _ => {}
+        }
+    }
+    (text.len() as u64)
+        .saturating_add(values.saturating_mul(JSON_VALUE_BYTES))
+        .saturating_add(members.saturating_mul(JSON_MEMBER_BYTES))
+        .saturating_add(objects.saturating_mul(JSON_OBJECT_BYTES))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +264,19 @@ mod tests {
         // A refused charge takes nothing.
         c.charge(10, "f", "a").unwrap();
         assert_eq!(b.used(), BUDGET_FLOOR);
+    }
+
+    #[test]
+    fn json_trees_are_charged_by_their_structure() {
+        // Brackets, commas and colons inside strings do not count.
+        assert_eq!(json_tree_bytes(br#""{[,:]}""#), 8 + JSON_VALUE_BYTES);
+        assert_eq!(json_tree_bytes(br#"{"":0}"#), 6 + 2 * JSON_VALUE_BYTES + JSON_MEMBER_BYTES + JSON_OBJECT_BYTES);
+        assert_eq!(json_tree_bytes(br#"[0,"\"",1]"#), 10 + 4 * JSON_VALUE_BYTES);
+        // A megabyte of `{"":0}` asks for more than 64 times itself: refused past the floor.
+        let bomb = format!("[{}]", vec![r#"{"":0}"#; 150_000].join(","));
+        let b = Budget::for_input(bomb.len() as u64);
+        let e = b.charge_json(bomb.as_bytes(), "x.json", "$").unwrap_err();
+        assert!(e.to_string().contains("x.json: $: decode budget exceeded"), "{e}");
     }
 
     #[test]

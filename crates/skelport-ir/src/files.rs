@@ -100,6 +100,17 @@ fn base_dir(input: &Input<'_>) -> PathBuf {
     }
 }
 
+/// Where the side-file URI `uri` of the document at `input` leads, found without reading or
+/// checking anything: for a caller that must know which files an input will read before it is
+/// read (a batch keeping its outputs off them). `None` for a URI with a scheme (`data:` too).
+pub fn referenced_path(input: &Path, uri: &str) -> Option<PathBuf> {
+    if scheme(uri).is_some() {
+        return None;
+    }
+    let rel = path_from_bytes(percent_decode(uri))?;
+    Some(input.parent().unwrap_or(Path::new("")).join(rel))
+}
+
 /// Read the file `uri` that `input` names (a buffer or image URI), with the checks of the
 /// module's documentation. `budget` is the conversion's ([`ReadOptions::budget_for`]).
 pub fn read_referenced(input: &Input<'_>, uri: &str, opts: &ReadOptions, budget: &Budget) -> Result<Vec<u8>, FileError> {

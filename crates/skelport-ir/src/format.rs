@@ -247,11 +247,10 @@ impl std::fmt::Display for FormatError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if let Some(file) = &self.file {
             f.write_str(file)?;
-            match &self.place {
-                Some(p) => f.write_str(&p.after_file())?,
-                None => f.write_str(":")?,
+            if let Some(p) = &self.place {
+                f.write_str(&p.after_file())?;
             }
-            f.write_str(" ")?;
+            f.write_str(": ")?;
         } else if let Some(p) = &self.place {
             write!(f, "{p}: ")?;
         }

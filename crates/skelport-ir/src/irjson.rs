@@ -13,18 +13,21 @@ impl Fault for IrJsonError {
     fn file(&self) -> Option<&str> {
         match self {
             IrJsonError::Syntax { file, .. } | IrJsonError::Version { file, .. } => Some(file),
+            IrJsonError::Budget(e) => e.file(),
         }
     }
     fn place(&self) -> Option<Place> {
         match self {
             IrJsonError::Syntax { line, column, .. } => Some(Place::text(*line, *column)),
             IrJsonError::Version { .. } => Some(Place::Path("/skelport_ir".into())),
+            IrJsonError::Budget(e) => e.place(),
         }
     }
     fn kind(&self) -> FaultKind {
         match self {
             IrJsonError::Syntax { kind, .. } => *kind,
             IrJsonError::Version { .. } => FaultKind::Unsupported,
+            IrJsonError::Budget(e) => e.kind(),
         }
     }
     fn what(&self) -> String {
@@ -33,10 +36,15 @@ impl Fault for IrJsonError {
             IrJsonError::Version { found, .. } => {
                 format!("ir-json version {found} is newer than this skelport reads ({IR_JSON_VERSION}); upgrade skelport")
             }
+            IrJsonError::Budget(e) => e.what(),
         }
     }
     fn fix(&self) -> Option<String> {
-        matches!(self, IrJsonError::Syntax { .. }).then(|| FIX.to_owned())
+        match self {
+            IrJsonError::Syntax { .. } => Some(FIX.to_owned()),
+            IrJsonError::Budget(e) => e.fix(),
+            IrJsonError::Version { .. } => None,
+        }
     }
 }
 
@@ -50,12 +58,15 @@ pub enum IrJsonError {
     Syntax { file: String, line: usize, column: usize, message: String, kind: FaultKind },
     #[error("{}", FormatError::of(self))]
     Version { file: String, found: u32 },
+    /// The document's value tree would take more than the decode budget allows.
+    #[error(transparent)]
+    Budget(#[from] crate::BudgetError),
 }
 
 /// The version key alone, read in its own pass that skips everything else without allocating
 /// (but with the nesting cap: [`JsonSkip`]). A `#[serde(flatten)]` envelope would buffer the
-/// whole document into serde's generic content tree first: 1.6× the read time, and error
-/// places pointing at the end of the file.
+/// whole document into serde's generic content tree first (a large share of the read time,
+/// docs/performance.md), and error places would point at the end of the file.
 struct Version(u32);
 
 impl<'de> Deserialize<'de> for Version {
@@ -89,8 +100,15 @@ struct EnvelopeRef<'a> {
     document: &'a Document,
 }
 
-/// Parse ir-json bytes; `file` names the source in errors.
+/// Parse ir-json bytes; `file` names the source in errors. The document is charged to a decode
+/// budget of its own ([`from_slice_in`]).
 pub fn from_slice(bytes: &[u8], file: &str) -> Result<Document, IrJsonError> {
+    from_slice_in(bytes, file, &crate::Budget::for_input(bytes.len() as u64))
+}
+
+/// [`from_slice`], charging what the document may take to `budget` before it is parsed
+/// ([`crate::budget::json_tree_bytes`]).
+pub fn from_slice_in(bytes: &[u8], file: &str, budget: &crate::Budget) -> Result<Document, IrJsonError> {
     let syntax = |e: serde_json::Error| IrJsonError::Syntax {
         file: file.into(),
         line: e.line(),
@@ -103,6 +121,7 @@ pub fn from_slice(bytes: &[u8], file: &str) -> Result<Document, IrJsonError> {
     if version.0 > IR_JSON_VERSION {
         return Err(IrJsonError::Version { file: file.into(), found: version.0 });
     }
+    budget.charge_json(bytes, file, "the document (its value tree)")?;
     // Document does not deny unknown fields, so the version key is simply skipped here.
     serde_json::from_slice(bytes).map_err(syntax)
 }
@@ -144,8 +163,8 @@ impl Format for IrJsonFormat {
             0
         }
     }
-    fn read(&self, input: Input<'_>, _opts: &ReadOptions, _diag: &mut Diagnostics) -> Result<Document, FormatError> {
-        Ok(from_slice(input.bytes, &input.display_name())?)
+    fn read(&self, input: Input<'_>, opts: &ReadOptions, _diag: &mut Diagnostics) -> Result<Document, FormatError> {
+        Ok(from_slice_in(input.bytes, &input.display_name(), &opts.budget_for(&input))?)
     }
     fn write(&self, doc: &Document, _opts: &WriteOptions, _diag: &mut Diagnostics) -> Result<Output, FormatError> {
         Ok(Output::single(to_vec(doc)))
@@ -155,5 +174,23 @@ impl Format for IrJsonFormat {
     }
     fn inputs(&self) -> &'static [crate::InputKind] {
         &[crate::InputKind { role: crate::InputRole::Main, suite: "ir-json", fuzz_target: "ir_json" }]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 38: a document's value tree is charged before it is parsed; `ext` data padded with
+    /// small objects (up to 210× the input, carried to the writer) stops at the budget.
+    #[test]
+    fn a_padded_document_stops_at_the_budget() {
+        let doc = String::from_utf8(to_vec(&Document::new(crate::Frame::GLTF))).unwrap();
+        let pad = format!("[{}]", vec![r#"{"":0}"#; 300_000].join(","));
+        let padded = doc.replacen('{', &format!("{{\"ext\": {{\"x\": {pad}}},"), 1);
+        let e = from_slice(padded.as_bytes(), "p.ir.json").unwrap_err().to_string();
+        assert!(e.contains("p.ir.json: the document (its value tree): decode budget exceeded"), "{e}");
+        let small = doc.replacen('{', "{\"ext\": {\"x\": [{\"\":0}]},", 1);
+        assert!(from_slice(small.as_bytes(), "p.ir.json").is_ok());
     }
 }

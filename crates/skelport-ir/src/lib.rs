@@ -37,6 +37,7 @@
 //! * [`irjson`] — `ir-json`, the IR as lossless JSON.
 //! * [`budget`] and [`files`] — reading untrusted input safely: the decode budget every reader
 //!   charges, and the one way to open a file a document names.
+//! * [`names`] — unique names in linear time, and the work counter scaling tests read.
 //! * [`xml`] — the one XML text escaping every XML writer uses, and names XML cannot hold.
 
 #![forbid(unsafe_code)]
@@ -50,6 +51,7 @@ pub mod format;
 pub mod frame;
 pub mod irjson;
 pub mod jsonskip;
+pub mod names;
 pub mod num;
 pub mod pose;
 pub mod proc;

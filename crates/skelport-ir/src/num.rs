@@ -2,10 +2,9 @@
 
 /// A decimal number's text (`-3.2411`, `1e-5`, what mesh exporters write) as the correctly rounded
 /// f64, bit for bit what `str::parse` gives, or `None` when it is not a number. This is the hot
-/// loop of the OBJ and Collada readers; fast-float2 (Eisel-Lemire, maintained by the lexical
-/// author) measured as fast as the hand-written Clinger fast path it replaced (about 7 ns a number
-/// on the Linden female's 136 k floats plus base.obj, against 11 ns for `str::parse`), and it
-/// has no slow-path cliff for exponents or long digit strings.
+/// loop of the OBJ and Collada readers: fast-float2 (Eisel-Lemire, maintained by the lexical
+/// author) is faster than `str::parse` (docs/performance.md) and has no slow-path cliff for
+/// exponents or long digit strings.
 pub fn fast_decimal(t: &str) -> Option<f64> {
     fast_float2::parse(t).ok()
 }

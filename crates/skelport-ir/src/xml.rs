@@ -69,16 +69,13 @@ pub fn make_names_holdable(skeleton: &mut crate::Skeleton, code: &str, format: &
     if skeleton.bones.iter().all(|b| b.name.chars().all(is_xml_char)) {
         return;
     }
-    let mut taken: std::collections::HashSet<String> = skeleton.bones.iter().map(|b| b.name.clone()).collect();
+    let mut taken = crate::names::UniqueNames::new();
+    for b in &skeleton.bones {
+        taken.insert(b.name.clone());
+    }
     for b in &mut skeleton.bones {
         let Cow::Owned(base) = replace_unholdable(&b.name) else { continue };
-        let mut name = base.clone();
-        let mut k = 2;
-        while taken.contains(&name) {
-            name = format!("{base}_{k}");
-            k += 1;
-        }
-        taken.insert(name.clone());
+        let name = taken.unique(&base, crate::names::Suffix::Underscore);
         diag.loss(
             code,
             format!(

@@ -35,8 +35,10 @@ fn json_kind(e: &serde_json::Error) -> FaultKind {
     }
 }
 
-/// Parse and upgrade a rig file without placing anything.
-pub fn parse_rig(bytes: &[u8], file: &str) -> Result<RawRig, MpfbError> {
+/// Parse and upgrade a rig file without placing anything. Its value tree is charged to
+/// `budget` before it is built.
+pub fn parse_rig(bytes: &[u8], file: &str, budget: &Budget) -> Result<RawRig, MpfbError> {
+    budget.charge_json(bytes, file, "$ (the rig's value tree)")?;
     let v: Value = serde_json::from_slice(bytes).map_err(|e| MpfbError::Syntax {
         file: file.into(),
         line: e.line(),
@@ -44,13 +46,14 @@ pub fn parse_rig(bytes: &[u8], file: &str) -> Result<RawRig, MpfbError> {
         message: e.to_string(),
         kind: json_kind(&e),
     })?;
-    let Value::Object(top) = v else { return Err(jerr(file, "$", "an MPFB rig is a JSON object")) };
+    let Value::Object(mut top) = v else { return Err(jerr(file, "$", "an MPFB rig is a JSON object")) };
+    // The bones are taken out of the top object, not copied with it (a copy doubled the memory
+    // of a rig padded with an unknown key).
     let (mut header, bones_v, shape) = match top.get("bones") {
         Some(Value::Object(_)) => {
-            let mut h = top.clone();
-            let Some(Value::Object(b)) = h.remove("bones") else { unreachable!("checked above") };
-            let version = h.get("version").and_then(Value::as_u64).unwrap_or(100);
-            (h, b, if version >= 110 { "v110" } else { "v100" })
+            let Some(Value::Object(b)) = top.shift_remove("bones") else { unreachable!("checked above") };
+            let version = top.get("version").and_then(Value::as_u64).unwrap_or(100);
+            (top, b, if version >= 110 { "v110" } else { "v100" })
         }
         Some(_) => return Err(jerr(file, "$.bones", "must be an object mapping bone names to bones")),
         None => (Map::new(), top, "headerless"),
@@ -203,6 +206,11 @@ pub(crate) fn base_mesh(mesh: Companion<'_>, scale: f64) -> Result<BaseMesh, Mpf
 /// Vertices in MakeHuman's base mesh (hm08); rigs and weights number vertices as it does.
 pub const BASE_VERTEX_COUNT: usize = 19158;
 
+/// The key, in a bone end of the rig's JSON kept in `ext["mpfb"]`, of where the reader placed the
+/// end (Blender axes, metres) when it placed the rig on a base mesh it was not given
+/// ([`ReadOptions::mesh_for_placement`]); the writer removes it.
+pub(crate) const PLACED_KEY: &str = "skelport_placed";
+
 impl BaseMesh {
     /// How far MPFB lifts the character so its feet stand on the ground: minus the lowest z of
     /// the `body` group (0 when the mesh has no `body` group).
@@ -293,8 +301,9 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
     // The weights file (a few MB of JSON) depends on neither the rig nor the mesh until it is
     // applied: read and parsed on a second core while the rig and the mesh are (no thread when
     // there is none). Errors keep their order (rig, mesh, then weights).
+    let budget = opts.budget.clone().unwrap_or_else(|| Budget::for_input(bytes.len() as u64));
     let rig_and_mesh = || -> Result<_, MpfbError> {
-        let rig = parse_rig(bytes, file)?;
+        let rig = parse_rig(bytes, file, &budget)?;
         let scale = rig.header.get("scale_factor").and_then(Value::as_f64).filter(|s| *s > 0.0).unwrap_or(0.1);
         let mesh = Companion::of(opts.mesh.as_deref(), opts.mesh_data.as_ref())
             .map(|c| Ok::<_, MpfbError>((c.name(), base_mesh(c, scale)?)))
@@ -303,7 +312,7 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
     };
     let (rig_and_mesh, weights) = match Companion::of(opts.weights.as_deref(), opts.weights_data.as_ref()) {
         Some(wp) => {
-            let (r, w) = rayon::join(rig_and_mesh, || load_weights(wp));
+            let (r, w) = rayon::join(rig_and_mesh, || load_weights(wp, &budget));
             (r, Some(w))
         }
         None => (rig_and_mesh(), None),
@@ -349,6 +358,13 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
     let order = parents_first(&rig.bones, file)?;
     let index: HashMap<&str, usize> = rig.bones.iter().enumerate().map(|(i, (n, _))| (n.as_str(), i)).collect();
     let n = rig.bones.len();
+    // Feet on the ground, as MPFB does: lowest vertex of the `body` group at z = 0. Only ends
+    // placed on the mesh are lifted: a `default_position` is where MPFB puts the end already.
+    let lift = match (&mesh, opts.keep_origin) {
+        (Some(m), false) => m.feet_lift(),
+        _ => 0.0,
+    };
+    let lift_v = DVec3::new(0.0, 0.0, lift);
     let mut heads = vec![DVec3::ZERO; n];
     let mut tails = vec![DVec3::ZERO; n];
     for &i in &order {
@@ -357,9 +373,11 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
             let st = b.get(end).and_then(Value::as_object).ok_or_else(|| jerr(file, format!("$.bones.{name}.{end}"), "missing"))?;
             let placed = mesh.as_ref().and_then(|m| evaluate(st, m));
             *out = match placed {
-                Some(p) => p + vec3(st.get("offset")).unwrap_or(DVec3::ZERO) * offset_scale,
+                Some(p) => p + vec3(st.get("offset")).unwrap_or(DVec3::ZERO) * offset_scale + lift_v,
                 None => {
-                    if mesh.is_some() {
+                    // DEFAULT (or no strategy) means default_position: nothing to warn about.
+                    let chosen = st.get("strategy").and_then(Value::as_str).is_some_and(|s| s != "DEFAULT");
+                    if mesh.is_some() && chosen {
                         diag.warn(
                             "mpfb.default-position",
                             format!(
@@ -383,19 +401,13 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
             }
         }
     }
-    // Feet on the ground, as MPFB does: lowest vertex of the `body` group at z = 0.
-    let lift = match (&mesh, opts.keep_origin) {
-        (Some(m), false) => m.feet_lift(),
-        _ => 0.0,
-    };
-    let lift_v = DVec3::new(0.0, 0.0, lift);
 
     let mut sk = Skeleton::new(rig.header.get("name").and_then(Value::as_str).unwrap_or("rig"));
     let mut id_of = vec![BoneId::new(0); n];
     let mut world_rot = vec![DQuat::IDENTITY; n];
     for &i in &order {
         let (name, b) = &rig.bones[i];
-        let (h, t) = (heads[i] + lift_v, tails[i] + lift_v);
+        let (h, t) = (heads[i], tails[i]);
         let dir = (t - h).normalize_or_zero();
         let mut roll = b.get("roll").and_then(Value::as_f64).unwrap_or(0.0);
         if let Some(rs) = b.get("roll_strategy").and_then(Value::as_str) {
@@ -419,7 +431,7 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
         let rest = match parent {
             Some(p) => {
                 let pq = world_rot[p];
-                let ph = heads[p] + lift_v;
+                let ph = heads[p];
                 Transform::from_rt((pq.inverse() * q).normalize(), pq.inverse() * (h - ph))
             }
             None => Transform::from_rt(q, h),
@@ -431,7 +443,18 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
             head: anchor_of(b["head"].as_object().unwrap_or(&Map::new())),
             tail: anchor_of(b["tail"].as_object().unwrap_or(&Map::new())),
         });
-        bone.ext.set_raw(NAMESPACE, Value::Object(b.clone()));
+        let mut own = b.clone();
+        if opts.mesh_for_placement && mesh.is_some() {
+            // Placed on a mesh nobody gave (the base mesh skelport found): where each end was
+            // placed, so that the MPFB writer keeps the file's default_position for an end
+            // still there (an MPFB → MPFB conversion changes nothing).
+            for (end, at) in [("head", h), ("tail", t)] {
+                if let Some(Value::Object(e)) = own.get_mut(end) {
+                    e.insert(PLACED_KEY.into(), serde_json::json!(at.to_array()));
+                }
+            }
+        }
+        bone.ext.set_raw(NAMESPACE, Value::Object(own));
         world_rot[i] = q;
         id_of[i] = sk.push(bone);
     }
@@ -464,7 +487,6 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
     }
     if let Some(weights) = weights {
         let (wfile, wf) = weights?;
-        let budget = opts.budget.clone().unwrap_or_else(|| Budget::for_input(bytes.len() as u64));
         let vertices = mesh.as_ref().map(|m| m.positions.len());
         let on = WeightsOn { mesh_vertices: vertices, remap: remap.as_deref(), budget: &budget };
         let skin = read_weights_into(wf, &wfile, &sk, on, &mut doc, diag)?;
@@ -585,7 +607,7 @@ pub fn read_weights(bytes: &[u8], file: &str, doc: &mut Document, diag: &mut Dia
     };
     let budget = Budget::for_input(bytes.len() as u64);
     let on = WeightsOn { mesh_vertices: None, remap: None, budget: &budget };
-    if let Some(mut s) = read_weights_into(parse_weights(bytes, file)?, file, &sk, on, doc, diag)? {
+    if let Some(mut s) = read_weights_into(parse_weights(bytes, file, &budget)?, file, &sk, on, doc, diag)? {
         s.mesh = None;
         doc.skins.push(s);
     }
@@ -593,16 +615,19 @@ pub fn read_weights(bytes: &[u8], file: &str, doc: &mut Document, diag: &mut Dia
 }
 
 /// Read and parse a weights file: its name for messages and its typed contents.
-fn load_weights(weights: Companion<'_>) -> Result<(String, WeightsFile), MpfbError> {
+fn load_weights(weights: Companion<'_>, budget: &Budget) -> Result<(String, WeightsFile), MpfbError> {
     let file = weights.name();
     let bytes = weights.bytes("weights")?;
-    let wf = parse_weights(&bytes, &file)?;
+    // The weights file is input too: it grows the budget it is charged to.
+    budget.add_input(Path::new(&file), bytes.len() as u64);
+    let wf = parse_weights(&bytes, &file, budget)?;
     Ok((file, wf))
 }
 
 /// Typed parse straight into (vertex, weight) pairs: a weights file is ~3 MB of small arrays,
 /// and building a serde_json::Value for each entry costs most of the read.
-fn parse_weights(bytes: &[u8], file: &str) -> Result<WeightsFile, MpfbError> {
+fn parse_weights(bytes: &[u8], file: &str, budget: &Budget) -> Result<WeightsFile, MpfbError> {
+    budget.charge_json(bytes, file, "$ (the weights' value tree)")?;
     serde_json::from_slice(bytes).map_err(|e| MpfbError::Syntax {
         file: file.to_string(),
         line: e.line(),
@@ -857,5 +882,26 @@ mod tests {
         assert!(matches!(e, MpfbError::Budget(_)) && e.to_string().contains("budget exceeded"), "{e}");
         // What the budget allows (64 MiB at 32 bytes a vertex) still reads.
         read_weights(br#"{"weights": {"root": [[2000000, 0.5]]}}"#, "w.json", &mut rig(), &mut Diagnostics::default()).unwrap();
+    }
+
+    /// `n` empty objects as JSON (7 bytes each, about 450 as a value tree).
+    fn pad(n: usize) -> String {
+        format!("[{}]", vec![r#"{"":0}"#; n].join(","))
+    }
+
+    /// Issue 38: a rig padded with an unknown key took 128× its size (the value tree, then a
+    /// copy of it), and a weights file's pairs 73×. Both are charged before they are parsed:
+    /// past the budget they stop, naming the file's value tree.
+    #[test]
+    fn value_trees_are_charged_before_they_are_built() {
+        let padded = format!(r#"{{"padding": {}, "bones": {RIG}}}"#, pad(300_000));
+        let e = read(padded.as_bytes(), "rig.json", &ReadOptions::default(), &mut Diagnostics::default()).unwrap_err().to_string();
+        assert!(e.contains("rig.json: $ (the rig's value tree): decode budget exceeded"), "{e}");
+        let weights = format!(r#"{{"weights": {{"root": [[0, 1.0]]}}, "padding": {}}}"#, pad(300_000));
+        let e = read_weights(weights.as_bytes(), "w.json", &mut rig(), &mut Diagnostics::default()).unwrap_err().to_string();
+        assert!(e.contains("w.json: $ (the weights' value tree): decode budget exceeded"), "{e}");
+        // A real rig's size reads.
+        let small = format!(r#"{{"padding": {}, "bones": {RIG}}}"#, pad(1000));
+        read(small.as_bytes(), "rig.json", &ReadOptions::default(), &mut Diagnostics::default()).unwrap();
     }
 }

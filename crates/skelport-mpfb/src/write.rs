@@ -113,6 +113,9 @@ fn round9_v(v: DVec3) -> DVec3 {
 const MIN_LENGTH: f64 = 1e-6;
 /// A world scale this close to 1 (relative) is float noise, not a scale.
 const SCALE_NOISE: f64 = 1e-5;
+/// How close to where the reader placed it an end must stand to count as not moved (metres):
+/// far below MPFB's 5-decimal rounding, above the noise of a frame converted and back.
+const PLACED_KEPT: f64 = 1e-9;
 /// How far (radians) the rebuilt orientation may be from the bone's: Blender's bone math is
 /// approximate within ~6° of −Y (≈3e-5) and snaps within 2.5e-4 of it.
 const ORIENTATION_KEPT: f64 = 1e-4;
@@ -197,10 +200,10 @@ fn geometry_not_written(d: &Document, diag: &mut Diagnostics) {
 pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, MpfbError> {
     let d = doc.in_frame(Frame::BLENDER);
     let Some(si) = d.skeletons.iter().position(|s| !s.bones.is_empty()) else {
+        // Which formats keep the meshes is the registry's to say (the facade adds it).
         return Err(MpfbError::Write(format!(
-            "nothing to write: the document has no bones ({}), and an MPFB rig is its bones; convert to glTF or G4MF to keep {}",
-            what_it_has(&d),
-            if d.meshes.is_empty() { "the rest" } else { "the meshes" }
+            "nothing to write: the document has no bones ({}), and an MPFB rig is its bones",
+            what_it_has(&d)
         )));
     };
     let sk = &d.skeletons[si];
@@ -253,7 +256,13 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
                 let mut m = orig.clone();
                 for (end, pos) in [("head", head), ("tail", tails[i])] {
                     if let Some(Value::Object(e)) = m.get_mut(end) {
-                        e.insert("default_position".into(), json!(pos.to_array()));
+                        // An end the reader placed on a base mesh it found itself, and still
+                        // there, keeps the file's default_position: the same rig out as in.
+                        let placed = e.remove(crate::read::PLACED_KEY).and_then(|p| serde_json::from_value::<[f64; 3]>(p).ok());
+                        let unmoved = placed.is_some_and(|p| DVec3::from_array(p).distance(pos) <= PLACED_KEPT);
+                        if !(unmoved && e.contains_key("default_position")) {
+                            e.insert("default_position".into(), json!(pos.to_array()));
+                        }
                     }
                 }
                 // Turned about its own axis since it was read (in another tool): the roll that

@@ -58,6 +58,7 @@ fn world_heads_tails(doc: &Document) -> Vec<(String, DVec3, DVec3)> {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn every_rig_reads_with_and_without_the_base_mesh() {
     let Some(c) = corpus() else { return };
     let mesh = Some(c.join("3dobjs/base.obj"));
@@ -74,6 +75,7 @@ fn every_rig_reads_with_and_without_the_base_mesh() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn default_rig_places_163_bones_where_an_independent_computation_does() {
     let Some(c) = corpus() else { return };
     let opts = ReadOptions { mesh: Some(c.join("3dobjs/base.obj")), keep_origin: true, ..Default::default() };
@@ -109,6 +111,7 @@ fn default_rig_places_163_bones_where_an_independent_computation_does() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn game_engine_rig_joins_its_weights() {
     let Some(c) = corpus() else { return };
     let rigs = c.join("rigs/standard");
@@ -137,6 +140,7 @@ fn game_engine_rig_joins_its_weights() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn v110_rigs_round_trip_as_json_and_v100_rigs_as_their_upgrade() {
     let Some(c) = corpus() else { return };
     for p in rigs(&c) {
@@ -270,6 +274,7 @@ fn strip(doc: &Document) -> Document {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn writer_picks_strategies_on_the_mesh_as_mpfb_saves() {
     let Some(c) = corpus() else { return };
     let base = c.join("3dobjs/base.obj");
@@ -354,6 +359,7 @@ fn morphed_body(base: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn every_rig_refits_to_another_body_with_the_base_numbering() {
     let Some(c) = corpus() else { return };
     let dir = tempfile_dir("refit");
@@ -420,6 +426,7 @@ fn tempfile_dir(tag: &str) -> PathBuf {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn a_placed_rig_written_and_re_read_without_the_mesh_stands_where_it_stood() {
     let Some(c) = corpus() else { return };
     let base = Some(c.join("3dobjs/base.obj"));
@@ -462,6 +469,7 @@ fn expected_weights(v: &Value) -> std::collections::BTreeMap<String, std::collec
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn all_five_weights_files_join_their_rigs_and_write_back_as_mpfb_would() {
     let Some(c) = corpus() else { return };
     let dir = c.join("rigs/standard");
@@ -597,6 +605,7 @@ fn v100_layers_become_collections_as_mpfb_upgrades_them() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn bad_weights_files_name_the_place() {
     let Some(c) = corpus() else { return };
     let dir = tempfile_dir("badweights");
@@ -658,6 +667,7 @@ fn plain_obj(text: &str) -> PlainObj {
 /// geometry (joint cubes, helper-*) and without: each kept face's corners keep their own `vt`
 /// although the vertices are renumbered, and each corner's vertex is the OBJ's.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn base_mesh_uvs_survive_on_every_corner_with_and_without_helpers() {
     let Some(c) = corpus() else { return };
     let obj = plain_obj(&std::fs::read_to_string(c.join("3dobjs/base.obj")).unwrap());
@@ -698,6 +708,7 @@ fn base_mesh_uvs_survive_on_every_corner_with_and_without_helpers() {
 /// An MPFB rig holds no mesh: the base mesh (which `--mesh base.obj` gives back, UVs included)
 /// is a note; any other mesh's geometry, UVs and normals a loss that names them.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn the_writer_says_what_mesh_data_it_does_not_write() {
     let Some(c) = corpus() else { return };
     let rigs = c.join("rigs/standard");

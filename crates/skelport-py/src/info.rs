@@ -103,7 +103,8 @@ fn doc_arg(
 }
 
 /// Compare two documents bone by bone (`skelport diff --json`), as a dict: same, added,
-/// removed, reparented, moved, rotated, skins, max_head_distance, and pose_test when asked.
+/// removed, reparented, moved, rotated, skins, compared, notes, max_head_distance, and pose_test
+/// when asked (a pose test that compares nothing raises).
 #[pyfunction]
 #[pyo3(signature = (a, b=None, *, sl=false, sl_skeleton=None, tolerance=1e-4, angle_tolerance=0.01, map=None, mesh=None, weights=None, pose_test=false, poses=20))]
 pub fn diff<'py>(

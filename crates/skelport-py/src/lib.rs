@@ -15,10 +15,12 @@
 // A `Failure` (the error on its way to Python, 136 bytes) is built at most once per call.
 #![allow(clippy::result_large_err)]
 
+mod construct;
 mod convert;
 mod document;
 mod errors;
 mod info;
+mod migrate;
 mod options;
 mod report;
 
@@ -76,6 +78,9 @@ fn _skelport(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(info::maps, m)?)?;
     m.add_function(wrap_pyfunction!(info::diff, m)?)?;
     m.add_function(wrap_pyfunction!(info::validate, m)?)?;
+    m.add_function(wrap_pyfunction!(construct::from_arrays, m)?)?;
+    m.add_function(wrap_pyfunction!(migrate::migrate_file, m)?)?;
+    m.add_function(wrap_pyfunction!(migrate::migrate_plan, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -17,6 +17,10 @@ pub enum SlError {
     /// The document cannot be written as an SL-importable file; the message says what to do.
     #[error("cannot write an SL Collada file: {message}")]
     Write { message: String },
+    /// The file asks for more memory than the decode budget allows (a `.zae` whose `.dae`
+    /// inflates far beyond the archive).
+    #[error(transparent)]
+    Budget(#[from] skelport_ir::BudgetError),
 }
 
 impl Fault for SlError {
@@ -24,6 +28,7 @@ impl Fault for SlError {
         match self {
             SlError::Xml { file, .. } | SlError::Invalid { file, .. } | SlError::Encoding { file, .. } => Some(file),
             SlError::Write { .. } => None,
+            SlError::Budget(e) => e.file(),
         }
     }
     fn place(&self) -> Option<Place> {
@@ -32,6 +37,7 @@ impl Fault for SlError {
             SlError::Invalid { line: 0, .. } | SlError::Write { .. } => None,
             SlError::Invalid { line, column, .. } => Some(Place::text(*line, *column)),
             SlError::Encoding { offset, .. } => Some(Place::Byte(*offset as u64)),
+            SlError::Budget(e) => e.place(),
         }
     }
     fn kind(&self) -> FaultKind {
@@ -40,6 +46,7 @@ impl Fault for SlError {
             SlError::Invalid { .. } => FaultKind::Structure,
             SlError::Encoding { .. } => FaultKind::Encoding,
             SlError::Write { .. } => FaultKind::Write,
+            SlError::Budget(e) => e.kind(),
         }
     }
     fn what(&self) -> String {
@@ -47,6 +54,7 @@ impl Fault for SlError {
             SlError::Xml { message, .. } => format!("XML error: {message}"),
             SlError::Invalid { message, .. } | SlError::Encoding { message, .. } => message.clone(),
             SlError::Write { message } => format!("cannot write an SL Collada file: {message}"),
+            SlError::Budget(e) => e.what(),
         }
     }
     fn fix(&self) -> Option<String> {

@@ -19,6 +19,7 @@ use crate::collada::{self, Dae, UpAxis};
 use crate::error::SlError;
 use crate::skeleton::{SlJoint, SlSkeleton};
 use skelport_ir::frame::FrameMap;
+use skelport_ir::names::{Suffix, UniqueNames};
 use skelport_ir::{
     Axis, Bone, BoneId, DMat4, DVec3, Diagnostics, Document, Faces, Frame, Handedness, Influences, Mesh, Normals, ReadOptions, Skeleton,
     Skin, Transform, UvSet, Uvs,
@@ -43,8 +44,8 @@ pub fn decode<'b>(bytes: &'b [u8], file: &str) -> Result<std::borrow::Cow<'b, st
         [0xFE, 0xFF, ..] => utf16(false),
         _ => {
             let b = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(bytes);
-            // simdutf8 vouches for valid text (the common case) faster than std (2.2 against
-            // 2.6–3.0 ms on 25 MB, a pass that runs alone); std's error gives the place.
+            // simdutf8 vouches for valid text (the common case) faster than std (a pass that runs
+            // alone; docs/performance.md); std's error gives the place.
             if let Ok(text) = simdutf8::basic::from_utf8(b) {
                 return Ok(std::borrow::Cow::Borrowed(text));
             }
@@ -513,12 +514,13 @@ fn generic_document(dae: &mut Dae, file: &str, diag: &mut Diagnostics) -> Result
         member[i] = nd.joint;
     }
     let mut orphans: Vec<String> = Vec::new();
+    let mut orphan_set: HashSet<&str> = HashSet::new();
     for c in &dae.controllers {
         for j in &c.joints {
             match find(j) {
                 Some(i) => member[i] = true,
                 None => {
-                    if !orphans.contains(j) {
+                    if orphan_set.insert(j) {
                         orphans.push(j.clone())
                     }
                 }
@@ -543,7 +545,7 @@ fn generic_document(dae: &mut Dae, file: &str, diag: &mut Diagnostics) -> Result
     let include: Vec<bool> = (0..n).map(|i| member[i] || (has_member_below[i] && has_member_above[i])).collect();
     let mut sk = Skeleton::new("skeleton");
     let mut bone_of: Vec<Option<BoneId>> = vec![None; n];
-    let mut taken: HashSet<String> = HashSet::new();
+    let mut taken = UniqueNames::new();
     let mut bone_world: Vec<DMat4> = Vec::new();
     let mut bad_tr = Vec::new();
     for i in 0..n {
@@ -623,11 +625,8 @@ fn generic_document(dae: &mut Dae, file: &str, diag: &mut Diagnostics) -> Result
     Ok(doc)
 }
 
-fn unique_name(base: &str, taken: &mut HashSet<String>) -> String {
-    if taken.insert(base.to_string()) {
-        return base.to_string();
-    }
-    (1..).map(|k| format!("{base}.{k:03}")).find(|n| taken.insert(n.clone())).expect("some suffix is free")
+fn unique_name(base: &str, taken: &mut UniqueNames) -> String {
+    taken.unique(base, Suffix::Dot3)
 }
 
 /// Read `.dae` bytes into the IR (the `dae` format's reader).
@@ -636,6 +635,11 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
     let (bytes, file) = match &unpacked {
         Some((name, dae)) => {
             diag.info("dae-zae", format!("{file}: zipped Collada; read {name}"));
+            // The Collada reader takes memory in proportion to its text, within the budget of
+            // a file that size: the `.dae` inside is charged as the input it stands for, so an
+            // archive is allowed no more than a `.dae` of the archive's size.
+            let budget = opts.budget.clone().unwrap_or_else(|| skelport_ir::Budget::for_input(bytes.len() as u64));
+            budget.charge((dae.len() as u64).saturating_mul(skelport_ir::budget::BUDGET_FACTOR), file, name)?;
             (dae.as_slice(), name.as_str())
         }
         None => (bytes, file),

@@ -1,8 +1,7 @@
 //! A small read-only element tree for the Collada reader, built from quick-xml events.
 //!
-//! Why not roxmltree (which the reader used before): building its full tree (text nodes, every
-//! attribute normalised, every character checked) was a third of the work of converting a Linden
-//! Lab body. This tree keeps only elements, their attributes and their leading text, all borrowed
+//! Why not roxmltree's tree: building it (text nodes, every attribute normalised, every character
+//! checked) is a large share of the work of converting a Linden Lab body (docs/performance.md). This tree keeps only elements, their attributes and their leading text, all borrowed
 //! from the input (entity references and odd whitespace in attribute values are the only copies),
 //! so the number lists (`<float_array>`, `<p>`, `<v>`, `<vcount>`) are parsed straight from the
 //! file's bytes into typed buffers.
@@ -18,12 +17,19 @@
 use crate::error::SlError;
 use quick_xml::events::Event;
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 /// No link (first child, next sibling, parent).
 const NONE: u32 = u32::MAX;
 
 /// Largest number of elements skelport reads (the CLI caps files at 1 GiB; Collada is text).
 const MAX_ELEMENTS: usize = 50_000_000;
+/// Attributes (`xmlns:` declarations included) on one element: Collada's carry a few, and the
+/// cap keeps roxmltree's duplicate check (each attribute against the earlier ones), used when
+/// this reader is unsure, from growing with the square of a file's size.
+const MAX_ATTRIBUTES: usize = 256;
+/// The end of the message past [`MAX_ATTRIBUTES`].
+const TOO_MANY_ATTRIBUTES: &str = "attributes on one element";
 
 /// One element: its local name, where it starts, its attributes and its leading text.
 struct Elem<'a> {
@@ -133,7 +139,11 @@ pub(crate) fn parse<'a>(text: &'a str, file: &str) -> Result<Doc<'a>, SlError> {
             Ok(doc)
         }
         Err((at, message)) => {
-            full_check(text, file)?;
+            // Past the attribute cap, roxmltree's verdict would take time in the square of the
+            // attributes: the cap is the answer.
+            if !message.ends_with(TOO_MANY_ATTRIBUTES) {
+                full_check(text, file)?;
+            }
             // roxmltree accepts what quick-xml refused: report quick-xml's finding.
             let before = &text[..floor_char_boundary(text, at)];
             let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
@@ -256,7 +266,10 @@ fn build(text: &str) -> Result<(Doc<'_>, bool), (usize, String)> {
     let mut root_done = false;
     let mut first_event = true;
     // Prefixes declared by `xmlns:p` anywhere (scoping is left to roxmltree when it matters).
-    let mut prefixes: Vec<&str> = Vec::new();
+    let mut prefixes: HashSet<&str> = HashSet::new();
+    // The attribute names of the element being read: duplicates found with a set (quick-xml's
+    // own check compares each attribute with every earlier one).
+    let mut keys: HashSet<&str> = HashSet::new();
     let mut prefixed = false;
     // Whether the innermost open element still collects its leading text.
     let mut collecting = false;
@@ -286,16 +299,24 @@ fn build(text: &str) -> Result<(Doc<'_>, bool), (usize, String)> {
                     None => qname,
                 };
                 let a0 = doc.attrs.len() as u32;
-                for a in s.attributes() {
+                keys.clear();
+                for a in s.attributes().with_checks(false) {
                     let a = a.map_err(|e| (at, e.to_string()))?;
+                    skelport_ir::names::add_work(1);
+                    if keys.len() >= MAX_ATTRIBUTES {
+                        return Err((at, format!("more than {MAX_ATTRIBUTES} {TOO_MANY_ATTRIBUTES}")));
+                    }
                     let key = a.key.into_inner();
                     unsure |= !plain_name(key);
                     let key = within(text, key).ok_or((at, "attribute name outside the text".to_string()))?;
                     // XML wants whitespace before each attribute; quick-xml does not insist.
                     let key_at = key.as_ptr() as usize - text.as_ptr() as usize;
+                    if !keys.insert(key) {
+                        return Err((key_at, format!("attribute '{key}' is given twice on one element")));
+                    }
                     unsure |= !text.as_bytes()[..key_at].last().is_some_and(u8::is_ascii_whitespace);
                     if let Some(p) = key.strip_prefix("xmlns:") {
-                        prefixes.push(p);
+                        prefixes.insert(p);
                     } else if key.contains(':') && !key.starts_with("xml:") {
                         prefixed = true;
                     }
@@ -531,8 +552,8 @@ mod tests {
         s
     }
 
-    /// Positions cost work linear in the file, however long its lines: a one-line file of 40,000
-    /// nested nodes took 38 s when every `<node>`'s column was counted from the line's start.
+    /// Positions cost work linear in the file, however long its lines: a column counted from the
+    /// line's start for every `<node>` would make a one-line file of 40,000 nested nodes quadratic.
     /// Every element's place is asked for here, as the Collada reader asks for every node's.
     #[test]
     fn positions_are_linear_on_one_line_and_on_many() {

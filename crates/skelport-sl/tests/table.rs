@@ -10,6 +10,7 @@ fn corpus_xml() -> Option<(String, String)> {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn regenerated_table_equals_committed_file() {
     let Some((sk, lad)) = corpus_xml() else { return };
     let generated = generate_table(&sk, &lad).expect("generate");
@@ -75,6 +76,7 @@ fn builtin_table_counts_and_facts() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn corpus_skeleton_equals_builtin() {
     let Some((sk, lad)) = corpus_xml() else { return };
     let parsed = SlSkeleton::from_xml(&sk, Some(&lad), "avatar_skeleton.xml").unwrap();
@@ -96,6 +98,7 @@ fn bad_skeleton_files_are_refused_with_a_location() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn sl_skeleton_format_reads_the_viewer_file() {
     use skelport_ir::Format;
     let Some(root) = skelport_ir::testing::corpus_root() else { return };

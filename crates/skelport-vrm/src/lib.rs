@@ -13,9 +13,10 @@
 //! * The meta is [`WriteOptions::vrm_meta`]'s file, a VRM source's meta, or placeholders with a
 //!   warning; licence terms not given are the most restrictive VRM allows.
 //!
-//! Reading a `.vrm` (1.0, or 0.x's humanoid) gives the glTF document with the humanoid as roles
-//! on the skeleton (`ext["vrm"]`, read only here), from which [`humanoid::retarget_map`] makes
-//! the rename map the CLI's `--map humanoid` needs.
+//! Reading a `.vrm` (1.0, or 0.x, migrated as UniVRM does: turned to face +Z, its meta mapped by
+//! [`meta::from_v0`]) gives the glTF document with the humanoid as roles on the skeleton
+//! (`ext["vrm"]`, read only here; the humanoid's nodes are bones even where no skin binds them),
+//! from which [`humanoid::retarget_map`] makes the rename map the CLI's `--map humanoid` needs.
 //!
 //! See `docs/formats/vrm.md` for what is written and lost.
 
@@ -41,14 +42,15 @@ impl Format for VrmFormat {
         "vrm"
     }
     fn description(&self) -> &'static str {
-        "VRM 1.0 avatar (.vrm): glTF binary + VRMC_vrm humanoid and meta, written in a T-pose facing +Z"
+        "VRM avatar (.vrm): reads VRM 1.0 and 0.x (migrated as UniVRM does); writes a glTF binary + VRMC_vrm 1.0 humanoid and meta, in a T-pose facing +Z"
     }
     fn extensions(&self) -> &'static [&'static str] {
         &["vrm"]
     }
-    /// A VRM is a GLB read by the glTF reader: the same structural rules.
+    /// A VRM is a GLB read by the glTF reader: the same structural rules, and a humanoid whose
+    /// bones all name existing nodes and that has every required bone.
     fn structural(&self) -> &'static [&'static str] {
-        &[skelport_gltf::ACCESSOR_RANGE]
+        &[skelport_gltf::ACCESSOR_RANGE, skelport_gltf::IBM_STRIDE, read::BONE_NOT_READ, read::MISSING_REQUIRED]
     }
     /// A GLB naming a VRM extension in its first bytes is surely VRM; any other GLB may be (the
     /// extension usually comes last in the JSON): enough for a `.vrm` file, less than `glb`'s.
@@ -63,8 +65,8 @@ impl Format for VrmFormat {
             60
         }
     }
-    fn read(&self, input: Input<'_>, _opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
-        read::read(input, diag).map_err(Into::into)
+    fn read(&self, input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError> {
+        read::read(input, opts, diag).map_err(Into::into)
     }
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError> {
         write::write(doc, opts, diag).map_err(Into::into)

@@ -167,6 +167,87 @@ impl Meta {
     }
 }
 
+/// VRM 0.x's meta (`extensions.VRM.meta`) as VRM 1.0's, field by field as UniVRM's migration
+/// (`MigrationVrmMeta`) maps it: `title` → `name`, `author` → `authors`, `reference` →
+/// `references`, `texture` → `thumbnailImage` (that texture's image), `allowedUserName` →
+/// `avatarPermission`, the `…UssageName` permissions → `allowExcessivelyViolentUsage`,
+/// `allowExcessivelySexualUsage` and `commercialUsage` (`Allow` → `personalProfit`),
+/// `otherLicenseUrl` and `otherPermissionUrl` → `otherLicenseUrl`; redistribution, modification,
+/// credit and political use at their most restrictive. `licenseName` has no 1.0 field (UniVRM
+/// drops it too): a loss names it. `root` is the glTF JSON (for the texture's image);
+/// `fallback_name` names a model whose title is empty.
+pub fn from_v0(v0: &Value, root: &Value, fallback_name: &str, diag: &mut Diagnostics) -> Meta {
+    const AT: &str = "/extensions/VRM/meta";
+    let text = |k: &str| v0.get(k).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+    let mut m = Meta::placeholder(fallback_name);
+    match text("title") {
+        Some(t) => m.name = t,
+        None => diag.warn("vrm.v0-meta", format!("{AT}/title is empty: meta.name is \"{}\"", m.name)),
+    }
+    match text("author") {
+        Some(a) => m.authors = vec![a],
+        None => {
+            m.authors = vec!["unknown (the VRM 0.x meta names no author)".into()];
+            diag.warn("vrm.v0-meta", format!("{AT}/author is empty: meta.authors is \"{}\"", m.authors[0]));
+        }
+    }
+    m.version = text("version");
+    m.contact_information = text("contactInformation");
+    m.references = text("reference").map(|r| vec![r]);
+    m.thumbnail_image =
+        v0.get("texture").and_then(Value::as_u64).and_then(|t| root.pointer(&format!("/textures/{t}/source"))).and_then(Value::as_u64);
+    let enumerated = |k: &str, from: &[(&str, &str)], diag: &mut Diagnostics| -> Option<String> {
+        let v = v0.get(k)?.as_str()?;
+        match from.iter().find(|(a, _)| *a == v) {
+            Some((_, b)) => Some((*b).to_owned()),
+            None => {
+                let known: Vec<&str> = from.iter().map(|(a, _)| *a).collect();
+                diag.warn(
+                    "vrm.v0-meta",
+                    format!("{AT}/{k} is \"{v}\", not one of {}; left at VRM 1.0's most restrictive", known.join(", ")),
+                );
+                None
+            }
+        }
+    };
+    m.avatar_permission = Some(
+        enumerated(
+            "allowedUserName",
+            &[("OnlyAuthor", "onlyAuthor"), ("ExplicitlyLicensedPerson", "onlySeparatelyLicensedPerson"), ("Everyone", "everyone")],
+            diag,
+        )
+        .unwrap_or_else(|| spec::AVATAR_PERMISSION[0].into()),
+    );
+    let allow = |v: Option<String>| v.map(|v| v == "true");
+    m.allow_excessively_violent_usage =
+        Some(allow(enumerated("violentUssageName", &[("Allow", "true"), ("Disallow", "false")], diag)).unwrap_or(false));
+    m.allow_excessively_sexual_usage =
+        Some(allow(enumerated("sexualUssageName", &[("Allow", "true"), ("Disallow", "false")], diag)).unwrap_or(false));
+    m.commercial_usage = Some(
+        enumerated("commercialUssageName", &[("Allow", "personalProfit"), ("Disallow", "personalNonProfit")], diag)
+            .unwrap_or_else(|| spec::COMMERCIAL_USAGE[0].into()),
+    );
+    m.allow_political_or_religious_usage = Some(false);
+    m.allow_redistribution = Some(false);
+    m.credit_notation = Some(spec::CREDIT_NOTATION[0].into());
+    m.modification = Some(spec::MODIFICATION[0].into());
+    m.license_url = Some(spec::LICENSE_URL.into());
+    m.other_license_url = match (text("otherLicenseUrl"), text("otherPermissionUrl")) {
+        (Some(l), Some(p)) if l == p => Some(l),
+        (Some(l), Some(p)) => Some(format!("'{l}', '{p}'")),
+        (l, p) => l.or(p),
+    };
+    if let Some(l) = text("licenseName") {
+        diag.loss(
+            "vrm.v0-license",
+            format!(
+                "{AT}/licenseName \"{l}\" has no VRM 1.0 field: the 1.0 terms come from the 0.x permissions (user, violent, sexual, commercial use), and redistribution, modification and credit are at their most restrictive, as UniVRM migrates them; set them with --vrm-meta if the licence allows more"
+            ),
+        );
+    }
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,5 +275,39 @@ mod tests {
             let e = Meta::parse(bad.as_bytes(), "meta.json").unwrap_err().to_string();
             assert!(e.starts_with("meta.json: ") && e.contains(says), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn v0_meta_migrates_as_univrm_does() {
+        let v0 = json!({
+            "title": "Alicia", "version": "1.10", "author": "© DWANGO", "contactInformation": "https://example.com/c",
+            "reference": "", "texture": 0, "allowedUserName": "Everyone", "violentUssageName": "Disallow",
+            "sexualUssageName": "Allow", "commercialUssageName": "Allow", "otherPermissionUrl": "https://example.com/rule",
+            "licenseName": "Other", "otherLicenseUrl": "https://example.com/rule"
+        });
+        let root = json!({ "textures": [{ "source": 3 }] });
+        let mut d = Diagnostics::default();
+        let m = from_v0(&v0, &root, "file", &mut d);
+        assert_eq!(m.name, "Alicia");
+        assert_eq!(m.version.as_deref(), Some("1.10"));
+        assert_eq!(m.authors, ["© DWANGO"]);
+        assert_eq!(m.references, None);
+        assert_eq!(m.thumbnail_image, Some(3));
+        assert_eq!(m.avatar_permission.as_deref(), Some("everyone"));
+        assert_eq!((m.allow_excessively_violent_usage, m.allow_excessively_sexual_usage), (Some(false), Some(true)));
+        assert_eq!(m.commercial_usage.as_deref(), Some("personalProfit"));
+        assert_eq!(m.other_license_url.as_deref(), Some("https://example.com/rule"));
+        assert_eq!((m.modification.as_deref(), m.allow_redistribution), (Some("prohibited"), Some(false)));
+        assert!(m.check().is_ok());
+        assert!(d.items.iter().any(|i| i.code == "vrm.v0-license" && i.message.contains("\"Other\"")));
+        // Two different URLs are both kept; an empty title and author get names, with warnings.
+        let v0 = json!({ "title": " ", "otherLicenseUrl": "a", "otherPermissionUrl": "b", "allowedUserName": "Someone" });
+        let mut d = Diagnostics::default();
+        let m = from_v0(&v0, &json!({}), "file", &mut d);
+        assert_eq!(m.name, "file");
+        assert_eq!(m.other_license_url.as_deref(), Some("'a', 'b'"));
+        assert_eq!(m.avatar_permission.as_deref(), Some("onlyAuthor"));
+        assert!(m.check().is_ok());
+        assert_eq!(d.items.iter().filter(|i| i.code == "vrm.v0-meta").count(), 3);
     }
 }

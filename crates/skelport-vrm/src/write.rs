@@ -19,6 +19,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// tools carry scales like (1, 0.9999982, 1.0000156)): made exactly uniform in place.
 const SCALE_SNAP: f64 = 1e-4;
 
+/// The most influences a VRM vertex has: UniVRM and three-vrm read `JOINTS_0`/`WEIGHTS_0` only,
+/// and the VRM add-on for Blender keeps four on export.
+pub const MAX_INFLUENCES: usize = 4;
+
 /// Lowest vertex further than this from Y = 0 (metres) is moved there.
 const GROUND_TOLERANCE: f64 = 1e-4;
 
@@ -59,7 +63,10 @@ pub fn prepare(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> R
     humanoid::check_hierarchy(&doc.skeletons[si], &h)?;
     face_plus_z(&mut doc, si, &h, diag);
     uniform_scales(&mut doc, diag)?;
-    match opts.rest_pose.unwrap_or(RestPose::TPose) {
+    // A VRM source (1.0, or 0.x migrated) already stands in its author's VRM pose on VRM's ground:
+    // kept as it is, as UniVRM's migration keeps it, unless --rest-pose asks.
+    let from_vrm = doc.source_format.as_deref() == Some("vrm");
+    match opts.rest_pose.unwrap_or(if from_vrm { RestPose::AsIs } else { RestPose::TPose }) {
         RestPose::TPose => {
             let report = rest::t_pose(&mut doc, sid, &h, Rebind::Bake).map_err(|e| VrmError::Rig(e.to_string()))?;
             report_t_pose(&doc, si, &h, &report, diag);
@@ -74,7 +81,12 @@ pub fn prepare(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> R
             }
         }
     }
-    ground(&mut doc, si, diag);
+    if from_vrm {
+        diag.info("vrm.source-pose", "a VRM source: its rest pose and ground kept as they are (--rest-pose t-pose poses it)");
+    } else {
+        ground(&mut doc, si, diag);
+    }
+    four_influences(&mut doc, diag);
     let meta = match &opts.vrm_meta {
         Some(p) => Meta::parse(&read_file(p, "VRM meta")?, &p.display().to_string())?,
         None => match doc.ext.raw(NAMESPACE).and_then(|v| v.get("meta")).and_then(Meta::from_value) {
@@ -305,6 +317,39 @@ fn report_t_pose(doc: &Document, si: usize, h: &Humanoid, r: &rest::RestReport, 
 /// the humanoid, its skinned vertices and its bone heads, is at 0. (Bone heads count too: a file
 /// whose skinned meshes do not reach the feet, such as RobotExpressive's skinned hands, still
 /// stands on its feet; a skeleton without a mesh stands on its lowest joint.)
+/// Keep each vertex's [`MAX_INFLUENCES`] largest weights, renormalised, so the glTF writer
+/// writes one `JOINTS_0`/`WEIGHTS_0` set that every VRM reader takes whole; a loss line names
+/// the vertices cut and the largest weight dropped (as a share of its vertex's total).
+fn four_influences(doc: &mut Document, diag: &mut Diagnostics) {
+    for skin in &mut doc.skins {
+        let (mut vertices, mut largest) = (0usize, 0.0f64);
+        let mut row: Vec<f64> = Vec::new();
+        for v in 0..skin.influences.vertex_count() {
+            row.clear();
+            row.extend(skin.influences.vertex(v).map(|(_, w)| w).filter(|w| *w > 0.0 && w.is_finite()));
+            if row.len() > MAX_INFLUENCES {
+                let sum: f64 = row.iter().sum();
+                row.sort_by(|a, b| b.total_cmp(a));
+                vertices += 1;
+                largest = largest.max(row[MAX_INFLUENCES] / sum);
+            }
+        }
+        if vertices == 0 {
+            continue;
+        }
+        // Zero weights are no influence: dropped first, so they never take one of the four places.
+        skin.influences.prune(0.0);
+        skin.influences.limit(MAX_INFLUENCES);
+        diag.loss(
+            "vrm.max-influences",
+            format!(
+                "skin \"{}\": {vertices} vertices have more than {MAX_INFLUENCES} influences, which VRM readers do not read; each keeps its {MAX_INFLUENCES} largest, renormalised (the largest weight dropped: {largest:.4})",
+                skin.name
+            ),
+        );
+    }
+}
+
 fn ground(doc: &mut Document, si: usize, diag: &mut Diagnostics) {
     let mut low = doc.skeletons[si].world_matrices().iter().map(|m| m.w_axis.y).fold(f64::INFINITY, f64::min);
     let mut vertices = 0usize;

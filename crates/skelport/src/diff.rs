@@ -105,8 +105,22 @@ pub struct Moved {
     pub bone: String,
     /// Head distance in metres.
     pub head: f64,
-    /// Tail distance in metres.
-    pub tail: f64,
+    /// Tail distance in metres; `None` when one file does not store the bone's tail (its
+    /// length): a tail a reader inferred (from the children, say) is not compared.
+    pub tail: Option<f64>,
+}
+
+/// What [`diff`] compared: only what both files hold.
+#[derive(Debug, Serialize, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Compared {
+    /// Bones matched by name, whose parents, heads and orientations were compared.
+    pub bones: usize,
+    /// Matched bones whose tails were compared: those whose length both files store. Formats
+    /// without bone lengths (glTF, Collada) leave the tail to be inferred, and an inferred
+    /// tail is no fact of the file.
+    pub tails: usize,
+    /// Skins whose vertex counts, joints and weights were compared (paired by order).
+    pub skins: usize,
 }
 
 /// A bone whose orientation turned more than the tolerance.
@@ -135,6 +149,11 @@ pub struct DiffReport {
     pub rotated: Vec<Rotated>,
     /// Skin differences, one sentence each.
     pub skins: Vec<String>,
+    /// What was compared.
+    pub compared: Compared,
+    /// Findings that are not differences, one sentence each: joints one skin lists and the
+    /// other does not, with no weight on any vertex (no vertex moves with them).
+    pub notes: Vec<String>,
     /// Largest head distance over matched bones, metres.
     pub max_head_distance: f64,
     /// The skinning comparison, when asked for.
@@ -145,30 +164,49 @@ pub struct DiffReport {
     pub compared_as: Option<AsConverted>,
 }
 
-/// Result of posing two documents alike and comparing their skinned vertices (or, for
-/// skeleton-only files, their posed joints).
+/// Result of posing two documents alike and comparing their skinned vertices (or, for skins
+/// without vertices, their joints' skinning matrices; for skeleton-only files, their posed
+/// joints).
 #[derive(Debug, Serialize, Clone)]
 pub struct PoseTest {
     /// Random poses compared.
     pub poses: usize,
-    /// Skinned vertices compared per pose (over every skin); 0 for skeleton-only files.
+    /// Skinned vertices compared per pose (over every skin whose mesh both files have).
     pub vertices: usize,
-    /// Posed joint heads compared per pose (skeleton-only files); 0 when vertices are compared.
+    /// Posed joint heads compared per pose (skeleton-only files); 0 when skins are compared.
     pub joints: usize,
-    /// Largest vertex (or joint) distance over all poses, metres (report frame).
+    /// Joints whose skinning matrices (posed world × inverse bind) were compared per pose, over
+    /// the skins that have no vertices in one file or both.
+    pub matrices: usize,
+    /// Largest vertex (or joint, or skinning-matrix point) distance over all poses, metres
+    /// (report frame).
     pub max_deviation: f64,
 }
 
+/// How far from a joint's bind-pose head the points lie whose images under its two skinning
+/// matrices are compared (metres): a turn of the joint moves them, a turn about the head does
+/// not move the head itself.
+pub const MATRIX_PROBE_M: f64 = 0.1;
+
 /// Pose A and B with the same `poses` random rotations (by bone name, up to 0.6 rad each) and
-/// compare the linear-blend-skinned vertices of every skin (skins paired by order). When neither
-/// file has a skin, compare the posed world positions of the joints both have.
+/// compare the linear-blend-skinned vertices of every skin (skins paired by order). A skin pair
+/// without vertices on either side (a skin read without its mesh) compares the skinning matrices
+/// (posed world × inverse bind) of each joint both skins have, by name, at the joint's bind head
+/// and at points [`MATRIX_PROBE_M`] from it along each axis. When neither file has a skin,
+/// compare the posed world positions of the joints both have.
+///
+/// # Errors
+/// When the skins cannot be paired (one file has skins and the other none, or their numbers
+/// differ), a pair of skinned meshes differs in vertex count, or nothing at all was compared (no
+/// pose, or no vertex, joint or bone name in common): a check that compared nothing has not
+/// passed.
 pub fn pose_test(a: &Document, b: &Document, poses: usize, seed: u64) -> anyhow::Result<PoseTest> {
     use skelport_ir::pose::{deform_all, in_report_frame, max_deviation, posed_heads, random_pose};
     // Converted once: every pose below borrows them.
     let (a, b) = (&*in_report_frame(a), &*in_report_frame(b));
     let names: Vec<&str> = a.skeletons.iter().flat_map(|s| s.bones.iter().map(|b| b.name.as_str())).collect();
     let mut worst = 0.0f64;
-    let (mut vertices, mut joints) = (0, 0);
+    let (mut vertices, mut joints, mut matrices) = (0, 0, 0);
     match (a.skins.is_empty(), b.skins.is_empty()) {
         (false, false) => anyhow::ensure!(
             a.skins.len() == b.skins.len(),
@@ -177,7 +215,7 @@ pub fn pose_test(a: &Document, b: &Document, poses: usize, seed: u64) -> anyhow:
             b.skins.len()
         ),
         (true, true) => {}
-        _ => anyhow::bail!("--pose-test needs a skinned mesh in both files, or in neither (then joints are compared)"),
+        _ => anyhow::bail!("--pose-test needs a skin in both files, or in neither (then joints are compared)"),
     }
     for k in 0..poses {
         let pose = random_pose(names.iter().copied(), seed.wrapping_add(k as u64), 0.6);
@@ -190,19 +228,69 @@ pub fn pose_test(a: &Document, b: &Document, poses: usize, seed: u64) -> anyhow:
                     worst = worst.max(p.distance(*q));
                 }
             }
-            anyhow::ensure!(joints > 0, "the files have no bone names in common");
             continue;
         }
         let (da, db) = (deform_all(a, &pose), deform_all(b, &pose));
-        vertices = 0;
+        (vertices, matrices) = (0, 0);
         for (k, (va, vb)) in da.iter().zip(&db).enumerate() {
+            if va.is_empty() || vb.is_empty() {
+                let (n, d) = skinning_matrices_apart(a, &a.skins[k], b, &b.skins[k], &pose);
+                matrices += n;
+                worst = worst.max(d);
+                continue;
+            }
             vertices += va.len();
             let d = max_deviation(va, vb)
                 .ok_or_else(|| anyhow::anyhow!("skin {k}: the skinned meshes differ in vertex count ({} vs {})", va.len(), vb.len()))?;
             worst = worst.max(d);
         }
     }
-    Ok(PoseTest { poses, vertices, joints, max_deviation: worst })
+    anyhow::ensure!(
+        vertices + joints + matrices > 0,
+        "the pose test compared nothing ({}): {}; a check that compares nothing does not pass",
+        if poses == 0 { "no poses".to_string() } else { format!("{poses} poses") },
+        if a.skins.is_empty() {
+            "neither file has a skin, and the files have no bone names in common"
+        } else {
+            "the skins have no vertices to skin and no joints in common"
+        }
+    );
+    Ok(PoseTest { poses, vertices, joints, matrices, max_deviation: worst })
+}
+
+/// The skinning matrices of the joints skins `sa` (of `a`) and `sb` (of `b`) both have, by
+/// name, under `pose`: how many were compared, and the largest distance between their images of
+/// the joint's bind head (A's) and of the points [`MATRIX_PROBE_M`] from it along each axis.
+/// Both documents are in the report frame.
+fn skinning_matrices_apart(
+    a: &Document,
+    sa: &skelport_ir::Skin,
+    b: &Document,
+    sb: &skelport_ir::Skin,
+    pose: &skelport_ir::pose::Pose,
+) -> (usize, f64) {
+    use skelport_ir::pose::posed_worlds;
+    let (Some(ka), Some(kb)) = (a.get_skeleton(sa.skeleton), b.get_skeleton(sb.skeleton)) else { return (0, 0.0) };
+    let (pa, pb) = (posed_worlds(ka, pose), posed_worlds(kb, pose));
+    let skinning = |k: &skelport_ir::Skeleton, posed: &[skelport_ir::DMat4], s: &skelport_ir::Skin| {
+        s.joints
+            .iter()
+            .zip(&s.inverse_bind)
+            .filter_map(|(j, ibm)| Some((k.bones.get(j.index())?.name.clone(), (*posed.get(j.index())? * *ibm, *ibm))))
+            .collect::<HashMap<String, _>>()
+    };
+    let mb = skinning(kb, &pb, sb);
+    let (mut n, mut worst) = (0usize, 0.0f64);
+    for (name, (ma, ibm)) in skinning(ka, &pa, sa) {
+        let Some((other, _)) = mb.get(&name) else { continue };
+        n += 1;
+        let head = ibm.inverse().w_axis.truncate();
+        let probes = [DVec3::ZERO, DVec3::X, DVec3::Y, DVec3::Z].map(|d| head + d * MATRIX_PROBE_M);
+        for p in probes {
+            worst = worst.max(ma.transform_point3(p).distance(other.transform_point3(p)));
+        }
+    }
+    (n, worst)
 }
 
 fn angle_deg(a: [f64; 4], b: [f64; 4]) -> f64 {
@@ -220,19 +308,27 @@ pub fn diff(a: &Document, b: &Document, tol: Tolerance) -> DiffReport {
     let bones_b: Vec<_> = rb.iter().flat_map(|s| s.bones.iter()).collect();
     let map_b: HashMap<&str, _> = bones_b.iter().map(|x| (x.name.as_str(), *x)).collect();
     let map_a: HashMap<&str, _> = bones_a.iter().map(|x| (x.name.as_str(), *x)).collect();
+    // Which bones store their tail (a length): only those tails are facts of the file.
+    let stored = |d: &Document| -> HashMap<String, bool> {
+        d.skeletons.iter().flat_map(|s| s.bones.iter().map(|b| (b.name.clone(), b.length.is_some()))).collect()
+    };
+    let (stored_a, stored_b) = (stored(a), stored(b));
     let mut r = DiffReport::default();
     for ba in &bones_a {
         let Some(bb) = map_b.get(ba.name.as_str()) else {
             r.removed.push(ba.name.clone());
             continue;
         };
+        r.compared.bones += 1;
         if ba.parent != bb.parent {
             r.reparented.push(Reparented { bone: ba.name.clone(), from: ba.parent.clone(), to: bb.parent.clone() });
         }
         let head = DVec3::from_array(ba.head).distance(DVec3::from_array(bb.head));
-        let tail = DVec3::from_array(ba.tail).distance(DVec3::from_array(bb.tail));
+        let both_store = stored_a.get(&ba.name).copied().unwrap_or(false) && stored_b.get(&ba.name).copied().unwrap_or(false);
+        let tail = both_store.then(|| DVec3::from_array(ba.tail).distance(DVec3::from_array(bb.tail)));
+        r.compared.tails += usize::from(both_store);
         r.max_head_distance = r.max_head_distance.max(head);
-        if head > tol.metres || tail > tol.metres {
+        if head > tol.metres || tail.is_some_and(|t| t > tol.metres) {
             r.moved.push(Moved { bone: ba.name.clone(), head, tail });
         }
         let deg = angle_deg(ba.rotation, bb.rotation);
@@ -245,7 +341,8 @@ pub fn diff(a: &Document, b: &Document, tol: Tolerance) -> DiffReport {
         r.skins.push(format!("A has {} skins, B has {}", a.skins.len(), b.skins.len()));
     }
     for (k, (sa, sb)) in a.skins.iter().zip(&b.skins).enumerate() {
-        compare_skins(a, sa, b, sb, k, tol, &mut r.skins);
+        r.compared.skins += 1;
+        compare_skins(a, sa, b, sb, k, tol, &mut r.skins, &mut r.notes);
     }
     r.same = r.added.is_empty()
         && r.removed.is_empty()
@@ -261,6 +358,22 @@ fn joint_names(doc: &Document, s: &skelport_ir::Skin) -> Vec<String> {
     s.joints.iter().map(|j| sk.and_then(|k| k.bones.get(j.index())).map(|b| b.name.clone()).unwrap_or_default()).collect()
 }
 
+/// The names of the joints of `s` that weigh some vertex.
+fn weighted_joints(names: &[String], s: &skelport_ir::Skin) -> std::collections::HashSet<String> {
+    let mut used = vec![false; names.len()];
+    for (&j, &w) in s.influences.joints.iter().zip(&s.influences.weights) {
+        if w > 0.0 {
+            if let Some(u) = used.get_mut(j as usize) {
+                *u = true;
+            }
+        }
+    }
+    names.iter().zip(used).filter(|(_, u)| *u).map(|(n, _)| n.clone()).collect()
+}
+
+/// Compare skin `k` of A and B: differences go to `out`, joints one side lists with no weight
+/// (which change no vertex) to `notes`.
+#[allow(clippy::too_many_arguments, reason = "one comparison's inputs and its two outputs")]
 fn compare_skins(
     a: &Document,
     sa: &skelport_ir::Skin,
@@ -269,19 +382,23 @@ fn compare_skins(
     k: usize,
     tol: Tolerance,
     out: &mut Vec<String>,
+    notes: &mut Vec<String>,
 ) {
     if sa.vertex_count() != sb.vertex_count() {
         out.push(format!("skin {k}: {} vertices in A, {} in B", sa.vertex_count(), sb.vertex_count()));
         return;
     }
     let (na, nb) = (joint_names(a, sa), joint_names(b, sb));
-    let only_a: Vec<_> = na.iter().filter(|n| !nb.contains(n)).cloned().collect();
-    let only_b: Vec<_> = nb.iter().filter(|n| !na.contains(n)).cloned().collect();
-    if !only_a.is_empty() {
-        out.push(format!("skin {k}: joints only in A: {}", only_a.join(", ")));
-    }
-    if !only_b.is_empty() {
-        out.push(format!("skin {k}: joints only in B: {}", only_b.join(", ")));
+    for (side, mine, theirs, s) in [("A", &na, &nb, sa), ("B", &nb, &na, sb)] {
+        let weighted = weighted_joints(mine, s);
+        let (moving, idle): (Vec<String>, Vec<String>) =
+            mine.iter().filter(|n| !theirs.contains(n)).cloned().partition(|n| weighted.contains(n));
+        if !moving.is_empty() {
+            out.push(format!("skin {k}: joints only in {side}: {}", moving.join(", ")));
+        }
+        if !idle.is_empty() {
+            notes.push(format!("skin {k}: joints only in {side}, with no weight (no vertex moves with them): {}", idle.join(", ")));
+        }
     }
     let mut differing = 0usize;
     let mut worst = (0.0f64, 0usize);
@@ -324,4 +441,112 @@ pub fn sl_avatar(path: Option<&std::path::Path>) -> anyhow::Result<Document> {
         None => std::borrow::Cow::Borrowed(skelport_sl::SlSkeleton::builtin()),
     };
     Ok(skelport_sl::skeleton_document(&sl))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skelport_ir::{Bone, BoneId, DMat4, Frame, Influences, MeshId, Skeleton, SkeletonId, Skin, Transform};
+
+    /// An arm in glTF's frame: shoulder → elbow → hand, 0.3 m apart along +X, no bone lengths
+    /// (tails inferred, as glTF and Collada leave them).
+    fn arm() -> Document {
+        let mut doc = Document::new(Frame::GLTF);
+        let mut sk = Skeleton::new("arm");
+        let along = Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.3, 0.0, 0.0));
+        sk.push(Bone::new("shoulder", None, Transform::from_rt(DQuat::IDENTITY, DVec3::new(0.0, 1.4, 0.0))));
+        sk.push(Bone::new("elbow", Some(BoneId::new(0)), along));
+        sk.push(Bone::new("hand", Some(BoneId::new(1)), along));
+        doc.skeletons.push(sk);
+        doc
+    }
+
+    /// `doc` with a skin of `joints` (bound at rest) and no mesh, as a rig read without its mesh
+    /// is; each joint weighs one vertex, except those in `idle`.
+    fn with_meshless_skin(mut doc: Document, joints: &[u32], idle: &[u32]) -> Document {
+        let world = doc.skeletons[0].world_matrices();
+        let lists = joints.iter().enumerate().filter(|(_, j)| !idle.contains(j)).map(|(k, _)| vec![(k as u32, 1.0)]).collect::<Vec<_>>();
+        doc.skins.push(Skin {
+            name: "skin".into(),
+            skeleton: SkeletonId::new(0),
+            mesh: None::<MeshId>,
+            joints: joints.iter().map(|&j| BoneId::new(j)).collect(),
+            inverse_bind: joints.iter().map(|&j| world[j as usize].inverse()).collect(),
+            bind_shape: DMat4::IDENTITY,
+            influences: Influences::from_lists(lists),
+            ext: Default::default(),
+        });
+        doc
+    }
+
+    #[test]
+    fn tails_are_compared_only_where_both_files_store_them() {
+        let inferred = arm();
+        // The same bones with lengths along their own +Y, as the MPFB writer gives them: tails
+        // far from the inferred ones (the children's heads along +X).
+        let mut stored = arm();
+        for b in &mut stored.skeletons[0].bones {
+            b.length = Some(0.25);
+        }
+        let r = diff(&inferred, &stored, Tolerance::default());
+        assert!(r.same, "{r:?}");
+        assert_eq!(r.compared, Compared { bones: 3, tails: 0, skins: 0 });
+        // Where both store the length, a changed one is a moved tail.
+        let mut longer = stored.clone();
+        longer.skeletons[0].bones[2].length = Some(0.4);
+        let r = diff(&stored, &longer, Tolerance::default());
+        assert!(!r.same);
+        assert_eq!(r.compared.tails, 3);
+        assert_eq!(r.moved.len(), 1, "{r:?}");
+        assert_eq!(r.moved[0].bone, "hand");
+        assert!((r.moved[0].tail.unwrap() - 0.15).abs() < 1e-12 && r.moved[0].head == 0.0, "{:?}", r.moved[0]);
+    }
+
+    #[test]
+    fn a_listed_joint_without_weight_is_a_note_not_a_difference() {
+        let a = with_meshless_skin(arm(), &[0, 1], &[]);
+        let b = with_meshless_skin(arm(), &[0, 1, 2], &[2]);
+        let r = diff(&a, &b, Tolerance::default());
+        assert!(r.same, "{r:?}");
+        assert_eq!(r.notes.len(), 1, "{r:?}");
+        assert!(r.notes[0].contains("joints only in B, with no weight") && r.notes[0].ends_with("hand"), "{}", r.notes[0]);
+        // With a weight it moves vertices: a difference.
+        let mut c = b.clone();
+        c.skins[0].influences = Influences::from_lists(vec![vec![(0, 1.0)], vec![(1, 0.5), (2, 0.5)]]);
+        let r = diff(&a, &c, Tolerance::default());
+        assert!(!r.same && r.notes.is_empty(), "{r:?}");
+        assert!(r.skins.iter().any(|s| s.contains("joints only in B: hand")), "{:?}", r.skins);
+    }
+
+    #[test]
+    fn the_pose_test_of_meshless_skins_compares_skinning_matrices() {
+        let a = with_meshless_skin(arm(), &[0, 1, 2], &[]);
+        let p = pose_test(&a, &a.clone(), 20, 1).unwrap();
+        assert_eq!((p.vertices, p.joints, p.matrices), (0, 0, 3));
+        assert_eq!(p.max_deviation, 0.0);
+        // An output whose hand turned 7.1° about its head while its bind stayed: the hand's
+        // skinning matrix turns too, and points 0.1 m from the head move 0.1 · 2 sin(3.55°).
+        let mut turned = a.clone();
+        let hand = &mut turned.skeletons[0].bones[2].rest;
+        hand.rotation = DQuat::from_rotation_z(7.1f64.to_radians()) * hand.rotation;
+        let p = pose_test(&a, &turned, 20, 1).unwrap();
+        assert_eq!(p.matrices, 3);
+        let chord = MATRIX_PROBE_M * 2.0 * (3.55f64.to_radians()).sin();
+        assert!((p.max_deviation - chord).abs() < 1e-9, "{} vs {chord}", p.max_deviation);
+    }
+
+    #[test]
+    fn a_pose_test_that_compares_nothing_fails() {
+        let empty = Document::new(Frame::GLTF);
+        let e = pose_test(&empty, &empty, 20, 1).unwrap_err();
+        assert!(format!("{e:#}").contains("compared nothing"), "{e:#}");
+        let a = with_meshless_skin(arm(), &[0, 1, 2], &[]);
+        assert!(pose_test(&a, &a, 0, 1).is_err());
+        // Skins with no joint name in common and no vertices.
+        let mut other = a.clone();
+        for b in &mut other.skeletons[0].bones {
+            b.name.insert_str(0, "x_");
+        }
+        assert!(pose_test(&a, &other, 20, 1).is_err());
+    }
 }

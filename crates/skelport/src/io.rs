@@ -8,16 +8,18 @@ use std::path::{Path, PathBuf};
 /// Largest input file skelport reads, in bytes (documented in docs/limits.md).
 pub const MAX_INPUT_BYTES: u64 = 1 << 30;
 
-/// Files at least this big are memory-mapped instead of read (see [`InputBytes`]).
+/// Files at least this big are memory-mapped by [`map_input`] instead of read.
 pub const MAP_FROM_BYTES: u64 = 1 << 20;
 
-/// An input file's bytes: read into memory, or for a file of [`MAP_FROM_BYTES`] or more, mapped.
+/// An input file's bytes: read into memory ([`read_input`]), or, when the caller opted in with
+/// [`map_input`], for a file of [`MAP_FROM_BYTES`] or more, mapped.
 ///
 /// Reading copies the file into memory the kernel must first hand out and zero page by page (a
-/// large share of a conversion's page faults; docs/performance.md has the figures). A mapping shares the page cache's pages, filled in one call (`populate`), as
-/// linkers map their inputs. As for them, the file must not be truncated or rewritten while
-/// skelport reads it (docs/limits.md): its bytes would change under the reader, and a truncation
-/// ends the process with SIGBUS.
+/// large share of a conversion's page faults; docs/performance.md has the figures). A mapping
+/// shares the page cache's pages, filled in one call (`populate`), as linkers map their inputs.
+/// As for them, the file must not be truncated or rewritten while it is mapped: its bytes would
+/// change under the reader, and a truncation ends the process with SIGBUS. So mapping is never
+/// what a safe call does; a library host (the Python package inside Blender) only ever reads.
 #[derive(Debug)]
 pub enum InputBytes {
     /// Read into memory (small files, standard input).
@@ -50,8 +52,28 @@ pub fn release(bytes: InputBytes) {
     }
 }
 
-/// Read a file, or stdin for `-`.
+/// Read a file, or stdin for `-`, into memory: a file that changes while it is read gives wrong
+/// bytes at worst, never a signal.
 pub fn read_input(path: &Path) -> Result<InputBytes> {
+    // SAFETY: `map: false` maps nothing.
+    unsafe { input(path, false) }
+}
+
+/// [`read_input`], except that a file of [`MAP_FROM_BYTES`] or more is memory-mapped (a file
+/// that cannot be mapped is read).
+///
+/// # Safety
+/// The file must not be truncated while the returned bytes live: reading a page past its new end
+/// ends the process with SIGBUS (docs/limits.md). A process that owns its inputs for the length
+/// of a command (the CLI) can promise that; a library host cannot.
+pub unsafe fn map_input(path: &Path) -> Result<InputBytes> {
+    // SAFETY: passed on to the caller.
+    unsafe { input(path, true) }
+}
+
+/// # Safety
+/// With `map`, as [`map_input`].
+unsafe fn input(path: &Path, map: bool) -> Result<InputBytes> {
     if path.as_os_str() == "-" {
         let mut v = Vec::new();
         std::io::stdin().lock().take(MAX_INPUT_BYTES + 1).read_to_end(&mut v).context("<stdin>: cannot read standard input")?;
@@ -73,10 +95,10 @@ pub fn read_input(path: &Path) -> Result<InputBytes> {
         path.display(),
         meta.len()
     );
-    if meta.len() >= MAP_FROM_BYTES {
+    if map && meta.len() >= MAP_FROM_BYTES {
         // SAFETY: the mapping is read-only and private; the one hazard, the file changing while
-        // it is mapped, is documented above and in docs/limits.md. A file that cannot be mapped
-        // is read instead.
+        // it is mapped, is the caller's promise (`map_input`). A file that cannot be mapped is
+        // read instead.
         if let Ok(m) = unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
             if m.len() as u64 == meta.len() {
                 return Ok(InputBytes::Mapped(m));
@@ -201,6 +223,20 @@ enum Target {
     Through,
 }
 
+/// Whether `path` is a character device (`/dev/null`, a terminal) or a link to one.
+fn is_char_device(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
 /// How `path` is to be written; a directory, a block device or a socket is refused.
 fn target_kind(path: &Path) -> Result<Target> {
     // Follows links: a link to /dev/stdout is written through; a link to a regular file is
@@ -261,6 +297,17 @@ pub fn write_output(path: &Path, out: &Output) -> Result<Vec<PathBuf>> {
         std::io::stdout().lock().write_all(&out.main).context("<stdout>: cannot write")?;
         return Ok(vec![]);
     }
+    if !out.side_files.is_empty() && is_char_device(path) {
+        // A device has no folder of its own: `-o /dev/null --to gltf` must not create a regular
+        // `/dev/null.bin`. (A FIFO sits in a folder of the user's: its side files go there.)
+        {
+            anyhow::bail!(
+                "{}: is a device, and this output has side files ({}) that cannot go beside it; write to a file or use --embed",
+                path.display(),
+                out.side_files.iter().map(|s| s.0.as_str()).collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let files: Vec<(PathBuf, &[u8])> = out
         .side_files
@@ -310,18 +357,27 @@ fn commit_all(staged: Vec<Staged>) -> Result<Vec<PathBuf>> {
         .map(|s| {
             let backup = std::fs::metadata(&s.path).ok().filter(|m| m.is_file()).and_then(|_| {
                 let dir = s.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-                let name = tempfile::Builder::new().prefix(".skelport-").suffix(".bak").make_in(dir, |p| std::fs::hard_link(&s.path, p));
+                // Registered under the lock as it is made: a signal handler that takes the list
+                // first sees no link (none is made after it), one that comes later removes it.
+                let mut list = pending();
+                let name = tempfile::Builder::new().prefix(".skelport-").suffix(".bak").make_in(dir, |p| {
+                    std::fs::hard_link(&s.path, p)?;
+                    list.push(p.to_path_buf());
+                    Ok(())
+                });
                 let p = name.ok()?.into_temp_path().keep().ok()?;
-                pending().push(p.clone());
                 Some(p)
             });
             Kept { target: s.path.clone(), backup }
         })
         .collect();
+    // A link is removed (or renamed back) and deregistered under the lock, so that a signal
+    // between the two neither misses it nor removes a path already reused.
     let forget = |k: &Kept| {
         if let Some(b) = &k.backup {
-            pending().retain(|p| p != b);
+            let mut list = pending();
             let _ = std::fs::remove_file(b);
+            list.retain(|p| p != b);
         }
     };
     let mut done = Vec::with_capacity(staged.len());
@@ -330,12 +386,13 @@ fn commit_all(staged: Vec<Staged>) -> Result<Vec<PathBuf>> {
             Ok(p) => done.push(p),
             Err(e) => {
                 for k in &kept[..i] {
+                    let mut list = pending();
                     let _ = match &k.backup {
                         Some(b) => std::fs::rename(b, &k.target),
                         None => std::fs::remove_file(&k.target),
                     };
                     if let Some(b) = &k.backup {
-                        pending().retain(|p| p != b);
+                        list.retain(|p| p != b);
                     }
                 }
                 kept[i..].iter().for_each(forget);
@@ -470,14 +527,19 @@ mod tests {
     }
 
     #[test]
-    fn big_files_are_mapped_small_ones_read_both_whole() {
+    fn only_an_opted_in_big_file_is_mapped_every_input_whole() {
         let dir = tempfile::tempdir().unwrap();
         for (len, mapped) in [(MAP_FROM_BYTES as usize - 1, false), (MAP_FROM_BYTES as usize + 12_345, true)] {
             let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
             let p = dir.path().join(format!("f{len}"));
             std::fs::write(&p, &bytes).unwrap();
-            let got = read_input(&p).unwrap();
+            // SAFETY: nothing changes the file while the test holds the mapping.
+            let got = unsafe { map_input(&p) }.unwrap();
             assert_eq!(matches!(got, InputBytes::Mapped(_)), mapped, "{len}");
+            assert!(*got == *bytes, "{len}");
+            // The safe read never maps, so a file that shrinks under it cannot raise SIGBUS.
+            let got = read_input(&p).unwrap();
+            assert!(matches!(got, InputBytes::Read(_)), "{len}");
             assert!(*got == *bytes, "{len}");
         }
         // A directory is refused, not mapped or read.

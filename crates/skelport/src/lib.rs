@@ -1,9 +1,11 @@
 //! # skelport — convert character skeletons and skin weights between formats
 //!
 //! The library under the `skelport` command line tool and the Python package: it reads MPFB
-//! (MakeHuman) rigs and weights, AnvilToolkit skeleton XML, G4MF, glTF 2.0, Second Life Collada
-//! and skelport's own `ir-json` into one document model (the IR, [`ir`]), and writes any of them
-//! back, saying what the target could not hold.
+//! (MakeHuman) rigs and weights, MakeHuman 1.x skeletons, AnvilToolkit skeleton XML, G4MF, glTF
+//! 2.0, VRM, Second Life Collada (and its `avatar_skeleton.xml`), FBX (read only) and skelport's
+//! own `ir-json` into one document model
+//! (the IR, [`ir`]), and writes them back, saying what the target could not hold (the list,
+//! with what each reads and writes: [`registry::formats`]; a test checks this one names them).
 //!
 //! Calling a format's `read` and `write` directly skips what makes a conversion trustworthy; the
 //! functions here run the whole pipeline the CLI runs:
@@ -50,6 +52,7 @@
 pub mod demo;
 pub mod diff;
 mod error;
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod inspect;
 pub mod io;
@@ -102,7 +105,14 @@ pub fn format_for(name: &str, reader: bool) -> Result<&'static dyn Format> {
     let what = if reader { "readable formats" } else { "writable formats" };
     let Some(f) = registry::by_name(name) else { return Err(unknown_format(name, can, what)) };
     if !can(f) {
-        let msg = format!("format '{name}' cannot be {}; {what}: {}", if reader { "read" } else { "written" }, registry::names(can));
+        // A read-only format's writer says why and what to write instead (FBX: glb, vrm, dae).
+        let why = if reader {
+            None
+        } else {
+            f.write(&Document::new(ir::Frame::GLTF), &ir::WriteOptions::default(), &mut Diagnostics::default()).err()
+        };
+        let why = why.map(|e| format!(": {e}")).unwrap_or_default();
+        let msg = format!("format '{name}' cannot be {}{why}; {what}: {}", if reader { "read" } else { "written" }, registry::names(can));
         return Err(Error::new(ErrorCode::Unsupported, None, msg));
     }
     Ok(f)
@@ -136,20 +146,24 @@ pub struct Loaded {
     /// The input as messages name it: the path as given, `-` for standard input, or the name an
     /// in-memory input was given.
     pub name: String,
+    /// Every file the read opened, by its canonical path: the input file itself first (when it
+    /// is one), then the side files its document names (glTF and G4MF buffers) and the mesh and
+    /// weights files of the options. [`Converted::save`] refuses to overwrite any of them.
+    pub reads: Vec<PathBuf>,
 }
 
 impl Loaded {
     /// A document built in memory (not read from a file), named `name` in messages. It counts
     /// as read from `ir-json`, the IR's own format.
     pub fn from_document(doc: Document, name: impl Into<String>) -> Self {
-        Loaded { doc, format: &ir::irjson::IrJsonFormat, diagnostics: Diagnostics::default(), name: name.into() }
+        Loaded { doc, format: &ir::irjson::IrJsonFormat, diagnostics: Diagnostics::default(), name: name.into(), reads: Vec::new() }
     }
 
     /// [`convert`] that takes the document: it is changed in place (retargeted, converted to
     /// the target's frame) instead of copied, which spares a copy of every mesh. The output is
     /// the same.
     pub fn into_converted(self, target: &'static dyn Format, opts: &ConvertOptions) -> Result<Converted> {
-        let Loaded { mut doc, format, diagnostics, name } = self;
+        let Loaded { mut doc, format, diagnostics, name, reads } = self;
         ir::trace::phase("read");
         let mut diags = diagnostics;
         let humanoid = humanoid_map(opts);
@@ -166,16 +180,37 @@ impl Loaded {
             doc.convert_frame(frame);
         }
         ir::trace::phase("frame converted");
-        finish(&doc, format, &name, target, opts, humanoid, diags)
+        finish(&doc, format, &name, target, opts, humanoid, diags).map(|c| Converted { reads, ..c })
     }
 }
 
-/// Read the file at `path` (`-` reads standard input). Files of 1 MiB or more are memory-mapped
-/// while they are read ([`io::read_input`]).
+/// Read the file at `path` (`-` reads standard input). The file is read into memory
+/// ([`io::read_input`]), so a file that another program truncates meanwhile cannot end the
+/// calling process; [`open_mapped`] maps big files instead.
 pub fn open(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Loaded> {
-    let path = path.as_ref();
+    // SAFETY: `map: false` maps nothing.
+    unsafe { open_with(path.as_ref(), opts, false) }
+}
+
+/// [`open`], with a file of 1 MiB or more memory-mapped while it is read ([`io::map_input`]):
+/// fewer page faults and no copy for big inputs (docs/performance.md).
+///
+/// # Safety
+/// The file must not be truncated while it is read: reading a page past its new end ends the
+/// process with SIGBUS (docs/limits.md). The CLI, which owns its inputs for one command, opts in;
+/// a library host (the Python package inside Blender) calls [`open`].
+pub unsafe fn open_mapped(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Loaded> {
+    // SAFETY: passed on to the caller.
+    unsafe { open_with(path.as_ref(), opts, true) }
+}
+
+/// # Safety
+/// With `map`, as [`open_mapped`].
+unsafe fn open_with(path: &Path, opts: &ReadOptions, map: bool) -> Result<Loaded> {
     let name = path.display().to_string();
-    let bytes = io::read_input(path).map_err(|e| Error::from_chain(ErrorCode::Input, Some(&name), &e))?;
+    // SAFETY: with `map`, the caller's promise (`open_mapped`).
+    let bytes = if map { unsafe { io::map_input(path) } } else { io::read_input(path) };
+    let bytes = bytes.map_err(|e| Error::from_chain(ErrorCode::Input, Some(&name), &e))?;
     ir::trace::phase("input mapped");
     let shown = if path.as_os_str() == "-" { None } else { Some(path) };
     let loaded = read(shown, &name, &bytes, opts)?;
@@ -211,8 +246,19 @@ fn read(path: Option<&Path>, name: &str, bytes: &[u8], opts: &ReadOptions) -> Re
     let changed = mpfb_folder::before_read(Some(format.name()), path, name, head, &opts.reader, &mut diagnostics)
         .map_err(|e| e.with_format(format.name()))?;
     let reader = changed.as_ref().unwrap_or(&opts.reader);
+    // One budget for the read, so that the side files it opened are known afterwards.
+    let budget = reader.budget.clone().unwrap_or_else(|| ir::Budget::for_input(bytes.len() as u64));
+    let reader = &ir::ReadOptions { budget: Some(budget.clone()), ..reader.clone() };
     let doc = format.read(Input { path, bytes }, reader, &mut diagnostics).map_err(|e| Error::read(name, format.name(), e))?;
-    Ok(Loaded { doc, format, diagnostics, name: name.to_owned() })
+    let real = |p: &Path| std::fs::canonicalize(p).ok();
+    let reads = path
+        .filter(|p| p.as_os_str() != "-")
+        .and_then(real)
+        .into_iter()
+        .chain(budget.side_files())
+        .chain([&reader.mesh, &reader.weights].into_iter().flatten().filter_map(|p| real(p)))
+        .collect();
+    Ok(Loaded { doc, format, diagnostics, name: name.to_owned(), reads })
 }
 
 /// The format to write `output` as when `--to` is not given: the one its extension names, except
@@ -264,6 +310,9 @@ pub struct Converted {
     /// What reading, retargeting and writing reported, in that order: warnings, notes and the
     /// losses (`Severity::Loss`), each with a stable code.
     pub diagnostics: Diagnostics,
+    /// The files the input was read from ([`Loaded::reads`]): [`Converted::save`] writes over
+    /// none of them, except the input itself (converting a file onto itself).
+    pub reads: Vec<PathBuf>,
 }
 
 impl Converted {
@@ -274,10 +323,38 @@ impl Converted {
     /// removed. Returns the paths written.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<Vec<PathBuf>> {
         let path = path.as_ref();
+        self.check_not_an_input(path).map_err(|m| Error::new(ErrorCode::Output, Some(&path.display().to_string()), m))?;
         let written =
             io::write_output(path, &self.output).map_err(|e| Error::from_chain(ErrorCode::Output, Some(&path.display().to_string()), &e));
         ir::trace::phase("written");
         written
+    }
+}
+
+impl Converted {
+    /// Refuse an output that would overwrite a file the input was read from (a buffer beside
+    /// it, its mesh or weights), before anything is written. Writing onto the input itself is
+    /// allowed, and then so is replacing its side files with the new ones.
+    fn check_not_an_input(&self, path: &Path) -> std::result::Result<(), String> {
+        if self.reads.is_empty() || path.as_os_str() == "-" {
+            return Ok(());
+        }
+        let real = |p: &Path| std::fs::canonicalize(p).ok();
+        if real(path).is_some_and(|r| self.reads.first() == Some(&r)) {
+            return Ok(());
+        }
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let targets = std::iter::once(path.to_path_buf()).chain(self.output.side_files.iter().map(|(n, _)| dir.join(n)));
+        for t in targets {
+            if let Some(r) = real(&t).filter(|r| self.reads.contains(r)) {
+                return Err(format!(
+                    "{}: is the file {} that the input was read from, and writing it would destroy that input; write to another name or directory",
+                    t.display(),
+                    r.display()
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -301,7 +378,7 @@ pub fn convert(loaded: &Loaded, target: &'static dyn Format, opts: &ConvertOptio
     if let Err(e) = check(doc, name) {
         return Err(e.with_diagnostics(diags));
     }
-    finish(doc, loaded.format, name, target, opts, humanoid, diags)
+    finish(doc, loaded.format, name, target, opts, humanoid, diags).map(|c| Converted { reads: loaded.reads.clone(), ..c })
 }
 
 /// A `--map FILE` that holds a humanoid map (VRM role → bone, a JSON object with `humanoid`)
@@ -373,6 +450,10 @@ fn finish(
         }
         Err(e) => {
             let to = opts.output.as_ref().map_or_else(|| target.name().to_owned(), |o| o.display().to_string());
+            let e = match targets_that_write(doc, target, &write) {
+                Some(others) => anyhow::anyhow!("{e:#}; convert to {others} to keep the meshes"),
+                None => e,
+            };
             return Err(Error::from_chain(ErrorCode::Write, Some(name), &e.context(format!("{name} → {to}"))).with_diagnostics(diags));
         }
     };
@@ -409,7 +490,24 @@ fn finish(
             return Err(Error::new(ErrorCode::Strict, Some(name), msg).with_diagnostics(diags));
         }
     }
-    Ok(Converted { from, to: target, output, diagnostics: diags })
+    Ok(Converted { from, to: target, output, diagnostics: diags, reads: Vec::new() })
+}
+
+/// When `target` refused a document that has meshes but no bones (a rig format has nothing to
+/// write), the formats of the registry whose writers accept it, asked by writing it: `None` for
+/// any other refusal, or when no format writes the document.
+fn targets_that_write(doc: &Document, target: &dyn Format, opts: &WriteOptions) -> Option<String> {
+    let bones: usize = doc.skeletons.iter().map(|s| s.bones.len()).sum();
+    if bones > 0 || doc.meshes.is_empty() {
+        return None;
+    }
+    let accepting: Vec<&str> = registry::formats()
+        .iter()
+        .filter(|f| f.can_write() && f.name() != target.name())
+        .filter(|f| f.write(doc, opts, &mut Diagnostics::default()).is_ok())
+        .map(|f| f.name())
+        .collect();
+    (!accepting.is_empty()).then(|| accepting.join(", "))
 }
 
 /// A target that maps bones onto a fixed skeleton of its own (Second Life), written without a
@@ -554,6 +652,47 @@ pub fn stem_of(path: &Path) -> String {
     }
 }
 
+/// The side files the document at `path` names (glTF, GLB, VRM and G4MF buffer URIs), found by
+/// a probe of its JSON without reading the document: what a batch keeps its outputs off before
+/// any input is read. Nothing for other formats, a JSON chunk that is compressed, or a file that
+/// cannot be read (its conversion reports that).
+pub fn referenced_files(path: &Path) -> Vec<PathBuf> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        #[serde(default)]
+        buffers: Vec<Buffer>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Buffer {
+        #[serde(default)]
+        uri: Option<String>,
+    }
+    // Only the formats whose documents name side files: a batch of other files is not read twice.
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    if !matches!(ext.as_str(), "gltf" | "glb" | "vrm" | "g4tf" | "g4b") {
+        return Vec::new();
+    }
+    let Ok(bytes) = io::read_input(path) else { return Vec::new() };
+    let json: &[u8] = if bytes.starts_with(b"glTF") {
+        let len = bytes.get(12..16).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
+        bytes.get(20..20usize.saturating_add(len)).unwrap_or_default()
+    } else if bytes.starts_with(skelport_g4mf::container::MAGIC) {
+        match skelport_g4mf::container::split(&bytes, "") {
+            Ok(chunks) => chunks
+                .into_iter()
+                .find(|c| c.kind == skelport_g4mf::container::JSON && c.encoding == skelport_g4mf::container::PLAIN)
+                .map_or(&[][..], |c| c.raw),
+            Err(_) => &[],
+        }
+    } else if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+        &bytes[..]
+    } else {
+        &[]
+    };
+    let Ok(probe) = serde_json::from_slice::<Probe>(json) else { return Vec::new() };
+    probe.buffers.iter().filter_map(|b| ir::files::referenced_path(path, b.uri.as_deref()?)).collect()
+}
+
 /// What one input of a batch writes ([`batch_outputs`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BatchOutput {
@@ -620,6 +759,16 @@ pub fn batch_outputs(inputs: &[PathBuf], dir: &Path, target: &'static dyn Format
     let real_dir = std::fs::canonicalize(dir).ok();
     let real_inputs: std::collections::HashMap<PathBuf, usize> =
         inputs.iter().enumerate().filter_map(|(k, i)| std::fs::canonicalize(i).ok().map(|r| (r, k))).collect();
+    // The side files each input will read (a buffer beside a .gltf or .g4tf), so that no output
+    // of the batch replaces one before (or after) its input is read.
+    let mut real_reads: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
+    for (k, i) in inputs.iter().enumerate() {
+        for f in referenced_files(i) {
+            if let Ok(r) = std::fs::canonicalize(&f) {
+                real_reads.entry(r).or_insert(k);
+            }
+        }
+    }
     let conflicts: Vec<Option<String>> = outs
         .iter()
         .enumerate()
@@ -638,6 +787,15 @@ pub fn batch_outputs(inputs: &[PathBuf], dir: &Path, target: &'static dyn Format
                 if let Some(&u) = real.as_ref().and_then(|r| real_inputs.get(r)).filter(|&&u| u != k) {
                     return Some(format!(
                         "its output {} is the input '{}' of this batch, which it would overwrite; write to another directory",
+                        p.display(),
+                        inputs[u].display()
+                    ));
+                }
+                // Its own side file only when it rewrites itself in place.
+                let in_place = real_dir.as_ref().zip(o.main.file_name()).map(|(d, n)| d.join(n)).is_some_and(|m| real_inputs.get(&m) == Some(&k));
+                if let Some(&u) = real.as_ref().and_then(|r| real_reads.get(r)).filter(|&&u| u != k || !in_place) {
+                    return Some(format!(
+                        "its output {} is a file that the input '{}' of this batch reads (a buffer it names), which it would overwrite; write to another directory",
                         p.display(),
                         inputs[u].display()
                     ));

@@ -189,6 +189,8 @@ pub fn sources(corpus: Option<&Path>) -> Vec<Source> {
             ("glTF Fox.glb", c.join("gltf/Fox/Fox.glb"), Default::default()),
             ("glTF SimpleSkin.gltf", c.join("gltf/SimpleSkin/SimpleSkin.gltf"), Default::default()),
             ("SL female_2016_08_05.dae", c.join("sl/linden-lab/female_2016_08_05.dae"), Default::default()),
+            // Plain meshes and no skeleton: rig formats refuse it, the others keep the meshes.
+            ("Collada human.dae (plain meshes)", c.join("realworld/assimp_human/human.dae"), Default::default()),
         ]);
     }
     let ws = skelport_ir::testing::workspace_root();
@@ -304,8 +306,12 @@ fn bound_at_rest(doc: &Document) -> bool {
 
 /// The chains a source takes in the acceptance test: straight to every other format that
 /// expresses it, and through the first of those that keeps extras back to its own format. (A
-/// chain ends in the format it checks.)
+/// chain ends in the format it checks.) None for a source without bones: there is nothing to
+/// pose (its meshes are compared in the matrix's cells).
 fn chains(src: &Source) -> Vec<Vec<&'static dyn Format>> {
+    if src.doc.skeletons.iter().all(|s| s.bones.is_empty()) {
+        return Vec::new();
+    }
     let others: Vec<&'static dyn Format> = registry::formats()
         .iter()
         .copied()
@@ -376,6 +382,7 @@ pub fn pose_markdown(rows: &[PoseRow]) -> String {
     for r in rows {
         let (what, dev) = match (&r.test, &r.error) {
             (Some(t), _) if t.vertices > 0 => (format!("{} vertices", t.vertices), fmt_m(Some(t.max_deviation))),
+            (Some(t), _) if t.matrices > 0 => (format!("{} skinning matrices", t.matrices), fmt_m(Some(t.max_deviation))),
             (Some(t), _) => (format!("{} joints", t.joints), fmt_m(Some(t.max_deviation))),
             (None, e) => ("–".into(), format!("**failed**: {}", e.as_deref().unwrap_or("").replace('|', "\\|"))),
         };

@@ -120,6 +120,21 @@ pub(crate) fn before_read(
     diags: &mut Diagnostics,
 ) -> Result<Option<ReaderOptions>> {
     let kind = FileKind::of(head);
+    // MakeHuman 1.x's own files, which look like MPFB's to a glance at the JSON.
+    if format == Some(skelport_mpfb::NAME) && skelport_mhskel::sniff(head) > 0 {
+        let msg = format!(
+            "{name}: this is a MakeHuman 1.x skeleton (.mhskel: bones name joints of the base mesh), not an MPFB rig: read it with --from {} (or leave --from out: skelport recognises it)",
+            skelport_mhskel::NAME
+        );
+        return Err(Error::new(ErrorCode::Kind, Some(name), msg));
+    }
+    let is_mhw = path.and_then(|p| p.extension()).is_some_and(|e| e.eq_ignore_ascii_case("mhw"));
+    if format.is_none() && is_mhw && kind == FileKind::Weights {
+        let msg = format!(
+            "{name}: this is a MakeHuman 1.x weights file (.mhw), not a rig: it is no input of its own; convert the .mhskel that names it (its weights_file, read from beside it), or give it with --weights"
+        );
+        return Err(Error::new(ErrorCode::Kind, Some(name), msg));
+    }
     if matches!(format, None | Some(skelport_mpfb::NAME)) && kind == FileKind::Weights {
         return Err(Error::new(ErrorCode::Kind, Some(name), weights_given_as_rig(name, path.unwrap_or(Path::new(name)))));
     }

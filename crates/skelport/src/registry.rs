@@ -17,6 +17,8 @@ pub fn formats() -> &'static [&'static dyn Format] {
         &skelport_sl::SlSkeletonFormat,
         // After glb: a GLB whose head names VRMC_vrm sniffs 100 for both, and the last wins.
         &skelport_vrm::VrmFormat,
+        &skelport_mhskel::MhskelFormat,
+        &skelport_fbx::FbxFormat,
     ];
     FORMATS
 }

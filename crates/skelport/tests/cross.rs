@@ -63,6 +63,7 @@ fn assert_same(a: &Document, b: &Document, what: &str) {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn gltf_through_g4mf_keeps_joints_and_influences() {
     let Some(c) = skelport_ir::testing::corpus_root() else { return };
     let mut sources = vec![
@@ -95,6 +96,7 @@ fn gltf_through_g4mf_keeps_joints_and_influences() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn makehuman_body_survives_gltf_and_back_by_pose_test() {
     let Some(c) = skelport_ir::testing::corpus_root() else { return };
     let rigs = c.join("mpfb/rigs/standard");
@@ -115,6 +117,7 @@ fn makehuman_body_survives_gltf_and_back_by_pose_test() {
 /// Several skins over one skeleton: glTF writes one node hierarchy they share, and reading it
 /// back gives one skeleton again (it once gave a copy per skin: SL female 159 bones → 795).
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn skins_sharing_a_skeleton_come_back_sharing_it() {
     let mut doc = skelport::demo::sample();
     let mut second = doc.skins[0].clone();

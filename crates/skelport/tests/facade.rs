@@ -42,6 +42,7 @@ fn a_rig_with_its_weights_in_memory_reads_as_from_files() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn a_makehuman_rig_on_its_base_mesh_in_memory_reads_as_from_files() {
     let Some(c) = skelport::ir::testing::corpus_root() else { return };
     let rigs = c.join("mpfb/rigs/standard");
@@ -68,7 +69,7 @@ fn a_conversion_in_memory_is_what_save_writes() {
 
 #[test]
 fn errors_carry_a_code_the_file_and_what_was_reported_before() {
-    let e = skelport::format("fbx").unwrap_err();
+    let e = skelport::format("fbxx").unwrap_err();
     assert_eq!(e.code(), ErrorCode::UnknownFormat);
     assert_eq!(e.code().as_str(), "format.unknown");
     let e = skelport::format_for("sl-skeleton", false).unwrap_err();

@@ -108,6 +108,8 @@ fn fuzz_regressions_stay_fixed() {
         }
     }
     eprintln!("{n} fuzz regression inputs replayed");
+    // A replay of nothing (the folder moved or emptied) would pass having checked nothing.
+    assert!(n >= 1, "no fuzz regression input found under crates/skelport-fuzz/regressions");
 }
 
 /// Every per-reader fuzz target reaches a registered reader (a renamed format would otherwise

@@ -40,6 +40,7 @@ fn kept(a: Attr) -> bool {
 /// normals kept, or computed (smooth) where the source has none and the format draws a mesh
 /// without normals faceted (glTF) or flat (G4MF); ir-json keeps exactly what there is.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn every_mesh_writer_keeps_uvs_and_normals() {
     let Some(c) = skelport_ir::testing::corpus_root() else { return };
     let sources = [
@@ -97,6 +98,7 @@ fn through(doc: &Document, fmt: &str, dir: &std::path::Path, mesh: Option<&std::
 /// glb: every corner keeps its UV, on the base mesh's own vertices (the split copies folded
 /// back at each glTF read), with the smooth normals the first writer computed kept from then on.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn base_mesh_uvs_survive_a_chain_of_formats() {
     let Some(c) = skelport_ir::testing::corpus_root() else { return };
     let src = mpfb_source(&c).doc;

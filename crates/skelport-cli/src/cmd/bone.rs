@@ -63,7 +63,7 @@ fn run_add(a: BoneAddArgs) -> Result<ExitCode> {
     let at = m.add_bone(&spec, &names)?;
     let path = save(&m, &a.file, &a.out)?;
     let id = m.bone(at).id.unwrap_or(0);
-    eprintln!(
+    tell!(
         "added '{}' (ID {id}, hash {}) under '{}' → {}",
         a.name,
         skelport_anvil::names::hash_of_display(&a.name),
@@ -81,9 +81,9 @@ fn run_remove(a: BoneRemoveArgs) -> Result<ExitCode> {
     let notes = m.remove_bone(&a.name, &names)?;
     let path = save(&m, &a.file, &a.out)?;
     for n in &notes {
-        eprintln!("{n}");
+        tell!("{n}");
     }
-    eprintln!("removed '{}' → {}", a.name, path.display());
+    tell!("removed '{}' → {}", a.name, path.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -94,7 +94,7 @@ fn run_rename(a: BoneRenameArgs) -> Result<ExitCode> {
     require_bone(&m, &a.file, &a.old, &names)?;
     m.rename_bone(&a.old, &a.new)?;
     let path = save(&m, &a.file, &a.out)?;
-    eprintln!("renamed '{}' to '{}' (hash {}) → {}", a.old, a.new, skelport_anvil::names::hash_of_display(&a.new), path.display());
+    tell!("renamed '{}' to '{}' (hash {}) → {}", a.old, a.new, skelport_anvil::names::hash_of_display(&a.new), path.display());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -69,7 +69,9 @@ fn convert_one(a: &ConvertArgs, input: &Path, weights: Option<&Path>, output: &P
     if let Some(w) = weights {
         read.reader.weights = Some(w.to_path_buf());
     }
-    let loaded = match skelport::open(input, &read) {
+    // SAFETY: the CLI maps its inputs, as linkers do: a file truncated while this command reads
+    // it ends the process with SIGBUS, the hazard docs/limits.md states.
+    let loaded = match unsafe { skelport::open_mapped(input, &read) } {
         Ok(l) => l,
         Err(mut e) => {
             let diagnostics = e.take_diagnostics();
@@ -88,7 +90,7 @@ fn convert_one(a: &ConvertArgs, input: &Path, weights: Option<&Path>, output: &P
         return Outcome { result: Err(e), from: Some(from.name()), to: None, diagnostics: loaded.diagnostics };
     };
     if verbose() {
-        eprintln!("{}: read as {}{}", input.display(), from.name(), weights.map(|w| format!(" with {}", w.display())).unwrap_or_default());
+        tell!("{}: read as {}{}", input.display(), from.name(), weights.map(|w| format!(" with {}", w.display())).unwrap_or_default());
     }
     let converted = match loaded.into_converted(target, &options(a, output)) {
         Ok(c) => c,
@@ -101,7 +103,7 @@ fn convert_one(a: &ConvertArgs, input: &Path, weights: Option<&Path>, output: &P
     if let (Ok(files), true) = (&written, verbose()) {
         for f in files {
             // The format's own line says which form (AnvilToolkit's Standard or Schema-Based).
-            eprintln!("{}: wrote {} as {} ({})", input.display(), f.display(), target.name(), target.description());
+            tell!("{}: wrote {} as {} ({})", input.display(), f.display(), target.name(), target.description());
         }
     }
     Outcome { result: written.map(drop), from: Some(from.name()), to: Some(target), diagnostics: converted.diagnostics }
@@ -163,7 +165,7 @@ pub fn run(mut a: ConvertArgs) -> Result<ExitCode> {
         let plan = skelport::mpfb_folder::plan_batch(std::slice::from_ref(input), a.read.weights.as_deref())?;
         let beside = plan.jobs.first().and_then(|j| j.weights.clone());
         if let (Some(note), false, false) = (&plan.note, super::quiet(), beside.is_none()) {
-            eprintln!("note: {note}");
+            tell!("note: {note}");
         }
         let o = convert_one(&a, input, beside.as_deref(), &a.output, named);
         let shown = input.display().to_string();
@@ -314,12 +316,12 @@ pub fn run(mut a: ConvertArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&s)?);
     } else {
         if let (Some(note), false) = (&plan.note, super::quiet()) {
-            eprintln!("note: {note}");
+            tell!("note: {note}");
         }
         for r in &results {
             print_diagnostics(&r.input, &Diagnostics { items: r.diagnostics.clone() });
         }
-        eprintln!(
+        tell!(
             "converted {} of {} files to {}{}",
             results.len() - failed.len() - skipped,
             results.len(),
@@ -327,20 +329,20 @@ pub fn run(mut a: ConvertArgs) -> Result<ExitCode> {
             if skipped > 0 { format!(" ({skipped} skipped: output exists)") } else { String::new() }
         );
         if !failed.is_empty() {
-            eprintln!("{} failed:", failed.len());
+            tell!("{} failed:", failed.len());
             for r in &failed {
                 let error = r.error.as_deref().unwrap_or("?");
                 // Errors name their file first: said once.
                 if error.starts_with(&r.input) {
-                    eprintln!("  {error}");
+                    tell!("  {error}");
                 } else {
-                    eprintln!("  {}: {error}", r.input);
+                    tell!("  {}: {error}", r.input);
                 }
             }
         }
     }
     if super::INTERRUPTED.load(Ordering::SeqCst) {
-        eprintln!("interrupted: re-run with --skip-existing to resume");
+        tell!("interrupted: re-run with --skip-existing to resume");
         return Ok(ExitCode::from(super::SIGNAL_EXIT.load(Ordering::SeqCst)));
     }
     Ok(if any_failed.load(Ordering::Relaxed) { ExitCode::from(1) } else { ExitCode::SUCCESS })

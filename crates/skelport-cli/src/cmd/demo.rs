@@ -103,14 +103,14 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         match result {
             Ok((line, record)) => {
                 if !a.json {
-                    println!("{}  {line}", path.display());
+                    say!("{}  {line}", path.display());
                 }
                 files.push(record);
             }
             Err(e) => {
                 failed += 1;
                 if !a.json {
-                    println!("{}  {:<12} FAILED: {e:#}", path.display(), f.name());
+                    say!("{}  {:<12} FAILED: {e:#}", path.display(), f.name());
                 }
                 files.push(DemoFile::failed(path.display().to_string(), f.name(), format!("{e:#}")));
             }
@@ -131,11 +131,11 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         .and_then(|svg| skelport::io::write_output(&pic, &skelport::Output::single(svg.into_bytes())))
     {
         Ok(_) if a.json => {}
-        Ok(_) => println!("{}  render       23 bones, front/side/top views", pic.display()),
+        Ok(_) => say!("{}  render       23 bones, front/side/top views", pic.display()),
         Err(e) => {
             failed += 1;
             if !a.json {
-                println!("{}  render       FAILED: {e:#}", pic.display());
+                say!("{}  render       FAILED: {e:#}", pic.display());
             }
             picture_error = Some(format!("{e:#}"));
         }

@@ -51,32 +51,54 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
+        let c = &r.compared;
+        say!(
+            "compared: parents, heads and orientations of {} bone(s); tails of {} (those whose length both files store); {} skin(s)",
+            c.bones,
+            c.tails,
+            c.skins
+        );
         if let Some(p) = &r.pose_test {
-            let over = if p.vertices > 0 { format!("{} vertices", p.vertices) } else { format!("{} joints", p.joints) };
-            println!("pose test: {} poses over {over}, max deviation {:.3e} m", p.poses, p.max_deviation);
+            let mut over = Vec::new();
+            if p.vertices > 0 {
+                over.push(format!("{} vertices", p.vertices));
+            }
+            if p.matrices > 0 {
+                over.push(format!("the skinning matrices of {} joints", p.matrices));
+            }
+            if p.joints > 0 {
+                over.push(format!("{} joints", p.joints));
+            }
+            say!("pose test: {} poses over {}, max deviation {:.3e} m", p.poses, over.join(" and "), p.max_deviation);
         }
         for n in &r.removed {
-            println!("- {n}");
+            say!("- {n}");
         }
         for n in &r.added {
-            println!("+ {n}");
+            say!("+ {n}");
         }
         for p in &r.reparented {
-            println!("~ {}: parent {} → {}", p.bone, p.from.as_deref().unwrap_or("(root)"), p.to.as_deref().unwrap_or("(root)"));
+            say!("~ {}: parent {} → {}", p.bone, p.from.as_deref().unwrap_or("(root)"), p.to.as_deref().unwrap_or("(root)"));
         }
         for m in &r.moved {
-            println!("~ {}: moved head {:.6} m, tail {:.6} m", m.bone, m.head, m.tail);
+            match m.tail {
+                Some(t) => say!("~ {}: moved head {:.6} m, tail {:.6} m", m.bone, m.head, t),
+                None => say!("~ {}: moved head {:.6} m", m.bone, m.head),
+            }
         }
         for m in &r.rotated {
-            println!("~ {}: rotated {:.4}°", m.bone, m.degrees);
+            say!("~ {}: rotated {:.4}°", m.bone, m.degrees);
         }
         for s in &r.skins {
-            println!("~ {s}");
+            say!("~ {s}");
+        }
+        for n in &r.notes {
+            say!("note: {n}");
         }
         let verdict = if r.same { "same" } else { "different" };
         match &seen_as {
-            Some(done) => println!("{verdict} ({})", done.describe()),
-            None => println!("{verdict}"),
+            Some(done) => say!("{verdict} ({})", done.describe()),
+            None => say!("{verdict}"),
         }
     }
     Ok(if r.same { ExitCode::SUCCESS } else { ExitCode::from(1) })

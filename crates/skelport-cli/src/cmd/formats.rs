@@ -38,7 +38,7 @@ pub fn run(json: bool) -> Result<ExitCode> {
         } else {
             f.extensions().iter().map(|e| format!(".{e}")).collect::<Vec<_>>().join(" ")
         };
-        println!(
+        say!(
             "{:<14} {:<5} {:<5} {:<17} {}",
             f.name(),
             if f.can_read() { "read" } else { "" },

@@ -14,7 +14,7 @@ pub fn run(a: InspectArgs) -> Result<ExitCode> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&skelport::inspect(&l.doc, l.format.name()))?);
     } else {
-        print!("{}", text(&l.doc, l.format.name(), &l.name));
+        print!("{}", skelport_cli::terminal_text(&text(&l.doc, l.format.name(), &l.name)));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -19,7 +19,7 @@ pub fn run(json: bool) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for (name, m) in maps {
-        println!("{name:<26} {:>3} bones  {}", m.bones.len(), m.description);
+        say!("{name:<26} {:>3} bones  {}", m.bones.len(), m.description);
     }
     // Not a map file but a name every conversion takes: the way from any recognised humanoid
     // (Mixamo, MakeHuman, a VRM's roles) to the target's own names (Second Life, AnvilToolkit).

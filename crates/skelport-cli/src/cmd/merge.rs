@@ -60,17 +60,17 @@ pub fn run(a: MergeArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for m in &report.matched {
-        eprintln!("matched  {m}");
+        tell!("matched  {m}");
     }
     for m in &report.added {
-        eprintln!("added    {m}");
+        tell!("added    {m}");
     }
     if report.modifiers_applied > 0 {
-        eprintln!("applied  {} modifier(s) from path bones to main bones", report.modifiers_applied);
+        tell!("applied  {} modifier(s) from path bones to main bones", report.modifiers_applied);
     }
     if report.modifiers_present > 0 {
-        eprintln!("kept     {} modifier(s) the main bones have already (merged before): not applied twice", report.modifiers_present);
+        tell!("kept     {} modifier(s) the main bones have already (merged before): not applied twice", report.modifiers_present);
     }
-    eprintln!("{}: {} bones (limit {})", a.output.display(), report.bone_count, merged.limit);
+    tell!("{}: {} bones (limit {})", a.output.display(), report.bone_count, merged.limit);
     Ok(ExitCode::SUCCESS)
 }

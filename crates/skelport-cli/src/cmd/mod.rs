@@ -1,6 +1,16 @@
 //! One file per subcommand: each takes its arguments (`crate::flags`), calls the `skelport`
 //! library and prints. Diagnostics come back as data; this module prints them.
 
+/// `println!` for people: control characters escaped ([`skelport_cli::terminal_text`]).
+macro_rules! say {
+    ($($t:tt)*) => { println!("{}", skelport_cli::terminal_text(&format!($($t)*))) };
+}
+
+/// `eprintln!` for people: control characters escaped ([`skelport_cli::terminal_text`]).
+macro_rules! tell {
+    ($($t:tt)*) => { eprintln!("{}", skelport_cli::terminal_text(&format!($($t)*))) };
+}
+
 pub mod bone;
 pub mod convert;
 pub mod demo;
@@ -57,7 +67,7 @@ fn stop(code: u8) {
         return;
     }
     skelport::io::remove_temporaries();
-    eprintln!("interrupted: temporary files removed, nothing half-written");
+    tell!("interrupted: temporary files removed, nothing half-written");
     std::process::exit(code.into());
 }
 
@@ -116,9 +126,9 @@ pub fn print_diagnostics(file: &str, d: &Diagnostics) {
         let code = if level >= 2 { format!("[{}]", item.code) } else { String::new() };
         let more = if summarised { format!(" (and {} more like it, [{}]; -v lists them)", n - 1, item.code) } else { String::new() };
         if names_a_file(&item.message) {
-            eprintln!("{tag}{code}: {}{more}", item.message);
+            tell!("{tag}{code}: {}{more}", item.message);
         } else {
-            eprintln!("{tag}{code}: {file}: {}{more}", item.message);
+            tell!("{tag}{code}: {file}: {}{more}", item.message);
         }
     }
 }

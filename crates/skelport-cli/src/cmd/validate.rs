@@ -35,13 +35,13 @@ pub fn run(a: ValidateArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
         for w in &v.warnings {
-            eprintln!("warning: {name}: {w}");
+            tell!("warning: {name}: {w}");
         }
         print_problems(&name, &v.problems);
         if valid {
-            println!("{name}: valid ({}{})", l.format.name(), a.target.as_deref().map(|t| format!(", target {t}")).unwrap_or_default());
+            say!("{name}: valid ({}{})", l.format.name(), a.target.as_deref().map(|t| format!(", target {t}")).unwrap_or_default());
         } else {
-            println!("{name}: {} problem(s)", v.problems.len());
+            say!("{name}: {} problem(s)", v.problems.len());
         }
     }
     Ok(if valid { ExitCode::SUCCESS } else { ExitCode::from(1) })
@@ -62,12 +62,12 @@ fn print_problems(name: &str, problems: &[skelport::ir::validate::Problem]) {
     for (message, places) in groups {
         if places.len() == 1 || super::verbose() {
             for place in places {
-                println!("{name}: {place}: {message}");
+                say!("{name}: {place}: {message}");
             }
         } else {
             let first = places[..SHOWN.min(places.len())].join("; ");
             let more = if places.len() > SHOWN { "; …" } else { "" };
-            println!("{name}: {message} ({} places: {first}{more})", places.len());
+            say!("{name}: {message} ({} places: {first}{more})", places.len());
         }
     }
 }

@@ -51,7 +51,7 @@ pub fn parse() -> Cli {
 #[command(
     name = "skelport",
     version,
-    about = "Convert character skeletons (rigs) and skin weights between MPFB, AnvilToolkit XML, G4MF, glTF, VRM and Second Life Collada"
+    about = "Convert character skeletons (rigs) and skin weights between MPFB, MakeHuman 1.x, AnvilToolkit XML, G4MF, glTF, VRM and Second Life Collada (and from FBX)"
 )]
 pub struct Cli {
     #[command(subcommand)]

@@ -18,7 +18,7 @@ release the GIL; ``convert`` of a list of files runs on every core. Failures rai
 See docs/python.md in the project for the whole API.
 """
 
-from . import types
+from . import migration, types
 from ._skelport import (
     Diagnostic,
     Document,
@@ -38,6 +38,8 @@ from ._skelport import (
     maps,
     validate,
 )
+from .arrays import from_arrays
+from .migration import Migration, migrate
 
 __all__ = [
     "Diagnostic",
@@ -46,6 +48,7 @@ __all__ = [
     "FileReport",
     "FormatInfo",
     "MapInfo",
+    "Migration",
     "Mesh",
     "Report",
     "Skeleton",
@@ -54,8 +57,11 @@ __all__ = [
     "convert",
     "diff",
     "formats",
+    "from_arrays",
     "load",
     "maps",
+    "migrate",
+    "migration",
     "types",
     "validate",
 ]

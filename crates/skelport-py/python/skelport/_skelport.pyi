@@ -31,6 +31,9 @@ __all__ = [
     "Skeleton",
     "Skin",
     "__version__",
+    "_from_arrays",
+    "_migrate_file",
+    "_migrate_plan",
     "convert",
     "diff",
     "formats",
@@ -415,3 +418,47 @@ def formats() -> List[FormatInfo]:
 
 def maps() -> List[MapInfo]:
     """The built-in retarget maps (``skelport maps``)."""
+
+# Private: the native halves of skelport.migration and skelport.arrays (called through them).
+def _migrate_file(
+    input: StrPath,
+    output: StrPath,
+    to: str,
+    *,
+    weights: Optional[Source] = None,
+    from_: Optional[str] = None,
+    mesh: Optional[Source] = None,
+    map: Optional[StrPath] = None,
+    max_influences: Optional[int] = None,
+    strict: bool = False,
+    timeout: Optional[float] = None,
+    **writer_options: Any,
+) -> Dict[str, Any]: ...
+def _migrate_plan(
+    inputs: Sequence[StrPath],
+    out_dir: StrPath,
+    to: str,
+    *,
+    weights: Optional[StrPath] = None,
+    embed: bool = False,
+    compress: bool = False,
+) -> Dict[str, Any]: ...
+def _from_arrays(
+    bone_names: Sequence[str],
+    parents: npt.NDArray[np.int64],
+    matrices: npt.NDArray[np.float64],
+    *,
+    name: str = "armature",
+    lengths: Optional[npt.NDArray[np.float64]] = None,
+    positions: Optional[npt.NDArray[np.float64]] = None,
+    faces: Optional[npt.NDArray[np.int64]] = None,
+    uvs: Optional[npt.NDArray[np.float64]] = None,
+    uvs_per_corner: bool = False,
+    normals: Optional[npt.NDArray[np.float64]] = None,
+    normals_per_corner: bool = False,
+    mesh_name: str = "mesh",
+    joints: Optional[npt.NDArray[np.int64]] = None,
+    weights: Optional[npt.NDArray[np.float64]] = None,
+    joint_names: Optional[Sequence[str]] = None,
+    groups: Optional[Dict[str, Tuple[List[int], List[float]]]] = None,
+) -> Document: ...

@@ -66,7 +66,7 @@ Reparented = TypedDict("Reparented", {"bone": str, "from": Optional[str], "to": 
 class Moved(TypedDict):
     bone: str
     head: float
-    tail: float
+    tail: Optional[float]
 
 
 class Rotated(TypedDict):
@@ -78,7 +78,14 @@ class PoseTest(TypedDict):
     poses: int
     vertices: int
     joints: int
+    matrices: int
     max_deviation: float
+
+
+class Compared(TypedDict):
+    bones: int
+    tails: int
+    skins: int
 
 
 class _DiffRequired(TypedDict):
@@ -89,6 +96,8 @@ class _DiffRequired(TypedDict):
     moved: List[Moved]
     rotated: List[Rotated]
     skins: List[str]
+    compared: Compared
+    notes: List[str]
     max_head_distance: float
 
 

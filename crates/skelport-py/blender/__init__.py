@@ -1,0 +1,287 @@
+"""skelport in Blender: File > Import / Export > Skeleton (skelport), for every format skelport
+reads and writes (MPFB rigs with their weights, AnvilToolkit skeleton XML, G4MF, glTF, VRM,
+Second Life Collada, ir-json).
+
+Import builds each skeleton as an armature with its bones' exact rest orientations, and each
+skinned mesh with its UVs, one vertex group per joint and an Armature modifier. Export builds a
+skelport document from the selected armature and the meshes it deforms (``skelport.from_arrays``:
+no round trip through another exporter) and saves it in the format the file name says. The loss
+report goes to Blender's Info area and the operator's report.
+
+As an extension (Blender 4.2+) the abi3 ``skelport`` wheel is bundled; for Blender 3.x the same
+file is a legacy add-on (``bl_info``) with the wheel installed beside it (docs/python.md).
+"""
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper, ImportHelper
+from mathutils import Matrix
+
+import skelport
+
+bl_info = {
+    "name": "skelport",
+    "description": "Import and export rigs and skin weights: MPFB, AnvilToolkit, G4MF, glTF, VRM, SL",
+    "blender": (3, 4, 0),
+    "version": (0, 1, 0),
+    "category": "Import-Export",
+    "location": "File > Import / Export > Skeleton (skelport)",
+}
+
+# skelport's arrays are in its report frame (glTF's: +Y up, +Z forward, right-handed, metres);
+# Blender's is +Z up, -Y forward: (x, y, z) -> (x, -z, y).
+TO_BLENDER = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
+TO_REPORT = TO_BLENDER.T
+MIN_LENGTH = 1e-3  # Blender deletes zero-length bones
+
+
+def rotation_matrices(q):
+    """(n, 4) quaternions x, y, z, w -> (n, 3, 3) rotation matrices."""
+    x, y, z, w = q.T
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], axis=1),
+            np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], axis=1),
+            np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], axis=1),
+        ],
+        axis=1,
+    )
+
+
+def _report(op, diagnostics):
+    for d in diagnostics:
+        op.report({"WARNING"} if d.severity in ("loss", "warning") else {"INFO"}, str(d))
+
+
+# --------------------------------------------------------------------------------------------
+# Import
+
+
+def build_armature(context, sk, name):
+    arm = bpy.data.armatures.new(name)
+    obj = bpy.data.objects.new(name, arm)
+    context.collection.objects.link(obj)
+    context.view_layer.objects.active = obj
+    obj.select_set(True)
+    heads = sk.heads @ TO_BLENDER.T
+    lengths = np.maximum(np.linalg.norm(sk.tails - sk.heads, axis=1), MIN_LENGTH)
+    rot = TO_BLENDER @ rotation_matrices(sk.rotations) @ TO_BLENDER.T
+    bpy.ops.object.mode_set(mode="EDIT")
+    bones = []
+    for i, bone_name in enumerate(sk.bone_names):
+        eb = arm.edit_bones.new(bone_name)
+        eb.head = heads[i]
+        eb.tail = heads[i] + rot[i][:, 1] * lengths[i]
+        m = Matrix.Identity(4)
+        for r in range(3):
+            for c in range(3):
+                m[r][c] = rot[i][r, c]
+            m[r][3] = heads[i][r]
+        eb.matrix = m  # the exact orientation (roll included); keeps head and length
+        if sk.parents[i] >= 0:
+            eb.parent = bones[sk.parents[i]]
+        bones.append(eb)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return obj
+
+
+def build_mesh(context, mesh, skin, armature_obj):
+    positions = mesh.positions @ TO_BLENDER.T
+    faces = [f[f >= 0].tolist() for f in mesh.faces]
+    me = bpy.data.meshes.new(mesh.name or "mesh")
+    me.from_pydata(positions.tolist(), [], faces)
+    if mesh.uvs is not None:
+        layer = me.uv_layers.new(name="UVMap")
+        corners = mesh.faces[mesh.faces >= 0]
+        uv = mesh.uvs if mesh.uvs_per_corner else mesh.uvs[corners]
+        layer.data.foreach_set("uv", np.ascontiguousarray(uv, dtype=np.float32).reshape(-1))
+    me.update()
+    obj = bpy.data.objects.new(mesh.name or "mesh", me)
+    context.collection.objects.link(obj)
+    if skin is not None:
+        joints, weights = skin.influences()
+        groups = [obj.vertex_groups.new(name=n) for n in skin.joint_names]
+        for v, (js, ws) in enumerate(zip(joints.tolist(), weights.tolist())):
+            for j, w in zip(js, ws):
+                if w > 0:
+                    groups[j].add([v], w, "REPLACE")
+        mod = obj.modifiers.new("Armature", "ARMATURE")
+        mod.object = armature_obj
+        obj.parent = armature_obj
+    return obj
+
+
+def import_file(context, path, **options):
+    """Read `path` with skelport and build its armatures and meshes; returns the document and
+    the armature objects."""
+    doc = skelport.load(path, **{k: v for k, v in options.items() if v})
+    armatures = [build_armature(context, sk, sk.name or "skeleton") for sk in doc.skeletons]
+    for k, m in enumerate(doc.meshes):
+        skin = next((s for s in doc.skins if s.mesh == k), None)
+        build_mesh(context, m, skin, armatures[skin.skeleton] if skin is not None else None)
+    return doc, armatures
+
+
+class ImportSkelport(bpy.types.Operator, ImportHelper):
+    """Import a skeleton (and its skinned mesh) with skelport"""
+
+    bl_idname = "import_scene.skelport"
+    bl_label = "Import Skeleton (skelport)"
+    bl_options = {"REGISTER", "UNDO"}
+
+    filter_glob: StringProperty(default="*.json;*.xml;*.g4tf;*.g4b;*.gltf;*.glb;*.vrm;*.dae;*.fbx;*.mhskel", options={"HIDDEN"})
+    mesh: StringProperty(name="Mesh (OBJ)", description="The base mesh an MPFB rig is placed on (--mesh)", subtype="FILE_PATH")
+    weights: StringProperty(name="Weights", description="An MPFB weights file joined to the rig (--weights)", subtype="FILE_PATH")
+    names: StringProperty(name="Bone names", description="A bone-name list for AnvilToolkit hashes (--names)", subtype="FILE_PATH")
+
+    def execute(self, context):
+        try:
+            doc, _ = import_file(context, self.filepath, mesh=self.mesh, weights=self.weights, names=self.names)
+        except skelport.Error as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        _report(self, doc.diagnostics)
+        return {"FINISHED"}
+
+
+# --------------------------------------------------------------------------------------------
+# Export
+
+
+def _parents_first(bones):
+    order, seen = [], set()
+
+    def visit(b):
+        if b.name in seen:
+            return
+        if b.parent is not None:
+            visit(b.parent)
+        seen.add(b.name)
+        order.append(b)
+
+    for b in bones:
+        visit(b)
+    return order
+
+
+def document_from_blender(armature_obj, mesh_obj=None):
+    """A skelport Document of an armature object (and one mesh it deforms), in the report
+    frame, from Blender's data directly."""
+    bones = _parents_first(list(armature_obj.data.bones))
+    index = {b.name: i for i, b in enumerate(bones)}
+    to_report = np.eye(4)
+    to_report[:3, :3] = TO_REPORT
+    world = np.array(armature_obj.matrix_world)
+    matrices = np.array([to_report @ world @ np.array(b.matrix_local) @ to_report.T for b in bones])
+    args = {
+        "name": armature_obj.name,
+        "lengths": np.array([b.length for b in bones]),
+    }
+    if mesh_obj is not None:
+        me = mesh_obj.data
+        n = len(me.vertices)
+        co = np.empty(n * 3)
+        me.vertices.foreach_get("co", co)
+        m = np.array(mesh_obj.matrix_world)
+        co = co.reshape(n, 3) @ m[:3, :3].T + m[:3, 3]
+        loops = np.empty(len(me.loops), dtype=np.int64)
+        me.loops.foreach_get("vertex_index", loops)
+        sizes = np.array([p.loop_total for p in me.polygons], dtype=np.int64)
+        width = int(sizes.max()) if len(sizes) else 3
+        faces = np.full((len(sizes), width), -1, dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(sizes) else []
+        for k, (s, c) in enumerate(zip(starts, sizes)):
+            faces[k, :c] = loops[s : s + c]
+        args.update(positions=co @ TO_REPORT.T, faces=faces, mesh_name=mesh_obj.name)
+        if me.uv_layers.active is not None:
+            uv = np.empty(len(me.loops) * 2)
+            me.uv_layers.active.data.foreach_get("uv", uv)
+            args.update(uvs=uv.reshape(-1, 2), uvs_per_corner=True)
+        names = {g.index: g.name for g in mesh_obj.vertex_groups}
+        groups = {}
+        for v in me.vertices:
+            for g in v.groups:
+                name = names.get(g.group)
+                if name in index and g.weight > 0:
+                    groups.setdefault(name, ([], []))
+                    groups[name][0].append(v.index)
+                    groups[name][1].append(g.weight)
+        if groups:
+            args.update(groups=groups, joint_names=[b.name for b in bones if b.name in groups])
+    return skelport.from_arrays([b.name for b in bones], [index[b.parent.name] if b.parent else -1 for b in bones], matrices, **args)
+
+
+def _deformed_mesh(context, armature_obj):
+    for o in context.scene.objects:
+        if o.type == "MESH" and any(m.type == "ARMATURE" and m.object == armature_obj for m in o.modifiers):
+            return o
+    return None
+
+
+class ExportSkelport(bpy.types.Operator, ExportHelper):
+    """Export the selected armature (and the mesh it deforms) with skelport"""
+
+    bl_idname = "export_scene.skelport"
+    bl_label = "Export Skeleton (skelport)"
+    filename_ext = ".glb"
+
+    filter_glob: StringProperty(default="*.json;*.xml;*.g4tf;*.g4b;*.gltf;*.glb;*.vrm;*.dae", options={"HIDDEN"})
+    format: EnumProperty(
+        name="Format",
+        description="The format to write (default: from the file name's extension, as on the command line)",
+        items=[("AUTO", "From the extension", "")] + [(f.name, f.name, f.description) for f in skelport.formats() if f.can_write],
+        default="AUTO",
+    )
+    strict: BoolProperty(name="Strict", description="Fail on any loss (--strict)", default=False)
+    default_joints: BoolProperty(name="SL default joints", description="Second Life: joints at the default skeleton's positions (--default-joints)", default=False)
+    max_influences: IntProperty(name="Max influences", description="Joints per vertex, 0 for the target's own limit (--max-influences)", default=0, min=0, max=64)
+    limit: IntProperty(name="Bone limit", description="Most bones the target may hold, 0 for none (--limit)", default=0, min=0)
+    t_pose: BoolProperty(name="VRM T-pose", description="Bake the rest pose into a T-pose (--rest-pose t-pose)", default=False)
+
+    def execute(self, context):
+        arm = context.active_object if context.active_object and context.active_object.type == "ARMATURE" else None
+        if arm is None:
+            self.report({"ERROR"}, "select an armature to export")
+            return {"CANCELLED"}
+        try:
+            doc = document_from_blender(arm, _deformed_mesh(context, arm))
+            report = doc.save(
+                self.filepath,
+                to=None if self.format == "AUTO" else self.format,
+                strict=self.strict,
+                max_influences=self.max_influences or None,
+                default_joints=self.default_joints,
+                limit=self.limit or None,
+                rest_pose="t-pose" if self.t_pose else None,
+            )
+        except (skelport.Error, ValueError) as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        _report(self, report.diagnostics)
+        return {"FINISHED"}
+
+
+def menu_import(self, context):
+    self.layout.operator(ImportSkelport.bl_idname, text="Skeleton (skelport)")
+
+
+def menu_export(self, context):
+    self.layout.operator(ExportSkelport.bl_idname, text="Skeleton (skelport)")
+
+
+CLASSES = (ImportSkelport, ExportSkelport)
+
+
+def register():
+    for c in CLASSES:
+        bpy.utils.register_class(c)
+    bpy.types.TOPBAR_MT_file_import.append(menu_import)
+    bpy.types.TOPBAR_MT_file_export.append(menu_export)
+
+
+def unregister():
+    bpy.types.TOPBAR_MT_file_export.remove(menu_export)
+    bpy.types.TOPBAR_MT_file_import.remove(menu_import)
+    for c in reversed(CLASSES):
+        bpy.utils.unregister_class(c)
