@@ -145,10 +145,21 @@ fn every_malformed_file_fails_cleanly_with_its_expected_message() {
 
 /// Where in `after` (the message past the file's name) a place is given: `:LINE[:COL]`, `byte N`,
 /// `offset N`, `line N`, `at PATH`, a JSON pointer (`/skins/0`), an indexed path (`nodes[4]`) or
-/// a named element (`bone 'root'`, `controller "x"`).
+/// a named element (`bone 'root'`, `controller "x"`, `mesh "Body"`, FBX's `record "Objects"`).
 fn names_a_place(after: &str) -> bool {
     let digits_after = |pat: &str| after.match_indices(pat).any(|(i, _)| after[i + pat.len()..].starts_with(|c: char| c.is_ascii_digit()));
-    let named = ["bone '", "bone \"", "joint name \"", "alias \"", "attachment point \"", "controller \"", "node \"", "vertex "];
+    let named = [
+        "bone '",
+        "bone \"",
+        "joint name \"",
+        "alias \"",
+        "attachment point \"",
+        "controller \"",
+        "node \"",
+        "mesh \"",
+        "record \"",
+        "vertex ",
+    ];
     digits_after(":")
         || digits_after("byte ")
         || digits_after("offset ")
@@ -186,12 +197,9 @@ fn every_message_names_the_file_the_place_and_the_fix() {
             let message = &text[start..];
             checked += 1;
             let mut problems = Vec::new();
-            // The FBX reader's parse errors come from ufbx, which reports no byte offset or record
-            // (its error stack is compiled out of the crate's build): the file and the fix only.
-            let placeless = d.ends_with("fbx");
             match message.find(&case) {
                 None => problems.push("no file name"),
-                Some(i) if !placeless && !names_a_place(&message[i + case.len()..]) => problems.push("no place"),
+                Some(i) if !names_a_place(&message[i + case.len()..]) => problems.push("no place"),
                 Some(_) => {}
             }
             if !message.contains("; ") && !message.contains("\nfix ") {

@@ -160,15 +160,14 @@ fn parse_error(file: &str, e: &ufbx::Error, budget: &skelport_ir::Budget, left: 
         T::UnrecognizedFileFormat => {
             (FbxErrorKind::Unrecognized, "this is not an FBX file: give `--from` the format it is in", Place::Byte(0))
         }
-        T::UnsupportedVersion => (
-            FbxErrorKind::Unrecognized,
-            "re-export it from a current FBX exporter (FBX 6.1 to 7.7 are read), or as glTF",
-            Place::Byte(0),
-        ),
+        T::UnsupportedVersion => {
+            (FbxErrorKind::Unrecognized, "re-export it from a current FBX exporter (FBX 6.1 to 7.7 are read), or as glTF", Place::Byte(0))
+        }
         T::NodeDepthLimit => (FbxErrorKind::TooDeep, "the file nests deeper than any real scene: it is damaged", after()),
         _ => (FbxErrorKind::Invalid, "the file is damaged: export it again", after()),
     };
-    let mut message = if stack.len() > 1 { format!("{} (in {})", e.description, stack[1..].join(" < ")) } else { e.description.to_string() };
+    let mut message =
+        if stack.len() > 1 { format!("{} (in {})", e.description, stack[1..].join(" < ")) } else { e.description.to_string() };
     match e.type_ {
         T::TruncatedFile | T::EmptyFile => message.push_str(" (the file ends there)"),
         T::UnrecognizedFileFormat | T::UnsupportedVersion => message.push_str(" (its header)"),
@@ -435,10 +434,7 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
             return Err(FbxError::Content {
                 file,
                 place: Place::Element(format!("mesh \"{mesh_name}\"")),
-                message: format!(
-                    "a face names a vertex past its {} vertices; the file is damaged: export it again",
-                    positions.len()
-                ),
+                message: format!("a face names a vertex past its {} vertices; the file is damaged: export it again", positions.len()),
             });
         }
         let normals = mesh.vertex_normal.exists.then(|| {

@@ -112,7 +112,12 @@ pub(crate) fn decode(json: &[u8], buffers: &mut [Vec<u8>], budget: &Budget, file
             )
         })?;
         let target = buffers.get_mut(view.buffer).ok_or_else(|| {
-            GltfError::of(skelport_ir::FaultKind::Reference, file, format!("/bufferViews/{i}/buffer"), format!("buffer {} does not exist", view.buffer))
+            GltfError::of(
+                skelport_ir::FaultKind::Reference,
+                file,
+                format!("/bufferViews/{i}/buffer"),
+                format!("buffer {} does not exist", view.buffer),
+            )
         })?;
         if (target.len() as u64) < end {
             budget.charge(target_len - target.len() as u64, file, &format!("/buffers/{}", view.buffer))?;

@@ -20,8 +20,8 @@ pub mod read;
 pub mod write;
 
 use skelport_ir::{
-    Axis, Diagnostics, Document, Fault, FaultKind, Format, FormatError, Frame, Handedness, Holds, InMemoryFile, Input, InputKind, InputRole, Output,
-    Place, ReadOptions, WriteOptions,
+    Axis, Diagnostics, Document, Fault, FaultKind, Format, FormatError, Frame, Handedness, Holds, InMemoryFile, Input, InputKind,
+    InputRole, Output, Place, ReadOptions, WriteOptions,
 };
 
 /// The format's name, as `--from`/`--to` take it.

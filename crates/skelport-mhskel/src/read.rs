@@ -210,9 +210,11 @@ impl Side<'_> {
     }
     pub(crate) fn bytes(&self, what: &str) -> Result<Cow<'_, [u8]>, MhskelError> {
         match self {
-            Side::Path(p) => skelport_ir::files::read_user_file(p, None)
-                .map(Cow::Owned)
-                .map_err(|e| MhskelError::File { file: self.name(), place: None, message: format!("cannot read the {what}: {e}") }),
+            Side::Path(p) => skelport_ir::files::read_user_file(p, None).map(Cow::Owned).map_err(|e| MhskelError::File {
+                file: self.name(),
+                place: None,
+                message: format!("cannot read the {what}: {e}"),
+            }),
             Side::Memory(m) => Ok(Cow::Borrowed(&m.bytes)),
         }
     }

@@ -364,7 +364,9 @@ pub fn validate(dae: &Dae, file: &str, sl: &SlSkeleton) -> Vec<Violation> {
                     Level::Error,
                     "UnrecognizedJoint",
                     format!("{jat}, joint \"{n}\""),
-                    format!("\"{n}\" is not an SL joint name (bones, aliases, collision volumes, attachment points; case-sensitive; not mRoot or mScreen): the skin weights cannot be uploaded"),
+                    // The joint is in the location: one message for every such joint, so that
+                    // `validate` prints them as one line with their count.
+                    "not an SL joint name (bones, aliases, collision volumes, attachment points; case-sensitive; not mRoot or mScreen): the skin weights cannot be uploaded; rename it to one (a retarget map to SL does)".to_string(),
                 );
             }
         }

@@ -1,6 +1,7 @@
 //! `skelport diff`: a semantic comparison of two documents in the report frame. Bones are matched
 //! by name; positions, orientations, hierarchy and skins are compared within tolerances.
 
+use crate::Loaded;
 use serde::Serialize;
 use skelport_ir::proc::report_skeletons;
 use skelport_ir::{DQuat, DVec3, Document};
@@ -15,8 +16,8 @@ pub struct Tolerance {
     pub degrees: f64,
     /// Largest per-joint weight difference (after normalization) that counts as the same.
     pub weight: f64,
-    /// Compare orientations; `false` where B's format re-derives them (Second Life Collada:
-    /// [`as_converted`]), so a turned bone is no difference.
+    /// Compare orientations; `false` makes a turned bone no difference (for callers comparing
+    /// files of formats that re-derive orientations without [`as_converted`]).
     pub orientations: bool,
 }
 
@@ -35,56 +36,45 @@ pub struct AsConverted {
     /// The retarget map applied to A (`--map`), by name or file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub map: Option<String>,
-    /// A was put in its T-pose, as the target's writer does (VRM).
+    /// The target's writer put A in its own rest pose (VRM's T-pose).
     pub t_pose: bool,
-    /// Orientations are compared (`false` where the target re-derives them).
+    /// Orientations are compared (always: A is compared as the target's reader reads it back).
     pub orientations: bool,
 }
 
 impl AsConverted {
-    /// One line: what A was compared as (`as a conversion to vrm: T-pose, orientations
-    /// compared`).
+    /// One line: what A was compared as (`as a conversion to vrm: A in its T-pose, as the
+    /// writer makes it`).
     pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
+        let mut parts = vec!["A written and read back".to_owned()];
         if let Some(m) = &self.map {
             parts.push(format!("map {m}"));
         }
         if self.t_pose {
             parts.push("A in its T-pose, as the writer makes it".to_owned());
         }
-        parts.push(if self.orientations {
-            "orientations compared".to_owned()
-        } else {
-            format!("orientations not compared ({} re-derives them)", self.target)
-        });
         format!("as a conversion to {}: {}", self.target, parts.join(", "))
     }
 }
 
-/// Make A what a conversion of it to `target` (B's format) starts from, so that "did my
-/// conversion keep the rig?" has its answer: `map` renames A's bones as `convert --map` does
-/// (a built-in map, a map file, or `humanoid`: the target's own names), a target whose writer
-/// makes its own rest pose (VRM's T-pose) has A put in that pose, and orientations are compared
-/// only where the target keeps them exactly (`Holds::orientations`). Returns what was done and
-/// the [`Tolerance::orientations`] to use.
-pub fn as_converted(
-    a: &mut Document,
-    target: &'static dyn skelport_ir::Format,
-    map: Option<&str>,
-    diags: &mut skelport_ir::Diagnostics,
-) -> anyhow::Result<AsConverted> {
-    let mut done = AsConverted { target: target.name().to_owned(), orientations: true, ..Default::default() };
-    if let Some(m) = map {
-        let map = if m == crate::maps::HUMANOID { crate::maps::humanoid_for(a, target)? } else { crate::maps::load(m)? };
-        crate::retarget(a, &map, diags)?;
-        done.map = Some(m.to_owned());
-    }
-    if target.applies_rest_pose() {
-        skelport_vrm::t_pose(a, None, diags)?;
-        done.t_pose = true;
-    }
-    done.orientations = target.holds().orientations;
-    Ok(done)
+/// A as a conversion of it to `target` (B's format) gives it, so that "did my conversion keep
+/// the rig?" has its answer: A is converted as `convert` does (with `map`: a built-in map, a map
+/// file, or `humanoid`, the target's own names; losses allowed, since only the rig is compared),
+/// written to a temporary folder and read back by `target`'s reader. Everything the writer does
+/// (VRM's T-pose and grounding, the joints Second Life's skeleton adds, orientations a format
+/// re-derives) is then on both sides. Returns the document read back and what was done.
+pub fn as_converted(a: &Loaded, target: &'static dyn skelport_ir::Format, map: Option<&str>) -> crate::Result<(Document, AsConverted)> {
+    let dir = tempfile::tempdir().map_err(|e| crate::Error::new(crate::ErrorCode::Output, None, format!("a temporary folder: {e}")))?;
+    let path = dir.path().join(format!("a.{}", target.extensions().first().copied().unwrap_or("out")));
+    let opts = crate::ConvertOptions { output: Some(path.clone()), map: map.map(str::to_owned), allow_loss: true, ..Default::default() };
+    let converted = crate::convert(a, target, &opts)?;
+    converted.save(&path)?;
+    let t_pose = converted.diagnostics.items.iter().any(|d| d.code == "rest.t-pose");
+    let reader = target.read_back(&converted.output);
+    let back = target
+        .read(skelport_ir::Input { path: Some(&path), bytes: &converted.output.main }, &reader, &mut skelport_ir::Diagnostics::default())
+        .map_err(|e| crate::Error::read(&a.name, target.name(), e))?;
+    Ok((back, AsConverted { target: target.name().to_owned(), map: map.map(str::to_owned), t_pose, orientations: true }))
 }
 
 /// A bone whose parent differs.

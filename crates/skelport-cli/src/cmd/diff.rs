@@ -28,7 +28,8 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
     let mut seen_as = None;
     match b_format.filter(|f| f.name() != la.format.name()) {
         Some(target) => {
-            let done = diff::as_converted(&mut la.doc, target, a.map.as_deref(), &mut Diagnostics::default())?;
+            let (doc, done) = diff::as_converted(&la, target, a.map.as_deref())?;
+            la.doc = doc;
             tol.orientations = done.orientations;
             seen_as = Some(done);
         }

@@ -19,6 +19,18 @@ pub fn load_names(path: Option<&Path>) -> Result<Names> {
 /// Read and check a skeleton file (dangling links, duplicate IDs or names are errors).
 pub fn open(path: &Path, names: &Names) -> Result<AnvilSkeleton> {
     let bytes = skelport::io::read_input(path)?;
+    // Another format's file is named as such, not reported as broken AnvilToolkit XML.
+    if let Some(f) = skelport::registry::detect_reader(Some(path), &bytes[..bytes.len().min(8192)]) {
+        if !f.name().starts_with("anvil") {
+            bail!(
+                "{}: this is {} ({}); `skelport bone` and `skelport merge` edit AnvilToolkit skeletons: convert it first (skelport convert {} -o skeleton.xml --to anvil)",
+                path.display(),
+                f.name(),
+                f.description(),
+                path.display()
+            );
+        }
+    }
     Ok(commands::open(&bytes, &path.display().to_string(), names)?)
 }
 

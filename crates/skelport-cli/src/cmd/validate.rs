@@ -35,7 +35,12 @@ pub fn run(a: ValidateArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
         for w in &v.warnings {
-            tell!("warning: {name}: {w}");
+            // The SL validator's warnings begin with the file and its line (`f.dae:114:9: …`).
+            if w.strip_prefix(name.as_str()).is_some_and(|rest| rest.starts_with(':')) {
+                tell!("warning: {w}");
+            } else {
+                tell!("warning: {name}: {w}");
+            }
         }
         print_problems(&name, &v.problems);
         if valid {
