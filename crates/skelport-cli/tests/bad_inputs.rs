@@ -144,9 +144,20 @@ fn every_malformed_file_fails_cleanly_with_its_expected_message() {
 }
 
 /// Where in `after` (the message past the file's name) a place is given: `:LINE[:COL]`, `byte N`,
-/// `offset N`, `line N`, `at PATH`, a JSON pointer (`/skins/0`), an indexed path (`nodes[4]`) or
-/// a named element (`bone 'root'`, `controller "x"`, `mesh "Body"`, FBX's `record "Objects"`).
+/// `offset N`, `line N`, `at PATH`, a JSON pointer (`/skins/0`), an indexed path (`nodes[4]`),
+/// a named element (`bone 'root'`, `controller "x"`, `mesh "Body"`, FBX's `record "Objects"`), or
+/// a member path where the facade puts a place (`file: PATH: ...`, `file: cannot read as FMT:
+/// PATH: ...`): a JSONPath (`$`, `$.bones.calf_l.parent`) or a path from the root
+/// (`asset.dimension`, `nodes`).
 fn names_a_place(after: &str) -> bool {
+    let path_first = |s: &str| {
+        s.split_once(": ").is_some_and(|(p, _)| {
+            p.starts_with(|c: char| c == '$' || c.is_ascii_alphabetic())
+                && p.chars().all(|c| c.is_ascii_alphanumeric() || "$._[]-".contains(c))
+        })
+    };
+    let rest = after.strip_prefix(": ").unwrap_or(after);
+    let past_reader = rest.strip_prefix("cannot read as ").and_then(|r| r.split_once(": ")).map(|(_, r)| r);
     let digits_after = |pat: &str| after.match_indices(pat).any(|(i, _)| after[i + pat.len()..].starts_with(|c: char| c.is_ascii_digit()));
     let named = [
         "bone '",
@@ -160,7 +171,9 @@ fn names_a_place(after: &str) -> bool {
         "record \"",
         "vertex ",
     ];
-    digits_after(":")
+    path_first(rest)
+        || past_reader.is_some_and(path_first)
+        || digits_after(":")
         || digits_after("byte ")
         || digits_after("offset ")
         || digits_after("line ")

@@ -143,7 +143,9 @@ fn parse_error(file: &str, e: &ufbx::Error, budget: &skelport_ir::Budget, left: 
             // Report it as every reader reports its budget.
             let element = match &stage {
                 Some(s) => format!("the FBX scene ({s})"),
-                None => "the FBX scene".to_string(),
+                // ufbx names no stage: the failure is in the records after the last offset it
+                // reported reading.
+                None => format!("the FBX scene (the records after byte {reached})"),
             };
             return match budget.charge(left.saturating_add(1), file, &element) {
                 Err(b) => FbxError::Budget(b),

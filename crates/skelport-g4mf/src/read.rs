@@ -158,13 +158,18 @@ fn load_buffers(
         } else if let Some(uri) = b.get("uri").and_then(Value::as_str) {
             if let Some(rest) = uri.strip_prefix("data:") {
                 let b64 = rest.split_once(";base64,").map(|x| x.1).ok_or_else(|| {
-                    err(file, format!("{path}.uri"), "data URIs must be base64 (`data:application/octet-stream;base64,...`)")
+                    err_of(
+                        FaultKind::Buffer,
+                        file,
+                        format!("{path}.uri"),
+                        "data URIs must be base64 (`data:application/octet-stream;base64,...`)",
+                    )
                 })?;
                 budget.charge(base64::decoded_len_estimate(b64.len()) as u64, file, &format!("{path}.uri"))?;
                 Rc::new(
                     base64::engine::general_purpose::STANDARD
                         .decode(b64)
-                        .map_err(|e| err(file, format!("{path}.uri"), format!("bad base64: {e}")))?,
+                        .map_err(|e| err_of(FaultKind::Buffer, file, format!("{path}.uri"), format!("bad base64: {e}")))?,
                 )
             } else {
                 match files::read_referenced(input, uri, opts, budget) {
@@ -448,7 +453,7 @@ fn read_document(
     let file = input.display_name();
     let file = file.as_str();
     if !root.is_object() {
-        return Err(err(file, "$", "a G4MF document is a JSON object"));
+        return Err(err(file, "$", "a G4MF document must be a JSON object"));
     }
     // The top-level arrays: a wrong type would otherwise read as an empty array (`array` below).
     for key in ["nodes", "meshes", "accessors", "bufferViews", "buffers", "materials", "shapes"] {

@@ -11,6 +11,7 @@
 
 use crate::error::SlError;
 use crate::xml;
+use skelport_ir::FaultKind;
 use skelport_ir::{DMat4, DVec2, DVec3};
 use std::collections::HashMap;
 
@@ -229,7 +230,8 @@ impl Ctx<'_> {
     fn floats(&self, n: xml::Node<'_, '_>) -> Result<Vec<f64>, SlError> {
         let text = n.text().unwrap_or("");
         let mut out = Vec::with_capacity(text.len() / 8);
-        floats_into(text, &mut out).map_err(|(i, t)| self.err(n, format!("value {} \"{t}\" is not a number", i + 1)))?;
+        floats_into(text, &mut out)
+            .map_err(|(i, t)| self.err(n, format!("value {} \"{t}\" is not a number", i + 1)).with_kind(FaultKind::Value))?;
         Ok(out)
     }
     /// An array's `count` attribute against the values it holds (Collada: count is "the number
@@ -261,7 +263,7 @@ impl Ctx<'_> {
         }
     }
     fn not_integer(&self, n: xml::Node<'_, '_>, i: usize, t: &str) -> SlError {
-        self.err(n, format!("value {} \"{t}\" is not an integer", i + 1))
+        self.err(n, format!("value {} \"{t}\" is not an integer", i + 1)).with_kind(FaultKind::Value)
     }
 }
 
@@ -711,14 +713,16 @@ fn corners<T: Int>(cx: &Ctx<'_>, p: xml::Node<'_, '_>, shape: &Shape<'_>, geo: &
             let Some(idx) = cx.indices::<T>(pn)? else { return Ok(false) };
             let need: usize = vc.iter().map(|&c| c.into().max(0) as usize).sum::<usize>() * stride;
             if idx.len() < need {
-                return Err(cx.err(pn, format!("<p> has {} indices but <vcount> and {stride} input(s) need {need}", idx.len())));
+                return Err(cx
+                    .err(pn, format!("<p> has {} indices but <vcount> and {stride} input(s) need {need}", idx.len()))
+                    .with_kind(FaultKind::Value));
             }
             let mut at = 0;
             polys.reserve(vc.len());
             for &c in &vc {
                 let c: i64 = c.into();
                 if c < 0 {
-                    return Err(cx.err(p, format!("negative <vcount> entry {c}")));
+                    return Err(cx.err(p, format!("a <vcount> entry must not be negative: {c}")).with_kind(FaultKind::Value));
                 }
                 let n = c as usize * stride;
                 polys.push((0, at..at + n));
@@ -778,9 +782,9 @@ fn corners<T: Int>(cx: &Ctx<'_>, p: xml::Node<'_, '_>, shape: &Shape<'_>, geo: &
         for c in 0..corners {
             let v: i64 = idx[c * stride + v_off].into();
             if v < 0 || v as usize >= geo.positions.len() {
-                return Err(
-                    cx.err(at, format!("vertex index {v} is outside the {} positions of geometry \"{}\"", geo.positions.len(), geo.id))
-                );
+                return Err(cx
+                    .err(at, format!("vertex index {v} refers to none of the {} positions of geometry \"{}\"", geo.positions.len(), geo.id))
+                    .with_kind(FaultKind::Reference));
             }
             prim.vertex.push(v as u32);
             if vertex_normals {
@@ -788,7 +792,9 @@ fn corners<T: Int>(cx: &Ctx<'_>, p: xml::Node<'_, '_>, shape: &Shape<'_>, geo: &
             } else if let Some((o, base)) = n_off {
                 let n = idx[c * stride + o].into() + base;
                 if n < 0 || n as usize >= geo.normals.len() {
-                    return Err(cx.err(at, format!("normal index {n} is outside the {} normals", geo.normals.len())));
+                    return Err(cx
+                        .err(at, format!("normal index {n} refers to none of the {} normals", geo.normals.len()))
+                        .with_kind(FaultKind::Reference));
                 }
                 prim.normal.push(n as u32);
             }
@@ -839,7 +845,7 @@ fn controller(sources: &Sources<'_, '_, '_>, c: xml::Node<'_, '_>) -> Result<Opt
     if let Some(b) = child(skin, "bind_shape_matrix") {
         let v = cx.floats(b)?;
         if v.len() != 16 {
-            return Err(cx.err(b, format!("<bind_shape_matrix> has {} numbers, not 16", v.len())));
+            return Err(cx.err(b, format!("<bind_shape_matrix> has {} numbers, not 16", v.len())).with_kind(FaultKind::Value));
         }
         ctl.bind_shape = matrix_from_row_major(&v);
     }
@@ -911,7 +917,7 @@ fn controller(sources: &Sources<'_, '_, '_>, c: xml::Node<'_, '_>) -> Result<Opt
     let v = child(vw, "v").map(|n| cx.ints(n)).transpose()?.unwrap_or_default();
     ctl.vcount_len = vcount.len();
     if vcount.iter().any(|&c| c < 0) {
-        return Err(cx.err(vw, "a negative <vcount> entry"));
+        return Err(cx.err(vw, "a <vcount> entry must not be negative").with_kind(FaultKind::Value));
     }
     let need: usize = vcount.iter().map(|&c| c as usize).sum::<usize>().saturating_mul(stride);
     if v.len() != need {
@@ -929,12 +935,14 @@ fn controller(sources: &Sources<'_, '_, '_>, c: xml::Node<'_, '_>) -> Result<Opt
             }
             let j = v[at + j_off];
             let wi = v[at + w_off];
-            let wv = usize::try_from(wi)
-                .ok()
-                .and_then(|i| weights.get(i).copied())
-                .ok_or_else(|| cx.err(vw, format!("vertex {vi}: weight index {wi} is outside the {} weights", weights.len())))?;
+            let wv = usize::try_from(wi).ok().and_then(|i| weights.get(i).copied()).ok_or_else(|| {
+                cx.err(vw, format!("vertex {vi}: weight index {wi} refers to none of the {} weights", weights.len()))
+                    .with_kind(FaultKind::Reference)
+            })?;
             if j < -1 || j >= ctl.joints.len() as i64 {
-                return Err(cx.err(vw, format!("vertex {vi}: joint index {j} is outside the {} joints", ctl.joints.len())));
+                return Err(cx
+                    .err(vw, format!("vertex {vi}: joint index {j} refers to none of the {} joints", ctl.joints.len()))
+                    .with_kind(FaultKind::Reference));
             }
             ctl.influence_pairs.push((j, wv));
             at += stride;
@@ -963,7 +971,7 @@ fn parse_with(text: &str, file: &str, parallel_from: usize) -> Result<Dae, SlErr
     let cx = Ctx { file };
     let root = doc.root();
     if root.name() != "COLLADA" {
-        return Err(cx.err(root, format!("the root element is <{}>, not <COLLADA>: this is not a Collada file", root.name())));
+        return Err(cx.err(root, format!("the root element is <{}>, not <COLLADA>: this is not a Collada file; export it as Collada (.dae), or read it as the format it is", root.name())));
     }
     // Collada 1.4.1 schema: <COLLADA> holds only these. (Deeper down unknown elements are
     // ignored, as exporters' own ones are; nesting itself is not capped, since a 65,535-bone
@@ -1119,7 +1127,7 @@ fn node(cx: &Ctx<'_>, n: xml::Node<'_, '_>, parent: Option<usize>) -> Result<Nod
         };
         let v = cx.floats(t)?;
         if v.len() != need {
-            return Err(cx.err(t, format!("<{kind}> has {} numbers, not {need}", v.len())));
+            return Err(cx.err(t, format!("<{kind}> has {} numbers, not {need}", v.len())).with_kind(FaultKind::Value));
         }
         let translation = match kind {
             "matrix" => Some(DVec3::new(v[3], v[7], v[11])),

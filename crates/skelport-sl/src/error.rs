@@ -8,9 +8,11 @@ pub enum SlError {
     /// The XML itself is malformed.
     #[error("{}", FormatError::of(self))]
     Xml { file: String, line: usize, column: usize, message: String },
-    /// Well-formed XML whose content is not usable; `line` 0 means the file as a whole.
+    /// Well-formed XML whose content is not usable; `line` 0 means the file as a whole. `kind`
+    /// chooses the hint: [`FaultKind::Structure`] unless the error says otherwise
+    /// ([`SlError::with_kind`]).
     #[error("{}", FormatError::of(self))]
-    Invalid { file: String, line: usize, column: usize, message: String },
+    Invalid { file: String, line: usize, column: usize, kind: FaultKind, message: String },
     /// Bytes that are not the text the file must be, from `offset`.
     #[error("{}", FormatError::of(self))]
     Encoding { file: String, offset: usize, message: String },
@@ -43,7 +45,7 @@ impl Fault for SlError {
     fn kind(&self) -> FaultKind {
         match self {
             SlError::Xml { .. } => FaultKind::Syntax,
-            SlError::Invalid { .. } => FaultKind::Structure,
+            SlError::Invalid { kind, .. } => *kind,
             SlError::Encoding { .. } => FaultKind::Encoding,
             SlError::Write { .. } => FaultKind::Write,
             SlError::Budget(e) => e.kind(),
@@ -68,7 +70,15 @@ impl SlError {
         SlError::Xml { file: file.into(), line: p.row as usize, column: p.col as usize, message: e.to_string() }
     }
     pub(crate) fn invalid(file: &str, line: usize, column: usize, message: impl Into<String>) -> Self {
-        SlError::Invalid { file: file.into(), line, column, message: message.into() }
+        SlError::Invalid { file: file.into(), line, column, kind: FaultKind::Structure, message: message.into() }
+    }
+    /// The same error, of `kind` (a bad value, a reference to nothing) rather than a structure
+    /// that does not fit; other variants keep theirs.
+    pub(crate) fn with_kind(mut self, new: FaultKind) -> Self {
+        if let SlError::Invalid { kind, .. } = &mut self {
+            *kind = new;
+        }
+        self
     }
     pub(crate) fn encoding(file: &str, offset: usize, message: impl Into<String>) -> Self {
         SlError::Encoding { file: file.into(), offset, message: message.into() }

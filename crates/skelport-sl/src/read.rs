@@ -91,8 +91,9 @@ pub fn to_document(mut dae: Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnos
                 file,
                 c.pos.line,
                 c.pos.column,
-                format!("controller \"{}\": its skin source \"#{}\" is not a geometry in the file", c.id, c.skin_source),
-            ));
+                format!("controller \"{}\": its skin source refers to \"#{}\", which is not a geometry in the file", c.id, c.skin_source),
+            )
+            .with_kind(skelport_ir::FaultKind::Reference));
         }
         if let Some((j, m)) = c.bind_count_mismatch {
             return Err(SlError::invalid(
@@ -116,7 +117,8 @@ pub fn to_document(mut dae: Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnos
                 c.weights_pos.line,
                 c.weights_pos.column,
                 format!("<v> has {have} numbers but <vcount> and the inputs need {need}"),
-            ));
+            )
+            .with_kind(skelport_ir::FaultKind::Value));
         }
     }
     for g in &dae.geometries {

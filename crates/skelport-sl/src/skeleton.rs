@@ -4,6 +4,7 @@
 //! ([`crate::sl_table`]).
 
 use crate::error::SlError;
+use skelport_ir::FaultKind;
 use skelport_ir::{DQuat, DVec3, Transform};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -230,7 +231,7 @@ impl SlSkeleton {
             Some(l) => parse_lad(l, "avatar_lad.xml")?,
             None => builtin_attachments(),
         };
-        Self::assemble(bones, cvs, aps).map_err(|m| SlError::invalid(file, 0, 0, m))
+        Self::assemble(bones, cvs, aps).map_err(|(kind, m)| SlError::invalid(file, 0, 0, m).with_kind(kind))
     }
 
     /// Read another `avatar_skeleton.xml` from disk (`--sl-skeleton FILE`).
@@ -247,14 +248,14 @@ impl SlSkeleton {
         bones: Vec<SlBone>,
         collision_volumes: Vec<SlCollisionVolume>,
         attachment_points: Vec<SlAttachmentPoint>,
-    ) -> Result<SlSkeleton, String> {
+    ) -> Result<SlSkeleton, (FaultKind, String)> {
         // Sized up front: the built-in table is assembled on every run.
         let aliases: usize = bones.iter().map(|b| b.aliases.len()).sum();
         let mut names: HashMap<String, SlJoint> =
             HashMap::with_capacity(2 + bones.len() + aliases + collision_volumes.len() + 2 * attachment_points.len());
-        fn add(names: &mut HashMap<String, SlJoint>, n: &str, j: SlJoint) -> Result<(), String> {
+        fn add(names: &mut HashMap<String, SlJoint>, n: &str, j: SlJoint) -> Result<(), (FaultKind, String)> {
             match names.insert(n.to_string(), j) {
-                Some(prev) if prev != j => Err(format!("the joint name \"{n}\" is defined twice")),
+                Some(prev) if prev != j => Err((FaultKind::Structure, format!("the joint name \"{n}\" is defined twice"))),
                 _ => Ok(()),
             }
         }
@@ -269,11 +270,11 @@ impl SlSkeleton {
             .chain(attachment_points.iter().map(|a| &a.name))
             .find(|n| taken(n))
         {
-            return Err(format!("the joint name \"{n}\" is the viewer's own joint; rename it"));
+            return Err((FaultKind::Structure, format!("the joint name \"{n}\" is the viewer's own joint; rename it")));
         }
         for (i, b) in bones.iter().enumerate() {
             if b.parent.is_some_and(|p| p >= i) {
-                return Err(format!("bone {} is listed before its parent", b.name));
+                return Err((FaultKind::Structure, format!("bone {} is listed before its parent", b.name)));
             }
             add(&mut names, &b.name, SlJoint::Bone(i))?;
         }
@@ -281,14 +282,14 @@ impl SlSkeleton {
             for a in &b.aliases {
                 // An alias may not shadow a canonical name.
                 if names.get(a.as_str()).is_some_and(|j| *j != SlJoint::Bone(i)) {
-                    return Err(format!("alias \"{a}\" of {} is already a joint name", b.name));
+                    return Err((FaultKind::Structure, format!("alias \"{a}\" of {} is already a joint name", b.name)));
                 }
                 add(&mut names, a, SlJoint::Bone(i))?;
             }
         }
         for (i, c) in collision_volumes.iter().enumerate() {
             if c.parent >= bones.len() {
-                return Err(format!("collision volume {} has no parent bone", c.name));
+                return Err((FaultKind::Structure, format!("collision volume {} has no parent bone", c.name)));
             }
             add(&mut names, &c.name, SlJoint::CollisionVolume(i))?;
         }
@@ -299,7 +300,10 @@ impl SlSkeleton {
         let mut sk = SlSkeleton { bones, collision_volumes, attachment_points, names, order: Vec::new(), rank: HashMap::new() };
         for a in &sk.attachment_points {
             if !matches!(sk.joint(&a.joint), Some(SlJoint::Bone(_) | SlJoint::Root | SlJoint::Screen)) {
-                return Err(format!("attachment point \"{}\" hangs from unknown joint {}", a.name, a.joint));
+                return Err((
+                    FaultKind::Reference,
+                    format!("attachment point \"{}\" hangs from joint {}, which does not exist", a.name, a.joint),
+                ));
             }
         }
         // Depth-first order, parents first; iterative so a malformed file cannot recurse deeply.
@@ -471,7 +475,8 @@ impl At<'_, '_> {
         SlError::invalid(self.file, p.row as usize, p.col as usize, msg)
     }
     fn attr<'n>(&self, node: roxmltree::Node<'n, '_>, name: &str) -> Result<&'n str, SlError> {
-        node.attribute(name).ok_or_else(|| self.err(node, format!("<{}> has no `{name}` attribute", node.tag_name().name())))
+        node.attribute(name)
+            .ok_or_else(|| self.err(node, format!("<{}> has no `{name}` attribute", node.tag_name().name())).with_kind(FaultKind::Value))
     }
     fn vec3(&self, node: roxmltree::Node, name: &str) -> Result<DVec3, SlError> {
         let s = self.attr(node, name)?;
@@ -479,10 +484,10 @@ impl At<'_, '_> {
             .split_ascii_whitespace()
             .map(str::parse::<f64>)
             .collect::<Result<_, _>>()
-            .map_err(|_| self.err(node, format!("attribute {name}=\"{s}\" is not three numbers")))?;
+            .map_err(|_| self.err(node, format!("attribute {name}=\"{s}\" is not three numbers")).with_kind(FaultKind::Value))?;
         match v.as_slice() {
             [x, y, z] if x.is_finite() && y.is_finite() && z.is_finite() => Ok(DVec3::new(*x, *y, *z)),
-            _ => Err(self.err(node, format!("attribute {name}=\"{s}\" must be three finite numbers"))),
+            _ => Err(self.err(node, format!("attribute {name}=\"{s}\" must be three finite numbers")).with_kind(FaultKind::Value)),
         }
     }
     fn opt_vec3(&self, node: roxmltree::Node, name: &str, default: DVec3) -> Result<DVec3, SlError> {
@@ -496,7 +501,7 @@ impl At<'_, '_> {
         match node.attribute("support").unwrap_or("base") {
             "base" => Ok(Support::Base),
             "extended" => Ok(Support::Extended),
-            s => Err(self.err(node, format!("support=\"{s}\" must be `base` or `extended`"))),
+            s => Err(self.err(node, format!("support=\"{s}\" must be `base` or `extended`")).with_kind(FaultKind::Value)),
         }
     }
 }
@@ -507,7 +512,7 @@ fn parse_skeleton(text: &str, file: &str) -> Result<(Vec<SlBone>, Vec<SlCollisio
     let at = At { doc: &doc, file };
     let root = doc.root_element();
     if root.tag_name().name() != "linden_skeleton" {
-        return Err(at.err(root, format!("root element is <{}>, expected <linden_skeleton>", root.tag_name().name())));
+        return Err(at.err(root, format!("root element is <{}>, expected <linden_skeleton>: this is not an avatar_skeleton.xml; give the viewer's avatar_skeleton.xml or one edited from it", root.tag_name().name())));
     }
     let mut bones: Vec<SlBone> = Vec::new();
     let mut cvs: Vec<SlCollisionVolume> = Vec::new();
@@ -530,7 +535,9 @@ fn parse_skeleton(text: &str, file: &str) -> Result<(Vec<SlBone>, Vec<SlCollisio
                     support: at.support(n)?,
                 };
                 if b.name.is_empty() || b.name.contains(char::is_whitespace) {
-                    return Err(at.err(n, format!("bone name \"{}\" must be non-empty without spaces", b.name)));
+                    return Err(at
+                        .err(n, format!("bone name \"{}\" must be non-empty without spaces", b.name))
+                        .with_kind(FaultKind::Value));
                 }
                 bones.push(b);
                 let me = bones.len() - 1;
@@ -538,7 +545,7 @@ fn parse_skeleton(text: &str, file: &str) -> Result<(Vec<SlBone>, Vec<SlCollisio
             }
             "collision_volume" => {
                 let Some(p) = parent else {
-                    return Err(at.err(n, "a collision volume must be inside a <bone>"));
+                    return Err(at.err(n, "a <collision_volume> fits only inside a <bone>"));
                 };
                 cvs.push(SlCollisionVolume {
                     name: at.attr(n, "name")?.to_string(),
@@ -551,18 +558,26 @@ fn parse_skeleton(text: &str, file: &str) -> Result<(Vec<SlBone>, Vec<SlCollisio
                     support: at.support(n)?,
                 });
             }
-            other => return Err(at.err(n, format!("unexpected element <{other}> (expected <bone> or <collision_volume>)"))),
+            other => return Err(at.err(n, format!("unexpected element <{other}>: only <bone> and <collision_volume> fit here"))),
         }
     }
     let count = |name: &str| root.attribute(name).and_then(|s| s.trim().parse::<usize>().ok());
     match count("num_bones") {
         Some(n) if n == bones.len() => {}
-        Some(n) => return Err(at.err(root, format!("num_bones=\"{n}\" but the file has {} <bone> elements", bones.len()))),
-        None => return Err(at.err(root, "<linden_skeleton> needs a num_bones attribute (the viewer requires it)")),
+        Some(n) => {
+            return Err(at
+                .err(root, format!("num_bones=\"{n}\" but the file has {} <bone> elements", bones.len()))
+                .with_kind(FaultKind::Value))
+        }
+        None => {
+            return Err(at.err(root, "<linden_skeleton> needs a num_bones attribute (the viewer requires it)").with_kind(FaultKind::Value))
+        }
     }
     if let Some(n) = count("num_collision_volumes") {
         if n != cvs.len() {
-            return Err(at.err(root, format!("num_collision_volumes=\"{n}\" but the file has {} <collision_volume> elements", cvs.len())));
+            return Err(at
+                .err(root, format!("num_collision_volumes=\"{n}\" but the file has {} <collision_volume> elements", cvs.len()))
+                .with_kind(FaultKind::Value));
         }
     }
     Ok((bones, cvs))
