@@ -328,7 +328,7 @@ fn quiet_verbose_and_one_path_per_message() {
     let o = skelport(&["convert", s(&bad), "-o", s(&out)]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stderr(&o).matches(s(&bad)).count(), 1, "{}", stderr(&o));
-    assert!(stderr(&o).contains("cannot read as mpfb: at $.bones.bone.tail"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot read as mpfb: $.bones.bone.tail"), "{}", stderr(&o));
 }
 
 fn validator(name: &str) -> jsonschema::Validator {

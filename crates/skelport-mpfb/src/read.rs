@@ -46,7 +46,7 @@ pub fn parse_rig(bytes: &[u8], file: &str, budget: &Budget) -> Result<RawRig, Mp
         message: e.to_string(),
         kind: json_kind(&e),
     })?;
-    let Value::Object(mut top) = v else { return Err(jerr(file, "$", "an MPFB rig is a JSON object")) };
+    let Value::Object(mut top) = v else { return Err(jerr(file, "$", "an MPFB rig must be a JSON object")) };
     // The bones are taken out of the top object, not copied with it (a copy doubled the memory
     // of a rig padded with an unknown key).
     let (mut header, bones_v, shape) = match top.get("bones") {
@@ -871,7 +871,7 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(e.starts_with("w.json: at $.weights.root[1]:") && e.contains("limit of 16777216"), "{e}");
+        assert!(e.starts_with("w.json: $.weights.root[1]:") && e.contains("limit of 16777216"), "{e}");
         let e =
             read_weights(br#"{"weights": {"root": [[16777216, 0.5]]}}"#, "w.json", &mut rig(), &mut Diagnostics::default()).unwrap_err();
         assert!(e.to_string().contains("vertex index 16777216"), "{e}");

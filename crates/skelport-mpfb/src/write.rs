@@ -172,14 +172,7 @@ fn picker_mesh(opts: &WriteOptions, scale: f64, diag: &mut Diagnostics) -> Resul
 /// included: a note. Any other mesh's geometry, UVs and normals are a loss.
 fn geometry_not_written(d: &Document, diag: &mut Diagnostics) {
     for m in &d.meshes {
-        let mut what = vec![format!("{} vertices", m.positions.len()), format!("{} faces", m.faces.len())];
-        if !m.uvs.is_empty() {
-            what.push(format!("{} UV set(s)", m.uvs.len()));
-        }
-        if m.normals.is_some() {
-            what.push("normals".into());
-        }
-        let what = what.join(", ");
+        let what = mesh_data(m);
         let from_base = m.ext.raw(NAMESPACE).and_then(|e| e.get("base_vertex_count")).is_some();
         // Any other mesh is the `mpfb.mesh` loss (one line for them all, where the skin is written).
         if from_base {
@@ -189,6 +182,18 @@ fn geometry_not_written(d: &Document, diag: &mut Diagnostics) {
             );
         }
     }
+}
+
+/// What of `m` a rig does not hold: `13380 vertices, 13378 faces, 1 UV set(s), normals`.
+fn mesh_data(m: &skelport_ir::Mesh) -> String {
+    let mut what = vec![format!("{} vertices", m.positions.len()), format!("{} faces", m.faces.len())];
+    if !m.uvs.is_empty() {
+        what.push(format!("{} UV set(s)", m.uvs.len()));
+    }
+    if m.normals.is_some() {
+        what.push("normals".into());
+    }
+    what.join(", ")
 }
 
 /// Write the document's first skeleton as a v110 rig (plus a weights file when it has a skin).
@@ -400,12 +405,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
     // MPFB has no mesh: the weights number the MakeHuman base mesh's vertices, which a mesh read
     // with the rig is; any other mesh is lost.
     let is_foreign = |m: &skelport_ir::Mesh| m.ext.raw(NAMESPACE).and_then(|e| e.get("base_vertex_count")).is_none();
-    let foreign: Vec<String> = d
-        .meshes
-        .iter()
-        .filter(|m| is_foreign(m))
-        .map(|m| format!("{} ({} vertices, {} faces)", m.name, m.positions.len(), m.faces.len()))
-        .collect();
+    let foreign: Vec<String> = d.meshes.iter().filter(|m| is_foreign(m)).map(|m| format!("{} ({})", m.name, mesh_data(m))).collect();
     if !foreign.is_empty() {
         let names: Vec<&str> = foreign.iter().map(String::as_str).collect();
         diag.loss(

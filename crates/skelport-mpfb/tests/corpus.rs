@@ -728,5 +728,5 @@ fn the_writer_says_what_mesh_data_it_does_not_write() {
     other.meshes[0].normals = Some(skelport_ir::Normals::PerVertex(vec![DVec3::Z; other.meshes[0].positions.len()]));
     let d = write(&other);
     let loss: Vec<&str> = d.of(skelport_ir::Severity::Loss).map(|x| x.message.as_str()).collect();
-    assert!(loss.iter().any(|m| m.contains("holds no mesh") && m.contains("1 UV set(s), normals")), "{loss:?}");
+    assert!(loss.iter().any(|m| m.contains("hold no mesh") && m.contains("1 UV set(s), normals")), "{loss:?}");
 }

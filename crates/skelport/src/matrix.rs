@@ -216,7 +216,9 @@ fn through(
 ) -> Result<(Diagnostics, Document), String> {
     let path = dir.join(format!("m.{}", target.extensions().first().copied().unwrap_or("out")));
     let loaded = Loaded::from_document(doc.clone(), "matrix source");
-    let opts = ConvertOptions { output: Some(path.clone()), ..Default::default() };
+    // The matrix measures what each writer keeps: a skin loss the facade refuses without
+    // allow_loss is written anyway and listed among the cell's losses.
+    let opts = ConvertOptions { output: Some(path.clone()), allow_loss: true, ..Default::default() };
     let converted = loaded.into_converted(target, &opts).map_err(|e| e.to_string())?;
     converted.save(&path).map_err(|e| e.to_string())?;
     let mut opts = target.read_back(&converted.output);

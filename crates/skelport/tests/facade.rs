@@ -76,7 +76,7 @@ fn errors_carry_a_code_the_file_and_what_was_reported_before() {
     assert_eq!(e.code(), ErrorCode::Unsupported);
     let e = skelport::from_bytes("broken.gltf", b"{\"asset\": {\"version\": \"2.0\"}, \"nodes\": [", &ReadOptions::default()).unwrap_err();
     assert_eq!((e.code(), e.file()), (ErrorCode::Read, Some("broken.gltf")));
-    assert!(e.message().starts_with("broken.gltf: cannot read as gltf: "), "{e}");
+    assert!(e.message().starts_with("broken.gltf:1:40: cannot read as gltf: "), "{e}");
     let e = skelport::from_bytes("noise.bin", b"\x00\x01", &ReadOptions::default()).unwrap_err();
     assert_eq!(e.code(), ErrorCode::Undetected);
     // --strict: the losses that made it fail come with the error.

@@ -115,7 +115,8 @@ fn what_each_format_says_it_holds_is_what_a_round_trip_keeps() {
     let mut wrong = Vec::new();
     for f in formats().filter(|f| f.can_read() && f.can_write()) {
         let path = dir.path().join(skelport::demo::file_name(f));
-        let opts = ConvertOptions { output: Some(path.clone()), ..Default::default() };
+        // Opted in to losses: a format that holds no mesh leaves the probe's skin numbering it.
+        let opts = ConvertOptions { output: Some(path.clone()), allow_loss: true, ..Default::default() };
         let out = skelport::convert(&Loaded::from_document(probe(), "probe"), f, &opts).unwrap();
         out.save(&path).unwrap();
         let back = skelport::open(&path, &skelport::ReadOptions { from: Some(f.name().into()), reader: f.read_back(&out.output) }).unwrap();
