@@ -159,8 +159,8 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
     let d = doc.in_frame(FRAME);
     let Some(si) = d.skeletons.iter().position(|s| !s.bones.is_empty()) else {
         return Err(MhskelError::Write(
-            "nothing to write: the document has no bones, and a MakeHuman skeleton is its bones; convert to glTF or G4MF to keep the rest"
-                .into(),
+            // The command line adds the targets that accept the document (it asks the registry).
+            "nothing to write: the document has no bones, and a MakeHuman skeleton is its bones".into(),
         ));
     };
     let sk = &d.skeletons[si];
