@@ -11,7 +11,7 @@
 
 use crate::error::SlError;
 use crate::xml;
-use skelport_ir::{DMat4, DVec2, DVec3};
+use skelport_ir::{Budget, DMat4, DVec2, DVec3};
 use std::collections::HashMap;
 
 /// A place in the file (1-based line and column; 0 when unknown).
@@ -215,6 +215,8 @@ impl Dae {
 /// Fail with the place of `node`.
 struct Ctx<'a> {
     file: &'a str,
+    /// Charged for every number list before it is parsed.
+    budget: &'a Budget,
 }
 
 impl Ctx<'_> {
@@ -226,8 +228,15 @@ impl Ctx<'_> {
         let p = self.pos(n);
         SlError::invalid(self.file, p.line, p.column, msg)
     }
+    /// Charge the budget for the values a list of `text` may hold (one a blank and a digit), at
+    /// `T`'s size, before they are parsed.
+    fn charge<T>(&self, n: xml::Node<'_, '_>, text: &str) -> Result<(), SlError> {
+        let (line, column) = n.line_column();
+        Ok(self.budget.charge_items::<T>(text.len() / 2 + 1, self.file, &format!("<{}> at {line}:{column}", n.name()))?)
+    }
     fn floats(&self, n: xml::Node<'_, '_>) -> Result<Vec<f64>, SlError> {
         let text = n.text().unwrap_or("");
+        self.charge::<f64>(n, text)?;
         let mut out = Vec::with_capacity(text.len() / 8);
         floats_into(text, &mut out).map_err(|(i, t)| self.err(n, format!("value {} \"{t}\" is not a number", i + 1)))?;
         Ok(out)
@@ -245,6 +254,7 @@ impl Ctx<'_> {
     }
     fn ints(&self, n: xml::Node<'_, '_>) -> Result<Vec<i64>, SlError> {
         let text = n.text().unwrap_or("");
+        self.charge::<i64>(n, text)?;
         let mut out = Vec::with_capacity(text.len() / 3);
         ints_into(text, &mut out).map_err(|(i, t)| self.not_integer(n, i, t))?;
         Ok(out)
@@ -253,6 +263,7 @@ impl Ctx<'_> {
     /// index, which the caller then reads as `i64` to name it).
     fn indices<T: Int>(&self, n: xml::Node<'_, '_>) -> Result<Option<Vec<T>>, SlError> {
         let text = n.text().unwrap_or("");
+        self.charge::<T>(n, text)?;
         let mut out = Vec::with_capacity(text.len() / 3);
         match ints_into(text, &mut out) {
             Ok(()) => Ok(Some(out)),
@@ -951,16 +962,23 @@ pub fn matrix_from_row_major(v: &[f64]) -> DMat4 {
     DMat4::from_cols_array(&a).transpose()
 }
 
-/// Parse a Collada document. `file` names it in errors.
+/// Parse a Collada document. `file` names it in errors. The decode budget is that of a file of
+/// `text`'s size ([`Budget::for_input`]).
 pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
-    parse_with(text, file, PARALLEL_FROM)
+    parse_budgeted(text, file, &Budget::for_input(text.len() as u64))
+}
+
+/// [`parse`] charging `budget` for the element tree and the number lists it builds, before it
+/// builds them.
+pub fn parse_budgeted(text: &str, file: &str, budget: &Budget) -> Result<Dae, SlError> {
+    parse_with(text, file, PARALLEL_FROM, budget)
 }
 
 /// [`parse`], reading geometries and skins in parallel when the text has `parallel_from` bytes.
-fn parse_with(text: &str, file: &str, parallel_from: usize) -> Result<Dae, SlError> {
-    let doc = xml::parse(text, file)?;
+fn parse_with(text: &str, file: &str, parallel_from: usize, budget: &Budget) -> Result<Dae, SlError> {
+    let doc = xml::parse(text, file, budget)?;
     skelport_ir::trace::phase("dae: element tree");
-    let cx = Ctx { file };
+    let cx = Ctx { file, budget };
     let root = doc.root();
     if root.name() != "COLLADA" {
         return Err(cx.err(root, format!("the root element is <{}>, not <COLLADA>: this is not a Collada file", root.name())));
@@ -1163,7 +1181,7 @@ fn node(cx: &Ctx<'_>, n: xml::Node<'_, '_>, parent: Option<usize>) -> Result<Nod
 
 #[cfg(test)]
 mod tests {
-    use super::{floats_into, ints_into, parse_f64, parse_i64, parse_with};
+    use super::{floats_into, ints_into, parse_f64, parse_i64, parse_with, Budget};
 
     /// Geometries and skins read in parallel give the same document, and the same first error,
     /// as read one after another: every project .dae (the malformed suite holds errors in
@@ -1201,8 +1219,8 @@ mod tests {
         }
         let (mut ok, mut failed) = (0, 0);
         for (name, text) in &texts {
-            let seq = format!("{:?}", parse_with(text, "x.dae", usize::MAX));
-            let par = format!("{:?}", parse_with(text, "x.dae", 0));
+            let seq = format!("{:?}", parse_with(text, "x.dae", usize::MAX, &Budget::unlimited()));
+            let par = format!("{:?}", parse_with(text, "x.dae", 0, &Budget::unlimited()));
             assert_eq!(seq, par, "{name}");
             if seq.starts_with("Ok") {
                 ok += 1
@@ -1211,7 +1229,7 @@ mod tests {
             }
         }
         assert!(ok >= 2 && failed >= 20, "{ok} read, {failed} refused");
-        let err = |t: &str| parse_with(t, "x.dae", 0).expect_err("refused").to_string();
+        let err = |t: &str| parse_with(t, "x.dae", 0, &Budget::unlimited()).expect_err("refused").to_string();
         assert!(err(&both).contains("is not a number"), "{}", err(&both));
         assert!(err(&skin_bad).contains("is not an integer"), "{}", err(&skin_bad));
     }
