@@ -291,7 +291,7 @@ fn main() -> Result<()> {
         Some("gen-sl-table") => gen_sl_table(check),
         Some("matrix") => matrix(),
         Some("blender-extension") => blender::extension(&root()),
-        Some("bench-compare") => bench::compare(&root()),
+        Some("bench-compare") => bench::compare(&root(), &args[1..]),
         Some("floor") => bench::floor(&args[1..]),
         Some("gen-big-dae") => bench::gen_big_dae(&args[1..]),
         Some("gen-big-anvil") => bench::gen_big_anvil(&args[1..]),
@@ -301,6 +301,6 @@ fn main() -> Result<()> {
             let secs = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(60);
             fuzz(name, secs)
         }
-        _ => bail!("usage: cargo xtask regen-fixtures [--check] | gen-sl-table [--check] | matrix | blender-extension | bench-compare | floor KIND FILE… | gen-big-dae MB OUT | gen-big-anvil OUT | gen-untrusted DIR | fuzz TARGET [SECONDS] (targets: see docs/fuzzing.md)"),
+        _ => bail!("usage: cargo xtask regen-fixtures [--check] | gen-sl-table [--check] | matrix | blender-extension | bench-compare [--callgrind] | floor KIND FILE… | gen-big-dae MB OUT | gen-big-anvil OUT | gen-untrusted DIR | fuzz TARGET [SECONDS] (targets: see docs/fuzzing.md)"),
     }
 }
