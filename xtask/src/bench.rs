@@ -202,14 +202,85 @@ pub fn gen_big_dae(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Run every case and write the table.
-pub fn compare(root: &Path) -> Result<()> {
+/// Instructions a command executes (valgrind's callgrind `Collected`, which does not move with
+/// the machine's load), or `None` when valgrind is missing or the command fails. The profile is
+/// kept in `out` for `callgrind_annotate`.
+fn callgrind_count(cmd: &str, out: &Path) -> Option<u64> {
+    let o = Command::new("valgrind")
+        .arg("--tool=callgrind")
+        .arg(format!("--callgrind-out-file={}", out.display()))
+        .args(cmd.split_whitespace())
+        .output()
+        .ok()?;
+    if !o.status.success() {
+        return None;
+    }
+    let err = String::from_utf8_lossy(&o.stderr);
+    err.lines().find_map(|l| l.split_once("Collected :").and_then(|(_, n)| n.trim().parse().ok()))
+}
+
+/// `cargo xtask bench-compare --callgrind`: the instructions of each small case (a, b with
+/// assimp beside it, c), counted by callgrind. Profiles go to `target/callgrind/<key>.out`.
+fn callgrind_cases(target: &Path, corpus: &Path) -> Result<()> {
+    anyhow::ensure!(has("valgrind"), "--callgrind needs valgrind (apt-get install -y valgrind)");
+    let bin = target.join("release/skelport");
+    let sk = bin.display();
+    let dir = target.join("callgrind");
+    std::fs::create_dir_all(&dir)?;
+    let td = dir.display();
+    let mpfb = corpus.join("mpfb");
+    let rigs = mpfb.join("rigs/standard");
+    let female = corpus.join("sl/linden-lab/female_2016_08_05.dae");
+    let fox = corpus.join("gltf/Fox/Fox.glb");
+    let mut cases = vec![
+        (
+            "a",
+            "(a) MPFB game_engine rig + weights + base.obj → .glb",
+            format!(
+                "{sk} convert {} --weights {} --mesh {} -o {td}/a.glb",
+                rigs.join("rig.game_engine.json").display(),
+                rigs.join("weights.game_engine.json").display(),
+                mpfb.join("3dobjs/base.obj").display()
+            ),
+        ),
+        ("b", "(b) Linden female_2016_08_05.dae → .glb", format!("{sk} convert {} -o {td}/b.glb", female.display())),
+    ];
+    if has("assimp") {
+        cases.push(("b.assimp", "(b) assimp export", format!("assimp export {} {td}/b-assimp.glb", female.display())));
+    }
+    cases.push(("c.dae", "(c) Fox.glb → .dae", format!("{sk} convert {} -o {td}/c.dae", fox.display())));
+    cases.push(("c.g4b", "(c) Fox.glb → .g4b", format!("{sk} convert {} -o {td}/c.g4b", fox.display())));
+    let mut md = String::from("| case | instructions (callgrind) |\n|---|---|\n");
+    let mut got = HashMap::new();
+    for (key, name, cmd) in &cases {
+        let n = callgrind_count(cmd, &dir.join(format!("{key}.out")));
+        let fig = n.map(|n| format!("{:.2} M", n as f64 / 1e6)).unwrap_or_else(|| "failed".into());
+        eprintln!("{name}: {fig}");
+        md.push_str(&format!("| {name} | {fig} |\n"));
+        if let Some(n) = n {
+            got.insert(*key, n as f64);
+        }
+    }
+    if let (Some(a), Some(b)) = (got.get("b.assimp"), got.get("b")) {
+        md.push_str(&format!("\n(b) assimp / skelport: {:.2}× the instructions.\n", a / b));
+    }
+    md.push_str(&format!("\nProfiles: {td}/<case>.out (`callgrind_annotate` reads them).\n"));
+    println!("{md}");
+    Ok(())
+}
+
+/// Run every case and write the table; with `--callgrind`, count the small cases' instructions
+/// instead (see [`callgrind_cases`]).
+pub fn compare(root: &Path, args: &[String]) -> Result<()> {
     let st = Command::new("cargo").args(["build", "--release", "-p", "skelport-cli", "-p", "xtask"]).current_dir(root).status()?;
     anyhow::ensure!(st.success(), "release build failed");
     let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
     let bin = target.join("release/skelport");
     let xt = target.join("release/xtask");
     let corpus = skelport_ir::testing::corpus_root().context("bench-compare needs the corpus")?;
+    if args.iter().any(|a| a == "--callgrind") {
+        return callgrind_cases(&target, &corpus);
+    }
     let quick = std::env::var_os("BENCH_QUICK").is_some();
     // Inputs generated and outputs written in memory (tmpfs) where the machine has one, for every
     // tool alike: this machine's virtual disk (ext4 mounted with `discard`) makes each output that

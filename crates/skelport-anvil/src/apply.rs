@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::ext::bone_ext_id;
 use crate::generate::{default_mirroring, new_bone_object, report_scale, FIRST_LOCAL_ID};
 use crate::model::*;
-use crate::names::{hash_of_display, hex_name, mirror_name, parse_hex_name, Names};
+use crate::names::{hash_of_display, hex_name, parse_hex_name, Names};
 use crate::ops::{fix_references, subtree_end};
 use crate::pose::{bone_rest, compose, engine_poses, normalize, same_pose, Pose};
 use skelport_ir::{DQuat, DVec3, Diagnostics, Skeleton};
@@ -79,13 +79,7 @@ pub fn apply(model: &mut AnvilSkeleton, sk: &Skeleton, names: &Names, diag: &mut
         }
         let b = &sk.bones[i];
         let (g, local) = (poses.global[i], poses.local[i]);
-        let mirror = b
-            .mirror
-            .map(|m| m.index())
-            .or_else(|| mirror_name(&b.name).and_then(|mn| name_map.get(mn.as_str()).map(|m| m.index())))
-            .filter(|&m| m != i)
-            .map(|m| new_ids[m])
-            .unwrap_or(new_ids[i]);
+        let mirror = new_ids[crate::generate::mirror_index(b, i, &name_map)];
         let o = new_bone_object(
             new_ids[i],
             &b.name,

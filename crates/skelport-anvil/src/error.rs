@@ -81,6 +81,9 @@ pub enum AnvilError {
     /// Something the writer cannot express.
     #[error("cannot write AnvilToolkit XML: {0}")]
     Write(String),
+    /// The file asks for more memory than the decode budget allows.
+    #[error(transparent)]
+    Budget(#[from] skelport_ir::BudgetError),
 }
 
 impl Fault for AnvilError {

@@ -114,13 +114,7 @@ pub fn generate(sk: &Skeleton, form: Form, opts: &GenerateOptions, diag: &mut Di
     let mut bones = Vec::with_capacity(n);
     for (i, b) in sk.bones.iter().enumerate() {
         let (g, local) = (poses.global[i], poses.local[i]);
-        let mirror = b
-            .mirror
-            .map(|m| m.index())
-            .or_else(|| mirror_name(&b.name).and_then(|mn| name_map.get(mn.as_str()).map(|m| m.index())))
-            .filter(|&m| m != i)
-            .map(id_of)
-            .unwrap_or(id_of(i));
+        let mirror = id_of(mirror_index(b, i, &name_map));
         let mt = default_mirroring(&b.name, b.parent.is_none(), opts.mirroring_none);
         let o = new_bone_object(id_of(i), &b.name, b.parent.map(|p| id_of(p.index())), mirror, g, local, mt);
         bones.push(Field::item(Value::Ptr(Ptr { target: Target::Inline(Box::new(o)), base: false })));
@@ -146,6 +140,16 @@ pub fn generate(sk: &Skeleton, form: Form, opts: &GenerateOptions, diag: &mut Di
 }
 
 /// The `anvil.scale` loss for the bones of `poses.scaled`, if any.
+/// The index of bone `i`'s mirror partner: the IR's own link, else the bone named as its mirror
+/// (`l_`/`r_` and the like), else the bone itself.
+pub(crate) fn mirror_index(b: &skelport_ir::Bone, i: usize, name_map: &HashMap<&str, skelport_ir::BoneId>) -> usize {
+    b.mirror
+        .map(|m| m.index())
+        .or_else(|| mirror_name(&b.name).and_then(|mn| name_map.get(mn.as_str()).map(|m| m.index())))
+        .filter(|&m| m != i)
+        .unwrap_or(i)
+}
+
 pub(crate) fn report_scale(sk: &Skeleton, poses: &EnginePoses, diag: &mut Diagnostics) {
     if poses.scaled.is_empty() {
         return;

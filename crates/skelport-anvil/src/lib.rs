@@ -128,8 +128,12 @@ fn load_names(opts: &ReadOptions) -> Result<Names, AnvilError> {
 pub fn read_document(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, AnvilError> {
     let file = input.display_name();
     let names = load_names(opts)?;
+    let budget = opts.budget_for(&input);
+    // The decoded text, before it is made.
+    budget.charge(input.bytes.len() as u64, &file, "the decoded text")?;
     let (text, bytes) =
         text::decode(input.bytes).map_err(|e| AnvilError::Encoding { file: file.clone(), offset: e.offset, message: e.message })?;
+    read::charge_tree(&text, &budget, &file)?;
     let stem = input.path.and_then(|p| p.file_stem()).and_then(|s| s.to_str()).unwrap_or("Skeleton").to_string();
     read::read_text(text, bytes, &names, &file, &stem, diag)
 }

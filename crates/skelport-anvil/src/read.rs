@@ -158,6 +158,26 @@ fn pose(p: Option<([f64; 4], usize)>, r: Option<([f64; 4], usize)>) -> Option<Po
     Some((DVec3::new(p[0], p[1], p[2]), DQuat::from_xyzw(r[0], r[1], r[2], r[3])))
 }
 
+/// Bytes charged per element the text can hold (one per `<` that does not begin an end tag):
+/// its tree node, twice for a vector's spare capacity, and a share of the bone read from the
+/// elements (a bone takes dozens of them; 64 bytes each covers its `BoneData` and IR bone).
+const ELEMENT_BYTES: u64 = 2 * std::mem::size_of::<crate::xml::Node>() as u64 + 64;
+/// Bytes charged per attribute the text can hold (one per `=`): its span, likewise.
+const ATTRIBUTE_BYTES: u64 = 2 * std::mem::size_of::<crate::xml::AttrSpan>() as u64;
+
+/// Charge `budget` for what reading `text` builds, before it is built: one pass counting the
+/// `<` not followed by `/` and the `=`, each the start of at most one element or attribute. The
+/// streaming reader builds less than the tree reader; the charge is the tree's, which a bad
+/// file falls back to.
+pub(crate) fn charge_tree(text: &str, budget: &skelport_ir::Budget, file: &str) -> Result<()> {
+    let b = text.as_bytes();
+    let count = |c: u8| b.iter().filter(|&&x| x == c).count() as u64;
+    let ends = b.windows(2).filter(|w| w == b"</").count() as u64;
+    let (lt, eq) = (count(b'<') - ends, count(b'='));
+    let bytes = lt.saturating_mul(ELEMENT_BYTES).saturating_add(eq.saturating_mul(ATTRIBUTE_BYTES));
+    Ok(budget.charge(bytes, file, &format!("the element tree ({lt} elements, {eq} '=')"))?)
+}
+
 /// Read decoded text into an IR document.
 pub(crate) fn read_text(text: String, bytes: ByteForm, names: &Names, file: &str, stem: &str, diag: &mut Diagnostics) -> Result<Document> {
     crate::validate::check_text(&text, bytes, file)?;

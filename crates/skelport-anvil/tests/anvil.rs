@@ -806,3 +806,23 @@ fn edits_of_a_one_line_file_take_linear_work() {
     let (one, two) = (work(1000), work(2000));
     assert!(one > 0 && two <= 2 * one + 1000, "{one} then {two}");
 }
+
+/// Issue 38: what reading builds (the element tree, the bones read from it) is charged to the
+/// decode budget before it is built, counted from the text's `<` and `=`. A file padded with
+/// empty elements (`<a/>`: 4 bytes, charged 128) stops at the tree under a budget of 16 times
+/// the file, naming it, where the demo reads.
+#[test]
+fn the_element_tree_is_charged_before_it_is_built() {
+    let read_with = |bytes: &[u8], limit: u64| {
+        let opts = ReadOptions { budget: Some(skelport_ir::Budget::with_limit(limit)), ..Default::default() };
+        let input = Input { path: Some(Path::new("crafted.xml")), bytes };
+        AnvilSchemaFormat.read(input, &opts, &mut Diagnostics::default()).map_err(|e| e.to_string())
+    };
+    let demo = std::fs::read(skelport_ir::testing::workspace_root().join("testdata/demo/sample.anvil-schema.xml")).unwrap();
+    read_with(&demo, 16 * demo.len() as u64).unwrap();
+    let text = String::from_utf8(demo).unwrap();
+    let at = text.rfind("</Object>").unwrap();
+    let crafted = format!("{}<Unknown>{}</Unknown>{}", &text[..at], "<a/>".repeat(200_000), &text[at..]);
+    let e = read_with(crafted.as_bytes(), 16 * crafted.len() as u64).unwrap_err();
+    assert!(e.starts_with("crafted.xml: the element tree (200") && e.contains("decode budget exceeded"), "{e}");
+}

@@ -109,6 +109,58 @@ fn a_budget_too_small_for_the_file_is_refused_by_name() {
     let msg = format!("{err:#}");
     assert!(msg.contains("decode budget exceeded") && msg.contains("FBX scene"), "{msg}");
 }
+/// Mixamo's names on a real FBX: the corpus holds no Mixamo file (Mixamo's licence keeps its
+/// characters out), so the Maya ASCII file's four joints are given Mixamo's names in memory (the
+/// rename touches only the `Model::` names), written to a temporary folder, and converted with
+/// `--map mixamo` as a user with a Mixamo character would. The names are kept on reading, the
+/// map takes them (its `mixamorig:` prefix) to MPFB's mixamo rig, and no bone moves.
+#[test]
+fn mixamo_names_are_kept_and_map_mixamo_converts_them() {
+    let Some(path) = corpus("ufbx_maya_game_sausage_7500_ascii.fbx") else { return };
+    let mixamo = ["Hips", "Spine", "Spine1", "Spine2"];
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    for (i, to) in mixamo.iter().enumerate() {
+        let from = format!("Model::joint{}\"", i + 1);
+        assert!(text.contains(&from), "{from}");
+        text = text.replace(&from, &format!("Model::mixamorig:{to}\""));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("mixamo_sausage.fbx");
+    std::fs::write(&src, &text).unwrap();
+    let read = load(&src).doc;
+    // joint4 is an end no cluster binds: skelport reads the three bound joints.
+    let names: Vec<&str> = read.skeletons[0].bones.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, mixamo[..3].iter().map(|n| format!("mixamorig:{n}")).collect::<Vec<_>>());
+
+    let run = |args: &[&std::ffi::OsStr]| std::process::Command::new(env!("CARGO_BIN_EXE_skelport")).args(args).output().unwrap();
+    let (plain, mapped) = (dir.path().join("plain.glb"), dir.path().join("mapped.glb"));
+    for (out, map) in [(&plain, None), (&mapped, Some("mixamo"))] {
+        let mut args = vec![std::ffi::OsStr::new("convert"), src.as_os_str(), std::ffi::OsStr::new("-o"), out.as_os_str()];
+        if let Some(m) = map {
+            args.extend([std::ffi::OsStr::new("--map"), std::ffi::OsStr::new(m)]);
+        }
+        let o = run(&args);
+        assert!(o.status.success(), "{map:?}: {}", String::from_utf8_lossy(&o.stderr));
+        if map.is_some() {
+            // Every bone has a counterpart in the map: nothing merged.
+            assert!(!String::from_utf8_lossy(&o.stderr).contains("no counterpart"), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+    }
+    let (a, b) = (load(&plain).doc, load(&mapped).doc);
+    let (wa, wb) = (a.skeletons[0].world_matrices(), b.skeletons[0].world_matrices());
+    assert_eq!(b.skeletons[0].bones.len(), 3);
+    for (i, bone) in b.skeletons[0].bones.iter().enumerate() {
+        assert_eq!(bone.name, format!("mixamorig:{}", mixamo[i]), "MPFB's mixamo rig names");
+        assert!((wa[i].w_axis - wb[i].w_axis).length() < 1e-9, "{} moved", bone.name);
+    }
+    // The skin still binds every bone.
+    assert_eq!(b.skins[0].joints.len(), 3);
+    // The diff of the two outputs: the same rig.
+    let o = run(&[std::ffi::OsStr::new("diff"), plain.as_os_str(), mapped.as_os_str()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    eprintln!("--map mixamo: {:?} -> {:?}", names, b.skeletons[0].bones.iter().map(|b| &b.name).collect::<Vec<_>>());
+}
+
 /// Blender 3.4.1's FBX import of the corpus files it reads (it refuses ASCII and FBX before 7.1):
 /// `blender -b --factory-startup --python-expr` with `bpy.ops.import_scene.fbx(filepath=FILE)`
 /// (default options), then for each armature object `ob` and bone `b`,

@@ -1,4 +1,4 @@
-//! The evidence suite of issue 22: every file of the corpus (`realworld/`, `gltf/`, `sl/`,
+//! The evidence suite of issue 22: every file of the corpus (`realworld/` with its VRM files, `gltf/`, `sl/`,
 //! `mpfb/` rigs with their weights on the base mesh, `g4mf/` examples) and every AnvilToolkit
 //! fixture of `testdata/anvil/` goes through every writer of the registry
 //! (`skelport::registry::formats()`) and back through that format's reader. The re-read
@@ -205,7 +205,7 @@ fn corpus_sources(root: &Path, folder: &str) -> Vec<Source> {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
         match (folder, ext.as_str()) {
-            (_, "glb" | "gltf" | "dae" | "g4tf" | "g4b" | "fbx") => {
+            (_, "glb" | "gltf" | "dae" | "g4tf" | "g4b" | "fbx" | "vrm") => {
                 // The validator's cases: only the files it accepts (its report has no error).
                 let report = path.with_file_name(format!("{name}.report.json"));
                 if let Ok(text) = std::fs::read_to_string(&report) {
@@ -562,7 +562,7 @@ fn check(title: &str, sources: Vec<Source>, expected: usize) {
 #[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn realworld_files_survive_every_writer() {
     let Some(root) = skelport_ir::testing::corpus_root() else { return };
-    check("realworld", corpus_sources(&root, "realworld"), 9);
+    check("realworld", corpus_sources(&root, "realworld"), 12);
 }
 
 #[test]

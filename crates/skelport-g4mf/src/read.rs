@@ -195,7 +195,7 @@ fn load_buffers(
     Ok(out)
 }
 
-/// The code of every [`check_structure`] finding (one of [`STRUCTURAL`](crate::STRUCTURAL)).
+/// The code of every structure-check finding (one of [`STRUCTURAL`](crate::STRUCTURAL)).
 pub const STRUCTURE: &str = "g4mf.structure";
 
 /// The spec's rules on buffers, buffer views, accessors and extensions, checked on every item

@@ -1,17 +1,263 @@
-//! Number text shared by the text readers (OBJ, Collada).
+//! Number text shared by the text readers (OBJ, Collada): one decimal parser, used for single
+//! words ([`fast_decimal`]) and for whitespace-separated lists ([`decimals_into`], [`ints_into`]).
+//!
+//! Hand-written because number lists are most of a Collada or OBJ file: a word made of an
+//! optional sign and at most 15 digits with at most one dot (what exporters write) is
+//! accumulated as it is scanned and finished by Clinger's fast path (below 2^53 and at most 15
+//! decimals: one exact division, bit for bit `str::parse`); any other word goes to fast-float2
+//! (Eisel-Lemire, maintained by the lexical author: no slow-path cliff for exponents or long
+//! digit strings). The measurements behind each choice are in docs/performance.md.
+
+/// Powers of ten exact in an f64, for Clinger's fast path.
+const POW10: [f64; 16] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
+
+/// The bytes `split_ascii_whitespace` splits on.
+#[inline(always)]
+pub fn is_blank(c: u8) -> bool {
+    matches!(c, b' ' | b'\n' | b'\r' | b'\t' | b'\x0c')
+}
+
+/// Scan the number word that starts at `b[*i]` (not a blank) up to the next blank or the end,
+/// leaving `*i` there: its value when the word is a plain decimal (optional sign, 1 to 15
+/// digits, at most one dot), `None` for any other word (the caller takes the slow path).
+#[inline(always)]
+fn clinger_word(b: &[u8], i: &mut usize) -> Option<f64> {
+    let n = b.len();
+    let neg = b[*i] == b'-';
+    if neg || b[*i] == b'+' {
+        *i += 1;
+    }
+    // Past 15 digits the word goes to the slow path: wrapping is harmless.
+    let mut m = 0u64;
+    let int_start = *i;
+    while *i < n {
+        let d = b[*i].wrapping_sub(b'0');
+        if d >= 10 {
+            break;
+        }
+        m = m.wrapping_mul(10).wrapping_add(u64::from(d));
+        *i += 1;
+    }
+    let mut digits = *i - int_start;
+    let mut frac = 0usize;
+    if *i < n && b[*i] == b'.' {
+        *i += 1;
+        let frac_start = *i;
+        while *i < n {
+            let d = b[*i].wrapping_sub(b'0');
+            if d >= 10 {
+                break;
+            }
+            m = m.wrapping_mul(10).wrapping_add(u64::from(d));
+            *i += 1;
+        }
+        frac = *i - frac_start;
+        digits += frac;
+    }
+    if (*i == n || is_blank(b[*i])) && (1..=15).contains(&digits) {
+        // v is +0.0 or more; "-0" is -0.0, as `str::parse` gives.
+        let v = m as f64 / POW10[frac];
+        Some(f64::from_bits(v.to_bits() | u64::from(neg) << 63))
+    } else {
+        None
+    }
+}
 
 /// A decimal number's text (`-3.2411`, `1e-5`, what mesh exporters write) as the correctly rounded
-/// f64, bit for bit what `str::parse` gives, or `None` when it is not a number. This is the hot
-/// loop of the OBJ and Collada readers: fast-float2 (Eisel-Lemire, maintained by the lexical
-/// author) is faster than `str::parse` (docs/performance.md) and has no slow-path cliff for
-/// exponents or long digit strings.
+/// f64, bit for bit what `str::parse` gives, or `None` when it is not a number.
 pub fn fast_decimal(t: &str) -> Option<f64> {
+    let b = t.as_bytes();
+    let mut i = 0;
+    // A word with a blank inside is no number (`str::parse` refuses it): the fast path would stop
+    // at the blank, so it is taken only when it consumed the whole word.
+    if !b.is_empty() && !is_blank(b[0]) {
+        if let Some(v) = clinger_word(b, &mut i) {
+            if i == b.len() {
+                return Some(v);
+            }
+        }
+    }
     fast_float2::parse(t).ok()
+}
+
+/// Append the numbers of a whitespace-separated list (words as `split_ascii_whitespace` gives
+/// them) to `out`, or give the index and text of the first word that is not a number. Plain
+/// decimals take the fast path of [`fast_decimal`]; any other word goes to `slow` (a format's
+/// full parser: [`fast_decimal`] plus the spellings it accepts for non-finite values).
+///
+/// Fused (each word scanned once, in tight loops: blanks, then sign, digits, dot, digits)
+/// because splitting the words first and parsing each again read every byte twice; a loop per
+/// part of a word because one loop with a branch per byte and state flags cost half as much
+/// again. Digits are counted, not significant digits (a word with more than 15, leading zeros
+/// included, takes the slow path), and the sign is a bit, not a branch.
+pub fn decimals_into<'t>(text: &'t str, out: &mut Vec<f64>, slow: fn(&str) -> Option<f64>) -> Result<(), (usize, &'t str)> {
+    let b = text.as_bytes();
+    let n = b.len();
+    let mut i = 0;
+    loop {
+        while i < n && is_blank(b[i]) {
+            i += 1;
+        }
+        if i >= n {
+            return Ok(());
+        }
+        let start = i;
+        match clinger_word(b, &mut i) {
+            Some(v) => out.push(v),
+            None => {
+                while i < n && !is_blank(b[i]) {
+                    i += 1;
+                }
+                slow_word(text, start, i, slow, out)?;
+            }
+        }
+    }
+}
+
+/// The slow path of [`decimals_into`] and [`ints_into`]: the word `text[start..end]` through the
+/// full parser, or its index and text when it is not a number.
+#[cold]
+fn slow_word<'t, T>(
+    text: &'t str,
+    start: usize,
+    end: usize,
+    parse: fn(&str) -> Option<T>,
+    out: &mut Vec<T>,
+) -> Result<(), (usize, &'t str)> {
+    let t = text.get(start..end).unwrap_or("");
+    out.push(parse(t).ok_or((out.len(), t))?);
+    Ok(())
+}
+
+/// The integer type a list is read as: `i64` holds every integer [`parse_i64`] gives; `u32` (for
+/// index lists: half the memory of `i64`, and the type the IR keeps them in) only those that fit.
+pub trait Int: Copy + Send + Into<i64> {
+    /// `v` as this type, when it fits.
+    fn narrow(v: i64) -> Option<Self>;
+}
+
+impl Int for i64 {
+    #[inline(always)]
+    fn narrow(v: i64) -> Option<Self> {
+        Some(v)
+    }
+}
+
+impl Int for u32 {
+    #[inline(always)]
+    fn narrow(v: i64) -> Option<Self> {
+        u32::try_from(v).ok()
+    }
+}
+
+/// [`parse_i64`] into `T`: `None` for a word that is not an integer or does not fit.
+fn parse_int<T: Int>(t: &str) -> Option<T> {
+    parse_i64(t).and_then(T::narrow)
+}
+
+/// Integers as [`decimals_into`] reads decimals: a word of an optional sign and at most 18 digits
+/// (no overflow) is accumulated as it is scanned; any other word goes to [`parse_i64`]. A word
+/// that is an integer `T` cannot hold is refused like one that is not an integer.
+pub fn ints_into<'t, T: Int>(text: &'t str, out: &mut Vec<T>) -> Result<(), (usize, &'t str)> {
+    let b = text.as_bytes();
+    let n = b.len();
+    let mut i = 0;
+    loop {
+        while i < n && is_blank(b[i]) {
+            i += 1;
+        }
+        if i >= n {
+            return Ok(());
+        }
+        let start = i;
+        // Most index words are 1 to 8 digits and a blank: all eight bytes at once, without a
+        // branch per digit (the loop below mispredicts its exit on every change of length).
+        if let Some((len, v)) = b.get(i..i + 8).and_then(short_digits) {
+            if b.get(i + len).is_some_and(|&c| is_blank(c)) {
+                if let Some(x) = T::narrow(v as i64) {
+                    out.push(x);
+                    i += len + 1;
+                    continue;
+                }
+            }
+        }
+        let neg = b[i] == b'-';
+        if neg || b[i] == b'+' {
+            i += 1;
+        }
+        let digits_start = i;
+        let mut v = 0i64;
+        while i < n {
+            let d = b[i].wrapping_sub(b'0');
+            if d >= 10 {
+                break;
+            }
+            v = v.wrapping_mul(10).wrapping_add(i64::from(d));
+            i += 1;
+        }
+        let fast = (i == n || is_blank(b[i])) && (1..=18).contains(&(i - digits_start));
+        match fast.then(|| T::narrow(if neg { -v } else { v })).flatten() {
+            Some(x) => out.push(x),
+            None => {
+                while i < n && !is_blank(b[i]) {
+                    i += 1;
+                }
+                slow_word(text, start, i, parse_int::<T>, out)?;
+            }
+        }
+    }
+}
+
+/// The leading run of ASCII digits in eight bytes, when it is not empty: its length (8 when all
+/// eight are digits: the caller checks what follows) and value, found eight bytes at a time (a
+/// mask of the bytes that are not digits, and the digits combined in three multiplications).
+#[inline(always)]
+fn short_digits(eight: &[u8]) -> Option<(usize, u64)> {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(eight);
+    // Bytes in reading order from the lowest. A byte below '0' borrows from the bytes above it
+    // and one past 0x89 carries into them: both only change bytes past the first non-digit.
+    let x = u64::from_le_bytes(w).wrapping_sub(0x3030_3030_3030_3030);
+    let not_digit = (x.wrapping_add(0x7676_7676_7676_7676) | x) & 0x8080_8080_8080_8080;
+    let len = (not_digit.trailing_zeros() / 8) as usize;
+    if len == 0 {
+        return None;
+    }
+    // The digits moved to the top, zeros (leading zeros) below them; then pairs, fours, eights.
+    let d = x << (8 * (8 - len));
+    let d = d.wrapping_mul(10).wrapping_add(d >> 8);
+    let v = (d & 0x0000_00FF_0000_00FF)
+        .wrapping_mul(100 + (1_000_000 << 32))
+        .wrapping_add(((d >> 16) & 0x0000_00FF_0000_00FF).wrapping_mul(1 + (10_000 << 32)))
+        >> 32;
+    Some((len, v))
+}
+
+/// An integer word (optional sign, digits) as `str::parse::<i64>` reads it: a plain digit loop
+/// (what `str::parse` does after its sign and radix checks) with overflow caught, so that the
+/// common case costs a few instructions per digit.
+pub fn parse_i64(t: &str) -> Option<i64> {
+    let (neg, digits) = match t.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        rest => (false, rest),
+    };
+    if digits.is_empty() || digits.len() > 18 {
+        return t.parse().ok();
+    }
+    let mut v: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + (d - b'0') as i64;
+    }
+    Some(if neg { -v } else { v })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::fast_decimal;
+    use super::{decimals_into, fast_decimal, ints_into};
 
     #[test]
     fn equals_str_parse_bit_for_bit_and_refuses_what_it_refuses() {
@@ -49,6 +295,20 @@ mod tests {
             let ours = fast_decimal(&t);
             let std = t.parse::<f64>().ok();
             proptest::prop_assert_eq!(ours.map(|v| (v.is_nan(), if v.is_nan() { 0 } else { v.to_bits() })), std.map(|v| (v.is_nan(), if v.is_nan() { 0 } else { v.to_bits() })), "{:?}", t);
+        }
+
+        /// The list scanners: what splitting on ASCII whitespace and `str::parse` give, the first
+        /// word that is not a number named by its index.
+        #[test]
+        fn lists_agree_with_split_and_str_parse(t in "[-+0-9. \t\nxe]{0,40}") {
+            let words: Vec<&str> = t.split_ascii_whitespace().collect();
+            let mut got = Vec::new();
+            let want: Result<Vec<u64>, (usize, &str)> =
+                words.iter().enumerate().map(|(k, w)| w.parse::<f64>().map(f64::to_bits).map_err(|_| (k, *w))).collect();
+            proptest::prop_assert_eq!(decimals_into(&t, &mut got, fast_decimal).map(|_| got.iter().map(|v| v.to_bits()).collect()), want);
+            let mut got: Vec<i64> = Vec::new();
+            let want: Result<Vec<i64>, (usize, &str)> = words.iter().enumerate().map(|(k, w)| w.parse::<i64>().map_err(|_| (k, *w))).collect();
+            proptest::prop_assert_eq!(ints_into(&t, &mut got).map(|_| got), want);
         }
 
         #[test]

@@ -168,7 +168,13 @@ pub struct BaseMesh {
 impl BaseMesh {
     /// Parse an OBJ.
     pub fn parse(bytes: &[u8], file: &str) -> Result<BaseMesh, MhskelError> {
-        let obj = skelport_obj::parse(bytes, file)?;
+        BaseMesh::parse_budgeted(bytes, file, &Budget::for_input(bytes.len() as u64))
+    }
+
+    /// [`BaseMesh::parse`] charging `budget`, which the mesh grows (it is input too).
+    pub fn parse_budgeted(bytes: &[u8], file: &str, budget: &Budget) -> Result<BaseMesh, MhskelError> {
+        budget.add_input(Path::new(file), bytes.len() as u64);
+        let obj = skelport_obj::parse_budgeted(bytes, file, budget)?;
         let positions = obj.positions.iter().map(|p| p.as_vec3().as_dvec3()).collect();
         let groups = obj.vertex_groups().into_iter().map(|g| (g.name, g.vertices)).collect();
         Ok(BaseMesh { obj, positions, groups })
@@ -345,7 +351,7 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
         );
     }
     let mesh = match &side {
-        Some(s) => Some((s.name(), BaseMesh::parse(&s.bytes("mesh")?, &s.name())?)),
+        Some(s) => Some((s.name(), BaseMesh::parse_budgeted(&s.bytes("mesh")?, &s.name(), &budget)?)),
         None => None,
     };
     if let Some((name, m)) = &mesh {

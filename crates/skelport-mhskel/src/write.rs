@@ -72,13 +72,54 @@ impl Tables {
 struct Fitter {
     mesh: BaseMesh,
     picker_mesh: skelport_mpfb::read::BaseMesh,
+    /// The base mesh's joint cubes (`joint-*` face groups): their vertices (sorted) and centre.
+    cubes: Vec<(Vec<u32>, DVec3)>,
 }
 
 impl Fitter {
     fn new(mesh: BaseMesh) -> Self {
         let positions = mesh.positions.iter().map(|p| DVec3::new(p.x, -p.z, p.y) * 0.1).collect();
         let picker_mesh = skelport_mpfb::read::BaseMesh { obj: Default::default(), positions, groups: mesh.groups.clone() };
-        Fitter { mesh, picker_mesh }
+        let mut cubes: Vec<(Vec<u32>, DVec3)> = mesh
+            .groups
+            .iter()
+            .filter(|(g, v)| g.starts_with("joint-") && !v.is_empty())
+            .filter_map(|(_, v)| {
+                let mut v = v.clone();
+                v.sort_unstable();
+                v.dedup();
+                let c = mesh.mean(&v).ok()?;
+                Some((v, c))
+            })
+            .collect();
+        // Group order is a hash map's: sort so that ties resolve the same on every run.
+        cubes.sort_by(|a, b| a.0.cmp(&b.0));
+        Fitter { mesh, picker_mesh, cubes }
+    }
+
+    /// The union of two joint cubes whose mean stands nearest `p` (mesh coordinates), with that
+    /// mean. MakeHuman's own rigs place a joint between two cubes so (the head of `tongue04` is
+    /// the mean of the cubes `joint-tongue-3` and `joint-tongue-4`), which MPFB's picker, choosing
+    /// one cube, cannot find: it takes the nearer cube, which may be the bone's other end.
+    fn cube_pair(&self, p: DVec3) -> Option<(Vec<u32>, DVec3)> {
+        // Only cubes near p can average to p: the 8 nearest bound the search.
+        let mut near: Vec<(f64, usize)> = self.cubes.iter().enumerate().map(|(i, c)| ((c.1 - p).length(), i)).collect();
+        near.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        near.truncate(8);
+        let mut best: Option<(f64, Vec<u32>, DVec3)> = None;
+        for (k, &(_, a)) in near.iter().enumerate() {
+            for &(_, b) in &near[k + 1..] {
+                let mut v: Vec<u32> = self.cubes[a].0.iter().chain(&self.cubes[b].0).copied().collect();
+                v.sort_unstable();
+                v.dedup();
+                let Ok(m) = self.mesh.mean(&v) else { continue };
+                let d = (m - p).length();
+                if best.as_ref().is_none_or(|(bd, _, _)| d < *bd) {
+                    best = Some((d, v, m));
+                }
+            }
+        }
+        best.map(|(_, v, m)| (v, m))
     }
 
     /// The vertices whose mean stands nearest `p` (mesh coordinates) by MPFB's rules, if any.
@@ -118,8 +159,8 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
     let d = doc.in_frame(FRAME);
     let Some(si) = d.skeletons.iter().position(|s| !s.bones.is_empty()) else {
         return Err(MhskelError::Write(
-            "nothing to write: the document has no bones, and a MakeHuman skeleton is its bones; convert to glTF or G4MF to keep the rest"
-                .into(),
+            // The command line adds the targets that accept the document (it asks the registry).
+            "nothing to write: the document has no bones, and a MakeHuman skeleton is its bones".into(),
         ));
     };
     let sk = &d.skeletons[si];
@@ -242,7 +283,17 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
             let name = t.fresh(base);
             let at_mesh = p - lift_v;
             let fit = match (&fitter, &picker) {
-                (Some(f), Some(pk)) => f.fit(pk, at_mesh).and_then(|v| f.mesh.mean(&v).ok().map(|m| (v, m))),
+                (Some(f), Some(pk)) => {
+                    let picked = f.fit(pk, at_mesh).and_then(|v| f.mesh.mean(&v).ok().map(|m| (v, m)));
+                    // Where the picker's choice is not exact, a pair of joint cubes may be.
+                    match picked {
+                        Some((_, m)) if (m - at_mesh).length() <= SAME_PLACE => picked,
+                        _ => match f.cube_pair(at_mesh) {
+                            Some((v, m)) if (m - at_mesh).length() <= SAME_PLACE => Some((v, m)),
+                            _ => picked,
+                        },
+                    }
+                }
                 _ => None,
             };
             let placed = match fit {
@@ -272,8 +323,16 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
                 (hj, tj, ph, pt)
             }
             None => {
-                let (hj, ph) = place_joint(&mut t, &format!("{}____head", b.name), head);
+                let (hj, mut ph) = place_joint(&mut t, &format!("{}____head", b.name), head);
                 let (tj, pt) = place_joint(&mut t, &format!("{}____tail", b.name), tail);
+                // Ends fitted onto one place would leave MakeHuman a bone without length or
+                // direction: the head keeps its exact position instead.
+                if (pt - ph).length() <= MIN_LENGTH && t.joints.remove(&hj).is_some() {
+                    ph = head - lift_v;
+                    t.stored.insert(hj.clone(), json!(ph.to_array()));
+                    t.placed.insert(hj.clone(), ph);
+                    unplaced.push(hj.clone());
+                }
                 (hj, tj, ph, pt)
             }
         };

@@ -191,15 +191,20 @@ fn a_rig_from_elsewhere_is_fitted_on_the_base_mesh() {
     let (x, y) = (placed(&doc), placed(&again));
     // MakeHuman's joints are joint cubes and vertex means: MPFB's picker finds them again
     // (within 2 cm, most exactly), and a plane through a base-mesh vertex keeps the roll close.
+    // A joint MakeHuman puts between two joint cubes (tongue04's head) is found as their union.
     let worst = x.iter().map(|(n, (h, _, _))| (*h - y[n.as_str()].0).length()).fold(0.0, f64::max);
-    assert!(worst < 0.2, "a head moved {worst} dm");
+    assert!(worst < 0.02, "a head moved {worst} dm");
     let exact = x.iter().filter(|(n, (h, _, _))| (*h - y[n.as_str()].0).length() < 1e-4).count();
-    assert!(exact > 140, "{exact} of 163 heads found exactly");
+    assert!(exact > 150, "{exact} of 163 heads found exactly");
     let codes: Vec<&str> = d.of(Severity::Loss).map(|x| x.code.as_str()).collect();
     assert!(codes.iter().all(|c| ["mhskel.fitted", "mhskel.orientation"].contains(c)), "{codes:?}");
     // The roll comes from a plane through a base-mesh vertex: close, not exact, and said.
     let turned: Vec<f64> = x.iter().map(|(n, (_, _, a))| a.angle_between(y[n.as_str()].2)).collect();
-    assert!(turned.iter().filter(|t| **t < 0.1).count() >= 160, "{turned:?}");
+    // No bone comes back turned over: tongue04 once did (by pi), its ends fitted onto one cube.
+    assert!(turned.iter().all(|t| *t < 0.1), "{turned:?}");
+    let (h, t, _) = x["tongue04"];
+    let (h2, t2, _) = y["tongue04"];
+    assert!((h - h2).length() < 1e-4 && (t - t2).length() < 1e-4, "tongue04 {h} {t} came back {h2} {t2}");
     let said = d.of(Severity::Loss).find(|l| l.code == "mhskel.orientation").expect("an orientation loss");
     let n: usize = said.message.split(' ').next().unwrap().parse().unwrap();
     assert!(n >= turned.iter().filter(|t| **t > 1e-3).count(), "{}", said.message);

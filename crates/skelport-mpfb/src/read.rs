@@ -190,14 +190,26 @@ impl<'a> Companion<'a> {
 
 /// Load an OBJ as MPFB sees it: OBJ (X, Y, Z) → Blender (X, −Z, Y) × `scale`.
 pub fn load_base_mesh(path: &Path, scale: f64) -> Result<BaseMesh, MpfbError> {
-    base_mesh(Companion::Path(path), scale)
+    base_mesh(Companion::Path(path), scale, None)
 }
 
-/// [`load_base_mesh`] of a mesh given by path or in memory.
-pub(crate) fn base_mesh(mesh: Companion<'_>, scale: f64) -> Result<BaseMesh, MpfbError> {
+/// [`load_base_mesh`] of a mesh given by path or in memory, charged to `budget` (which the mesh
+/// grows, being input too), or without one to a budget of its own size.
+pub(crate) fn base_mesh(mesh: Companion<'_>, scale: f64, budget: Option<&Budget>) -> Result<BaseMesh, MpfbError> {
     let file = mesh.name();
     let bytes = mesh.bytes("mesh")?;
-    let obj = skelport_obj::parse(&bytes, &file)?;
+    let own;
+    let budget = match budget {
+        Some(b) => {
+            b.add_input(Path::new(&file), bytes.len() as u64);
+            b
+        }
+        None => {
+            own = Budget::for_input(bytes.len() as u64);
+            &own
+        }
+    };
+    let obj = skelport_obj::parse_budgeted(&bytes, &file, budget)?;
     let positions = obj.positions.iter().map(|p| DVec3::new(p.x, -p.z, p.y) * scale).collect();
     let groups = obj.vertex_groups().into_iter().map(|g| (g.name, g.vertices)).collect();
     Ok(BaseMesh { obj, positions, groups })
@@ -306,7 +318,7 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
         let rig = parse_rig(bytes, file, &budget)?;
         let scale = rig.header.get("scale_factor").and_then(Value::as_f64).filter(|s| *s > 0.0).unwrap_or(0.1);
         let mesh = Companion::of(opts.mesh.as_deref(), opts.mesh_data.as_ref())
-            .map(|c| Ok::<_, MpfbError>((c.name(), base_mesh(c, scale)?)))
+            .map(|c| Ok::<_, MpfbError>((c.name(), base_mesh(c, scale, Some(&budget))?)))
             .transpose()?;
         Ok((rig, mesh))
     };

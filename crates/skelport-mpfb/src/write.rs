@@ -153,7 +153,7 @@ pub(crate) fn what_it_has(d: &Document) -> String {
 /// The mesh to pick strategies on, loaded only when a bone needs one.
 fn picker_mesh(opts: &WriteOptions, scale: f64, diag: &mut Diagnostics) -> Result<Option<BaseMesh>, MpfbError> {
     let Some(p) = Companion::of(opts.mesh.as_deref(), opts.mesh_data.as_ref()) else { return Ok(None) };
-    let m = base_mesh(p, scale)?;
+    let m = base_mesh(p, scale, None)?;
     if m.positions.len() != BASE_VERTEX_COUNT {
         diag.warn(
             "mpfb.mesh-topology",

@@ -26,6 +26,9 @@ pub enum ObjError {
     Line { file: String, line: usize, message: String },
     #[error("{}", skelport_ir::FormatError::of(self))]
     Encoding { file: String, offset: usize },
+    /// The mesh asks for more memory than the decode budget allows.
+    #[error(transparent)]
+    Budget(#[from] skelport_ir::BudgetError),
 }
 
 impl skelport_ir::Fault for ObjError {
@@ -416,8 +419,21 @@ fn face(rest: &str, out: &mut Corners<'_>, seen: Seen) -> Result<u32, String> {
     u32::try_from(count).or_else(|_| bad(out, format!("a face of {count} corners is more than skelport reads")))
 }
 
-/// Parse OBJ text. `file` names the source in errors.
+/// Bytes charged per byte of OBJ text: what the reader builds from it at most. The densest
+/// statement is a face corner (`f 1 2 3 …`: 2 bytes a corner) holding a vertex, a `vt` and a
+/// `vn` index (12 bytes), with a vector's spare capacity, and the mesh made from it (positions
+/// as `v 0 0 0`, 8 bytes for 24, likewise): 16 covers both.
+pub const BUDGET_PER_BYTE: u64 = 16;
+
+/// Parse OBJ text. `file` names the source in errors. The decode budget is that of a file of
+/// its size ([`skelport_ir::Budget::for_input`]).
 pub fn parse(bytes: &[u8], file: &str) -> Result<ObjMesh, ObjError> {
+    parse_budgeted(bytes, file, &skelport_ir::Budget::for_input(bytes.len() as u64))
+}
+
+/// [`parse`], charging `budget` [`BUDGET_PER_BYTE`] × the text's bytes before anything is built.
+pub fn parse_budgeted(bytes: &[u8], file: &str, budget: &skelport_ir::Budget) -> Result<ObjMesh, ObjError> {
+    budget.charge((bytes.len() as u64).saturating_mul(BUDGET_PER_BYTE), file, "the mesh (its vertices, faces and groups)")?;
     // simdutf8 vouches for valid text faster than std (SIMD); std's error gives the place.
     let text = match simdutf8::basic::from_utf8(bytes) {
         Ok(text) => text,
@@ -537,6 +553,20 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<ObjMesh, ObjError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 38: what the mesh builds is charged before it is built. Faces of one-digit corners
+    /// (`f 1 1 1 …`) are the densest OBJ; under a budget of the file's size times less than
+    /// [`BUDGET_PER_BYTE`] it stops naming the mesh, and reads within 64 times its size.
+    #[test]
+    fn the_mesh_is_charged_before_it_is_built() {
+        let text = format!("v 0 0 0\n{}", "f 1 1 1 1 1 1 1 1\n".repeat(100_000));
+        let budget = skelport_ir::Budget::with_limit(8 * text.len() as u64);
+        let e = parse_budgeted(text.as_bytes(), "crafted.obj", &budget).unwrap_err().to_string();
+        assert!(e.starts_with("crafted.obj: the mesh (its vertices, faces and groups): decode budget exceeded"), "{e}");
+        let budget = skelport_ir::Budget::with_limit(64 * text.len() as u64);
+        let m = parse_budgeted(text.as_bytes(), "crafted.obj", &budget).unwrap();
+        assert_eq!(m.faces.counts.len(), 100_000);
+    }
 
     #[test]
     fn groups_numbering_and_errors() {

@@ -55,18 +55,7 @@ enum Phase {
 /// Read, convert and save `input` into `output` as the command line's `convert_one` does, unless
 /// `phase` says the caller gave up before the save began (then `None`).
 fn convert_one(s: &Settings, input: &Path, output: &Path, phase: &Mutex<Phase>) -> Option<Row> {
-    let mut row = Row {
-        input: input.display().to_string(),
-        output: Some(output.display().to_string()),
-        from: None,
-        to: s.target.name().to_owned(),
-        ok: false,
-        skipped: false,
-        error: None,
-        code: None,
-        diagnostics: Vec::new(),
-        outputs: Vec::new(),
-    };
+    let mut row = pending_row(s, input, output);
     let fail = |row: &mut Row, mut e: skelport::Error| {
         row.diagnostics = e.take_diagnostics().items;
         row.code = Some(e.code().as_str().to_owned());
@@ -113,6 +102,11 @@ fn convert_one(s: &Settings, input: &Path, output: &Path, phase: &Mutex<Phase>) 
 
 /// A row for a failure of this module's own (a panic, a timeout).
 fn failed_row(s: &Settings, input: &Path, output: &Path, code: &str, error: String) -> Row {
+    Row { error: Some(error), code: Some(code.to_owned()), ..pending_row(s, input, output) }
+}
+
+/// The row of an input not yet converted: nothing read, nothing written.
+fn pending_row(s: &Settings, input: &Path, output: &Path) -> Row {
     Row {
         input: input.display().to_string(),
         output: Some(output.display().to_string()),
@@ -120,8 +114,8 @@ fn failed_row(s: &Settings, input: &Path, output: &Path, code: &str, error: Stri
         to: s.target.name().to_owned(),
         ok: false,
         skipped: false,
-        error: Some(error),
-        code: Some(code.to_owned()),
+        error: None,
+        code: None,
         diagnostics: Vec::new(),
         outputs: Vec::new(),
     }

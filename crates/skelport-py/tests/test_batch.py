@@ -108,7 +108,12 @@ def test_ctrl_c_stops_a_batch_between_files(tmp_path):
     """KeyboardInterrupt while a batch runs: the files in flight finish their all-or-nothing
     save, no new one starts, the interrupt reaches Python; skip_existing resumes it."""
     good, _, _ = make_inputs(tmp_path / "in")
-    inputs = good
+    # Four times the files, so that the watcher sees the batch running even on a busy machine.
+    inputs = list(good)
+    for k in range(len(good), 4 * len(good)):
+        p = good[0].parent / f"rig{k:04d}{''.join(good[k % len(good)].suffixes)}"
+        p.write_bytes(good[k % len(good)].read_bytes())
+        inputs.append(p)
     out = tmp_path / "out"
 
     def interrupt_when_started():

@@ -18,13 +18,19 @@ ACCEPTED = {
 }
 CASES = sorted(p for p in BAD.glob("*/*") if not p.name.endswith(".expected"))
 # Suites of files read with a main file (testdata/bad/<suite>/), as tests/bad_inputs.rs feeds them.
-COMPANIONS = {"mpfb-weights": "weights", "obj": "mesh"}
+# Each is joined to the demo file of the format that reads it.
+COMPANIONS = {
+    "mpfb-weights": ("testdata/demo/rig.sample.json", "weights"),
+    "obj": ("testdata/demo/rig.sample.json", "mesh"),
+    "mhw": ("testdata/demo/sample.mhskel", "weights"),
+}
 
 
 def convert_args(rel: str) -> dict:
     suite = rel.split("/")[2]
     if suite in COMPANIONS:
-        return {"inputs": "testdata/demo/rig.sample.json", COMPANIONS[suite]: rel}
+        main, keyword = COMPANIONS[suite]
+        return {"inputs": main, keyword: rel}
     return {"inputs": rel, "from_": suite}
 
 
@@ -89,7 +95,7 @@ def test_errors_carry_code_path_place_and_diagnostics(tmp_path):
     assert e.value.code == "format.undetected" and "mystery" in str(e.value)
 
     with pytest.raises(skelport.Error) as e:
-        skelport.load(DEMO / "sample.glb", format="fbx")
+        skelport.load(DEMO / "sample.glb", format="fbz")
     assert e.value.code == "format.unknown" and "glb" in str(e.value)
 
     with pytest.raises(skelport.Error) as e:

@@ -11,8 +11,9 @@
 
 use crate::error::SlError;
 use crate::xml;
+use skelport_ir::num::{self, ints_into, parse_i64, Int};
 use skelport_ir::FaultKind;
-use skelport_ir::{DMat4, DVec2, DVec3};
+use skelport_ir::{Budget, DMat4, DVec2, DVec3};
 use std::collections::HashMap;
 
 /// A place in the file (1-based line and column; 0 when unknown).
@@ -216,6 +217,8 @@ impl Dae {
 /// Fail with the place of `node`.
 struct Ctx<'a> {
     file: &'a str,
+    /// Charged for every number list before it is parsed.
+    budget: &'a Budget,
 }
 
 impl Ctx<'_> {
@@ -227,8 +230,15 @@ impl Ctx<'_> {
         let p = self.pos(n);
         SlError::invalid(self.file, p.line, p.column, msg)
     }
+    /// Charge the budget for the values a list of `text` may hold (one a blank and a digit), at
+    /// `T`'s size, before they are parsed.
+    fn charge<T>(&self, n: xml::Node<'_, '_>, text: &str) -> Result<(), SlError> {
+        let (line, column) = n.line_column();
+        Ok(self.budget.charge_items::<T>(text.len() / 2 + 1, self.file, &format!("<{}> at {line}:{column}", n.name()))?)
+    }
     fn floats(&self, n: xml::Node<'_, '_>) -> Result<Vec<f64>, SlError> {
         let text = n.text().unwrap_or("");
+        self.charge::<f64>(n, text)?;
         let mut out = Vec::with_capacity(text.len() / 8);
         floats_into(text, &mut out)
             .map_err(|(i, t)| self.err(n, format!("value {} \"{t}\" is not a number", i + 1)).with_kind(FaultKind::Value))?;
@@ -247,6 +257,7 @@ impl Ctx<'_> {
     }
     fn ints(&self, n: xml::Node<'_, '_>) -> Result<Vec<i64>, SlError> {
         let text = n.text().unwrap_or("");
+        self.charge::<i64>(n, text)?;
         let mut out = Vec::with_capacity(text.len() / 3);
         ints_into(text, &mut out).map_err(|(i, t)| self.not_integer(n, i, t))?;
         Ok(out)
@@ -255,6 +266,7 @@ impl Ctx<'_> {
     /// index, which the caller then reads as `i64` to name it).
     fn indices<T: Int>(&self, n: xml::Node<'_, '_>) -> Result<Option<Vec<T>>, SlError> {
         let text = n.text().unwrap_or("");
+        self.charge::<T>(n, text)?;
         let mut out = Vec::with_capacity(text.len() / 3);
         match ints_into(text, &mut out) {
             Ok(()) => Ok(Some(out)),
@@ -265,222 +277,6 @@ impl Ctx<'_> {
     fn not_integer(&self, n: xml::Node<'_, '_>, i: usize, t: &str) -> SlError {
         self.err(n, format!("value {} \"{t}\" is not an integer", i + 1)).with_kind(FaultKind::Value)
     }
-}
-
-/// The integer type a list is read as: `i64` holds every integer [`parse_i64`] gives; `u32` (for
-/// index lists: half the memory of `i64`, and the type the IR keeps them in) only those that fit.
-trait Int: Copy + Send + Into<i64> {
-    fn narrow(v: i64) -> Option<Self>;
-}
-
-impl Int for i64 {
-    #[inline(always)]
-    fn narrow(v: i64) -> Option<Self> {
-        Some(v)
-    }
-}
-
-impl Int for u32 {
-    #[inline(always)]
-    fn narrow(v: i64) -> Option<Self> {
-        u32::try_from(v).ok()
-    }
-}
-
-/// [`parse_i64`] into `T`: `None` for a word that is not an integer or does not fit.
-fn parse_int<T: Int>(t: &str) -> Option<T> {
-    parse_i64(t).and_then(T::narrow)
-}
-
-/// Append the numbers of a whitespace-separated list (words as `split_ascii_whitespace` gives
-/// them) to `out`, or give the index and text of the first word that is not a number.
-///
-/// Number lists are most of a Collada file, so each word is scanned once, in tight loops (blanks,
-/// then sign, digits, dot, digits): a word made of an optional sign and digits with at most one
-/// dot (what exporters write) is accumulated as it is scanned and finished by Clinger's fast
-/// path (1 to 15 digits, so below 2^53, and so at most 15 decimals: one exact division, bit for
-/// bit `str::parse`); any other word goes to [`parse_f64`] (fast-float2, then the odd
-/// spellings). Fused because splitting the words first and parsing each again read every byte
-/// twice; a loop per part of a word because one loop with a branch per byte and state flags
-/// cost half as much again. Digits are counted, not significant digits (a word with more than
-/// 15, leading zeros included, takes the slow path), and the sign is a bit, not a branch, which
-/// is faster than counting significant digits and branching (docs/performance.md).
-fn floats_into<'t>(text: &'t str, out: &mut Vec<f64>) -> Result<(), (usize, &'t str)> {
-    const POW10: [f64; 16] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
-    let b = text.as_bytes();
-    let n = b.len();
-    let mut i = 0;
-    loop {
-        while i < n && is_blank(b[i]) {
-            i += 1;
-        }
-        if i >= n {
-            return Ok(());
-        }
-        let start = i;
-        let neg = b[i] == b'-';
-        if neg || b[i] == b'+' {
-            i += 1;
-        }
-        // Past 15 digits the word goes to the slow path: wrapping is harmless.
-        let mut m = 0u64;
-        let int_start = i;
-        while i < n {
-            let d = b[i].wrapping_sub(b'0');
-            if d >= 10 {
-                break;
-            }
-            m = m.wrapping_mul(10).wrapping_add(u64::from(d));
-            i += 1;
-        }
-        let mut digits = i - int_start;
-        let mut frac = 0usize;
-        if i < n && b[i] == b'.' {
-            i += 1;
-            let frac_start = i;
-            while i < n {
-                let d = b[i].wrapping_sub(b'0');
-                if d >= 10 {
-                    break;
-                }
-                m = m.wrapping_mul(10).wrapping_add(u64::from(d));
-                i += 1;
-            }
-            frac = i - frac_start;
-            digits += frac;
-        }
-        if (i == n || is_blank(b[i])) && (1..=15).contains(&digits) {
-            // v is +0.0 or more; "-0" is -0.0, as `str::parse` gives.
-            let v = m as f64 / POW10[frac];
-            out.push(f64::from_bits(v.to_bits() | u64::from(neg) << 63));
-        } else {
-            while i < n && !is_blank(b[i]) {
-                i += 1;
-            }
-            slow_word(text, start, i, parse_f64, out)?;
-        }
-    }
-}
-
-/// The bytes `split_ascii_whitespace` splits on.
-#[inline(always)]
-fn is_blank(c: u8) -> bool {
-    matches!(c, b' ' | b'\n' | b'\r' | b'\t' | b'\x0c')
-}
-
-/// The slow path of [`floats_into`] and [`ints_into`]: the word `text[start..end]` through the
-/// full parser, or its index and text when it is not a number.
-#[cold]
-fn slow_word<'t, T>(
-    text: &'t str,
-    start: usize,
-    end: usize,
-    parse: fn(&str) -> Option<T>,
-    out: &mut Vec<T>,
-) -> Result<(), (usize, &'t str)> {
-    let t = text.get(start..end).unwrap_or("");
-    out.push(parse(t).ok_or((out.len(), t))?);
-    Ok(())
-}
-
-/// Integers as [`floats_into`] reads decimals: a word of an optional sign and at most 18 digits
-/// (no overflow) is accumulated as it is scanned; any other word goes to [`parse_i64`]. A word
-/// that is an integer `T` cannot hold is refused like one that is not an integer.
-fn ints_into<'t, T: Int>(text: &'t str, out: &mut Vec<T>) -> Result<(), (usize, &'t str)> {
-    let b = text.as_bytes();
-    let n = b.len();
-    let mut i = 0;
-    loop {
-        while i < n && is_blank(b[i]) {
-            i += 1;
-        }
-        if i >= n {
-            return Ok(());
-        }
-        let start = i;
-        // Most index words are 1 to 8 digits and a blank: all eight bytes at once, without a
-        // branch per digit (the loop below mispredicts its exit on every change of length).
-        if let Some((len, v)) = b.get(i..i + 8).and_then(short_digits) {
-            if b.get(i + len).is_some_and(|&c| is_blank(c)) {
-                if let Some(x) = T::narrow(v as i64) {
-                    out.push(x);
-                    i += len + 1;
-                    continue;
-                }
-            }
-        }
-        let neg = b[i] == b'-';
-        if neg || b[i] == b'+' {
-            i += 1;
-        }
-        let digits_start = i;
-        let mut v = 0i64;
-        while i < n {
-            let d = b[i].wrapping_sub(b'0');
-            if d >= 10 {
-                break;
-            }
-            v = v.wrapping_mul(10).wrapping_add(i64::from(d));
-            i += 1;
-        }
-        let fast = (i == n || is_blank(b[i])) && (1..=18).contains(&(i - digits_start));
-        match fast.then(|| T::narrow(if neg { -v } else { v })).flatten() {
-            Some(x) => out.push(x),
-            None => {
-                while i < n && !is_blank(b[i]) {
-                    i += 1;
-                }
-                slow_word(text, start, i, parse_int::<T>, out)?;
-            }
-        }
-    }
-}
-
-/// The leading run of ASCII digits in eight bytes, when it is not empty: its length (8 when all
-/// eight are digits: the caller checks what follows) and value, found eight bytes at a time (a
-/// mask of the bytes that are not digits, and the digits combined in three multiplications).
-#[inline(always)]
-fn short_digits(eight: &[u8]) -> Option<(usize, u64)> {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(eight);
-    // Bytes in reading order from the lowest. A byte below '0' borrows from the bytes above it
-    // and one past 0x89 carries into them: both only change bytes past the first non-digit.
-    let x = u64::from_le_bytes(w).wrapping_sub(0x3030_3030_3030_3030);
-    let not_digit = (x.wrapping_add(0x7676_7676_7676_7676) | x) & 0x8080_8080_8080_8080;
-    let len = (not_digit.trailing_zeros() / 8) as usize;
-    if len == 0 {
-        return None;
-    }
-    // The digits moved to the top, zeros (leading zeros) below them; then pairs, fours, eights.
-    let d = x << (8 * (8 - len));
-    let d = d.wrapping_mul(10).wrapping_add(d >> 8);
-    let v = (d & 0x0000_00FF_0000_00FF)
-        .wrapping_mul(100 + (1_000_000 << 32))
-        .wrapping_add(((d >> 16) & 0x0000_00FF_0000_00FF).wrapping_mul(1 + (10_000 << 32)))
-        >> 32;
-    Some((len, v))
-}
-
-/// Index lists are most of a Collada file: a plain digit loop (what `str::parse` does after its
-/// sign and radix checks) with overflow caught, so that the common case costs a few instructions
-/// per digit.
-fn parse_i64(t: &str) -> Option<i64> {
-    let (neg, digits) = match t.as_bytes() {
-        [b'-', rest @ ..] => (true, rest),
-        [b'+', rest @ ..] => (false, rest),
-        rest => (false, rest),
-    };
-    if digits.is_empty() || digits.len() > 18 {
-        return t.parse().ok();
-    }
-    let mut v: i64 = 0;
-    for &d in digits {
-        if !d.is_ascii_digit() {
-            return None;
-        }
-        v = v * 10 + (d - b'0') as i64;
-    }
-    Some(if neg { -v } else { v })
 }
 
 /// Collada numbers: decimal floats, plus the spellings some exporters write for non-finite values
@@ -498,6 +294,12 @@ fn parse_f64(t: &str) -> Option<f64> {
             _ => None,
         },
     }
+}
+
+/// A Collada float list: the shared decimal scanner, with [`parse_f64`] for the words off its
+/// fast path.
+fn floats_into<'t>(text: &'t str, out: &mut Vec<f64>) -> Result<(), (usize, &'t str)> {
+    num::decimals_into(text, out, parse_f64)
 }
 
 fn child<'a, 'i>(n: xml::Node<'a, 'i>, name: &str) -> Option<xml::Node<'a, 'i>> {
@@ -959,16 +761,23 @@ pub fn matrix_from_row_major(v: &[f64]) -> DMat4 {
     DMat4::from_cols_array(&a).transpose()
 }
 
-/// Parse a Collada document. `file` names it in errors.
+/// Parse a Collada document. `file` names it in errors. The decode budget is that of a file of
+/// `text`'s size ([`Budget::for_input`]).
 pub fn parse(text: &str, file: &str) -> Result<Dae, SlError> {
-    parse_with(text, file, PARALLEL_FROM)
+    parse_budgeted(text, file, &Budget::for_input(text.len() as u64))
+}
+
+/// [`parse`] charging `budget` for the element tree and the number lists it builds, before it
+/// builds them.
+pub fn parse_budgeted(text: &str, file: &str, budget: &Budget) -> Result<Dae, SlError> {
+    parse_with(text, file, PARALLEL_FROM, budget)
 }
 
 /// [`parse`], reading geometries and skins in parallel when the text has `parallel_from` bytes.
-fn parse_with(text: &str, file: &str, parallel_from: usize) -> Result<Dae, SlError> {
-    let doc = xml::parse(text, file)?;
+fn parse_with(text: &str, file: &str, parallel_from: usize, budget: &Budget) -> Result<Dae, SlError> {
+    let doc = xml::parse(text, file, budget)?;
     skelport_ir::trace::phase("dae: element tree");
-    let cx = Ctx { file };
+    let cx = Ctx { file, budget };
     let root = doc.root();
     if root.name() != "COLLADA" {
         return Err(cx.err(root, format!("the root element is <{}>, not <COLLADA>: this is not a Collada file; export it as Collada (.dae), or read it as the format it is", root.name())));
@@ -1171,7 +980,7 @@ fn node(cx: &Ctx<'_>, n: xml::Node<'_, '_>, parent: Option<usize>) -> Result<Nod
 
 #[cfg(test)]
 mod tests {
-    use super::{floats_into, ints_into, parse_f64, parse_i64, parse_with};
+    use super::{floats_into, ints_into, parse_f64, parse_i64, parse_with, Budget};
 
     /// Geometries and skins read in parallel give the same document, and the same first error,
     /// as read one after another: every project .dae (the malformed suite holds errors in
@@ -1209,8 +1018,8 @@ mod tests {
         }
         let (mut ok, mut failed) = (0, 0);
         for (name, text) in &texts {
-            let seq = format!("{:?}", parse_with(text, "x.dae", usize::MAX));
-            let par = format!("{:?}", parse_with(text, "x.dae", 0));
+            let seq = format!("{:?}", parse_with(text, "x.dae", usize::MAX, &Budget::unlimited()));
+            let par = format!("{:?}", parse_with(text, "x.dae", 0, &Budget::unlimited()));
             assert_eq!(seq, par, "{name}");
             if seq.starts_with("Ok") {
                 ok += 1
@@ -1219,7 +1028,7 @@ mod tests {
             }
         }
         assert!(ok >= 2 && failed >= 20, "{ok} read, {failed} refused");
-        let err = |t: &str| parse_with(t, "x.dae", 0).expect_err("refused").to_string();
+        let err = |t: &str| parse_with(t, "x.dae", 0, &Budget::unlimited()).expect_err("refused").to_string();
         assert!(err(&both).contains("is not a number"), "{}", err(&both));
         assert!(err(&skin_bad).contains("is not an integer"), "{}", err(&skin_bad));
     }

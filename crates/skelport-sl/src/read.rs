@@ -634,21 +634,22 @@ fn unique_name(base: &str, taken: &mut UniqueNames) -> String {
 /// Read `.dae` bytes into the IR (the `dae` format's reader).
 pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, SlError> {
     let unpacked = crate::zae::unpack_if_zipped(bytes, file)?;
-    let (bytes, file) = match &unpacked {
+    let budget = opts.budget.clone().unwrap_or_else(|| skelport_ir::Budget::for_input(bytes.len() as u64));
+    let (bytes, file, budget) = match &unpacked {
         Some((name, dae)) => {
             diag.info("dae-zae", format!("{file}: zipped Collada; read {name}"));
             // The Collada reader takes memory in proportion to its text, within the budget of
             // a file that size: the `.dae` inside is charged as the input it stands for, so an
             // archive is allowed no more than a `.dae` of the archive's size.
-            let budget = opts.budget.clone().unwrap_or_else(|| skelport_ir::Budget::for_input(bytes.len() as u64));
+            // That charge stands for what reading it builds, which is not charged again.
             budget.charge((dae.len() as u64).saturating_mul(skelport_ir::budget::BUDGET_FACTOR), file, name)?;
-            (dae.as_slice(), name.as_str())
+            (dae.as_slice(), name.as_str(), skelport_ir::Budget::unlimited())
         }
-        None => (bytes, file),
+        None => (bytes, file, budget),
     };
     let text = decode(bytes, file)?;
     skelport_ir::trace::phase("dae: text decoded");
-    let dae = collada::parse(&text, file)?;
+    let dae = collada::parse_budgeted(&text, file, &budget)?;
     skelport_ir::trace::phase("dae: parsed");
     crate::dae_check::check(&dae, file)?;
     skelport_ir::trace::phase("dae: checked");

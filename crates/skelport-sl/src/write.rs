@@ -408,13 +408,16 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
         r
     } else {
         let shown: Vec<&str> = not_sl.iter().copied().take(8).collect();
-        diag.loss(
-            "dae-not-sl",
-            format!(
-                "joint names are not SL joint names (e.g. {}): written as generic Collada that the SL importer refuses; use --map (e.g. mpfb-game_engine-to-sl) for an SL rig",
-                shown.join(", ")
-            ),
-        );
+        // Empty skeletons (a document of plain meshes) have no joint names to be wrong.
+        if !shown.is_empty() {
+            diag.loss(
+                "dae-not-sl",
+                format!(
+                    "joint names are not SL joint names (e.g. {}): written as generic Collada that the SL importer refuses; use --map (e.g. mpfb-game_engine-to-sl) for an SL rig",
+                    shown.join(", ")
+                ),
+            );
+        }
         generic_rig(&doc, &mut taken)
     };
 

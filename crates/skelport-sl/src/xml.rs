@@ -16,6 +16,7 @@
 
 use crate::error::SlError;
 use quick_xml::events::Event;
+use skelport_ir::Budget;
 use std::borrow::Cow;
 use std::collections::HashSet;
 
@@ -121,8 +122,33 @@ impl<'a> Doc<'a> {
     }
 }
 
-/// Parse `text` (`file` names it in errors).
-pub(crate) fn parse<'a>(text: &'a str, file: &str) -> Result<Doc<'a>, SlError> {
+/// Bytes charged per element the tree may hold (one per `<` in the text): an [`Elem`], twice
+/// for a vector's spare capacity and the copy made when it grows.
+const ELEMENT_BYTES: u64 = 2 * std::mem::size_of::<Elem<'static>>() as u64;
+/// Bytes charged per attribute the tree may hold (one per `=` in the text), likewise.
+const ATTRIBUTE_BYTES: u64 = 2 * std::mem::size_of::<(&str, Cow<'static, str>)>() as u64;
+/// Bytes charged per `<` when roxmltree checks the text: its node (element, text or comment),
+/// with spare capacity, a generous bound of `roxmltree::NodeData`.
+const ROXMLTREE_NODE_BYTES: u64 = 2 * 96;
+/// Bytes charged per `=` when roxmltree checks the text: its attribute, likewise.
+const ROXMLTREE_ATTRIBUTE_BYTES: u64 = 2 * 64;
+
+/// Parse `text` (`file` names it in errors), charging `budget` for the tree before it is built:
+/// the elements and attributes the text can hold at most, counted from its `<` and `=` bytes
+/// (one fast pass; a tree of `<a/>` takes 40 times its text).
+pub(crate) fn parse<'a>(text: &'a str, file: &str, budget: &Budget) -> Result<Doc<'a>, SlError> {
+    let b = text.as_bytes();
+    let (lt, eq) = (memchr::memchr_iter(b'<', b).count() as u64, memchr::memchr_iter(b'=', b).count() as u64);
+    let tree = |element: u64, attribute: u64| lt.saturating_mul(element).saturating_add(eq.saturating_mul(attribute));
+    budget.charge(tree(ELEMENT_BYTES, ATTRIBUTE_BYTES), file, &format!("the element tree ({lt} '<', {eq} '=')"))?;
+    let full_check = |text: &str, file: &str| -> Result<(), SlError> {
+        budget.charge(
+            tree(ROXMLTREE_NODE_BYTES, ROXMLTREE_ATTRIBUTE_BYTES),
+            file,
+            &format!("the XML check's tree ({lt} '<', {eq} '=')"),
+        )?;
+        full_check(text, file)
+    };
     // The byte scan (unusual bytes, newlines) and the tree are independent passes over the text:
     // on a big file they run on two cores.
     let (scan, built) =
@@ -130,9 +156,10 @@ pub(crate) fn parse<'a>(text: &'a str, file: &str) -> Result<Doc<'a>, SlError> {
     if scan.unusual {
         full_check(text, file)?;
     }
+    // Past the check above, a second one would find the same.
     match built {
         Ok((mut doc, unsure)) => {
-            if unsure {
+            if unsure && !scan.unusual {
                 full_check(text, file)?;
             }
             scan.number_lines(&mut doc);
@@ -141,7 +168,7 @@ pub(crate) fn parse<'a>(text: &'a str, file: &str) -> Result<Doc<'a>, SlError> {
         Err((at, message)) => {
             // Past the attribute cap, roxmltree's verdict would take time in the square of the
             // attributes: the cap is the answer.
-            if !message.ends_with(TOO_MANY_ATTRIBUTES) {
+            if !message.ends_with(TOO_MANY_ATTRIBUTES) && !scan.unusual {
                 full_check(text, file)?;
             }
             // roxmltree accepts what quick-xml refused: report quick-xml's finding.
@@ -495,7 +522,13 @@ fn count_newlines(b: &[u8]) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse, BLOCK, PARALLEL_FROM};
+    use super::{Doc, BLOCK, PARALLEL_FROM};
+    use crate::error::SlError;
+
+    /// The parse without a budget: these tests are about the tree.
+    fn parse<'a>(text: &'a str, file: &str) -> Result<Doc<'a>, SlError> {
+        super::parse(text, file, &skelport_ir::Budget::unlimited())
+    }
 
     /// Element lines from the per-block newline counts equal a plain count, for texts that
     /// cross many blocks with long lines, blank runs and elements on block boundaries, on the

@@ -989,3 +989,31 @@ fn repeated_names_and_attributes_take_linear_work() {
     // roxmltree's verdict on the file (it says "already defined") is kept where it has one.
     assert!(e.contains("attribute 'name'") && (e.contains("given twice") || e.contains("already defined")), "{e}");
 }
+
+/// Issue 38: the element tree and the number lists a Collada file builds are charged to the
+/// decode budget before they are built. A file of empty elements (`<a/>`: 4 bytes, an 80-byte
+/// element in the tree) takes 40 times its text; under a budget of 16 times the file it stops at
+/// the tree, naming it, and so does a number list under a budget too small for its values.
+#[test]
+fn the_element_tree_and_number_lists_are_charged_before_they_are_built() {
+    use skelport_ir::Budget;
+    let read_with = |text: &str, limit: u64| {
+        let opts = ReadOptions { budget: Some(Budget::with_limit(limit)), ..Default::default() };
+        let p = std::path::Path::new("crafted.dae");
+        DaeFormat.read(Input { path: Some(p), bytes: text.as_bytes() }, &opts, &mut Diagnostics::default()).map_err(|e| e.to_string())
+    };
+    let empty: String = (0..200_000).map(|_| "<a/>").collect();
+    let crafted = alike_joints(1, 0).replace("</COLLADA>", &format!("<extra>{empty}</extra></COLLADA>"));
+    let e = read_with(&crafted, 16 * crafted.len() as u64).unwrap_err();
+    assert!(e.starts_with("crafted.dae: the element tree (200") && e.contains("decode budget exceeded"), "{e}");
+    // The same file within 64 times its size reads.
+    read_with(&crafted, 64 * crafted.len() as u64).unwrap();
+    // A geometry's 300,000 zeros ("0 ", 2 bytes, an 8-byte value each) need 2.4 MB.
+    let demo = std::fs::read(skelport_ir::testing::workspace_root().join("testdata/demo/sample.dae")).unwrap();
+    let demo = String::from_utf8(demo).unwrap();
+    let at = demo.find("<float_array").unwrap();
+    let end = at + demo[at..].find('>').unwrap() + 1;
+    let zeros = format!("{}{}{}", &demo[..end], "0 ".repeat(300_000), &demo[end..]);
+    let e = read_with(&zeros, 2_000_000).unwrap_err();
+    assert!(e.contains(": <float_array> at ") && e.contains("decode budget exceeded"), "{e}");
+}

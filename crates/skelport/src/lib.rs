@@ -386,7 +386,7 @@ pub fn convert(loaded: &Loaded, target: &'static dyn Format, opts: &ConvertOptio
 fn humanoid_map(opts: &ConvertOptions) -> Option<PathBuf> {
     let m = opts.map.as_deref()?;
     // Names, not files: `humanoid` and the built-in retarget maps.
-    if m == maps::HUMANOID || maps::BUILT_IN.iter().any(|(n, _)| *n == m) {
+    if m == maps::HUMANOID || maps::built_in_name(m).is_some() {
         return None;
     }
     let p = Path::new(m);

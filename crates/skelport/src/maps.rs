@@ -15,6 +15,16 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("mpfb-mixamo-to-mixamo", include_str!("../maps/mpfb-mixamo-to-mixamo.json")),
 ];
 
+/// Short names for built-in maps (alias, map): `--map mixamo` is what a user with a Mixamo
+/// character types first.
+pub const ALIASES: &[(&str, &str)] = &[("mixamo", "mixamo-to-mpfb-mixamo")];
+
+/// The built-in map's name that `name` is or stands for, if any.
+pub fn built_in_name(name: &str) -> Option<&'static str> {
+    let name = ALIASES.iter().find(|(a, _)| *a == name).map_or(name, |(_, m)| *m);
+    BUILT_IN.iter().find(|(n, _)| *n == name).map(|(n, _)| *n)
+}
+
 /// The `--map` value that renames a humanoid's bones to the names the target format's rigs use
 /// (`Format::humanoid_names`), from the bone roles a VRM gave them or a built-in humanoid map
 /// that recognises the rig: VRM → Second Life, MakeHuman → AnvilToolkit without a map file.
@@ -37,17 +47,18 @@ pub fn humanoid_for(doc: &skelport_ir::Document, target: &dyn skelport_ir::Forma
 
 /// Load a built-in map by name, or a map file by path.
 pub fn load(name_or_file: &str) -> Result<RetargetMap> {
-    if let Some((_, json)) = BUILT_IN.iter().find(|(n, _)| *n == name_or_file) {
+    if let Some((_, json)) = built_in_name(name_or_file).and_then(|n| BUILT_IN.iter().find(|(b, _)| *b == n)) {
         return serde_json::from_str(json).with_context(|| format!("built-in map {name_or_file} is broken"));
     }
     let p = Path::new(name_or_file);
     if !p.exists() {
         let names: Vec<&str> = BUILT_IN.iter().map(|m| m.0).chain([HUMANOID]).collect();
-        let close = skelport_ir::suggest::did_you_mean(name_or_file, names.iter().copied());
+        let close = skelport_ir::suggest::did_you_mean(name_or_file, names.iter().copied().chain(ALIASES.iter().map(|a| a.0)));
         return Err(anyhow!(
             "--map {name_or_file}: no built-in map has that name and no such file exists{close}; built-in maps: {} \
-             ({HUMANOID}: any humanoid skelport recognises to the target's names, e.g. Mixamo to Second Life)",
-            names.join(", ")
+             ({HUMANOID}: any humanoid skelport recognises to the target's names, e.g. Mixamo to Second Life); short names: {}",
+            names.join(", "),
+            ALIASES.iter().map(|(a, m)| format!("{a} ({m})")).collect::<Vec<_>>().join(", ")
         ));
     }
     // The checked reader: a regular file within the input size limit (a FIFO refused at once).

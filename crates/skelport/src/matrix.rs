@@ -408,6 +408,21 @@ fn fmt_m(v: Option<f64>) -> String {
     v.map(|x| if x == 0.0 { "0".into() } else { format!("{x:.1e}") }).unwrap_or_else(|| "–".into())
 }
 
+/// Why the target rightly refused the source, when it did: VRM holds only humanoids
+/// (`Holds::humanoid_only`), and a rig format is its bones, so a document of plain meshes is
+/// refused with the formats that keep them named. `None` for a cell that passed or failed.
+pub fn refusal(c: &Cell) -> Option<String> {
+    let error = c.error.as_deref()?;
+    if error.contains("is not a humanoid") {
+        Some("not a humanoid (VRM holds humanoids only)".to_string())
+    } else if error.contains("nothing to write") && error.contains("no bones") {
+        let keep = error.split("; convert to ").nth(1).unwrap_or("").trim_end_matches(" to keep the meshes");
+        Some(format!("no bones (a {} file is its bones; convert to {keep})", c.target))
+    } else {
+        None
+    }
+}
+
 /// The matrix as markdown: one table row per cell.
 pub fn markdown(cells: &[Cell]) -> String {
     let mut s = String::from(
@@ -425,9 +440,8 @@ pub fn markdown(cells: &[Cell]) -> String {
         let error = c.error.as_deref().unwrap_or("");
         let result = if c.ok {
             "ok".to_string()
-        } else if error.contains("is not a humanoid") {
-            // VRM holds only humanoids (Holds::humanoid_only): refusing another rig is right.
-            "refused: not a humanoid (VRM holds humanoids only)".to_string()
+        } else if let Some(why) = refusal(c) {
+            format!("refused: {why}")
         } else {
             format!("**failed**: {}", error.replace('\n', " ").replace('|', "\\|"))
         };
