@@ -95,6 +95,7 @@ impl Fault for AnvilError {
             | AnvilError::DanglingLink { file, .. }
             | AnvilError::Skeleton { file, .. }
             | AnvilError::Io { file, .. } => Some(file),
+            AnvilError::Budget(e) => e.file(),
             AnvilError::Limit(_) | AnvilError::Merge(_) | AnvilError::Edit(_) | AnvilError::Write(_) => None,
         }
     }
@@ -104,6 +105,7 @@ impl Fault for AnvilError {
             AnvilError::Syntax { line, column, .. }
             | AnvilError::Structure { line, column, .. }
             | AnvilError::DanglingLink { line, column, .. } => Some(Place::text(*line, *column)),
+            AnvilError::Budget(e) => e.place(),
             _ => None,
         }
     }
@@ -115,6 +117,7 @@ impl Fault for AnvilError {
             AnvilError::DanglingLink { .. } => FaultKind::Reference,
             AnvilError::Skeleton { .. } => FaultKind::Structure,
             AnvilError::Write(_) => FaultKind::Write,
+            AnvilError::Budget(e) => e.kind(),
             AnvilError::Limit(_) | AnvilError::Merge(_) | AnvilError::Edit(_) | AnvilError::Io { .. } => FaultKind::Other,
         }
     }
@@ -126,6 +129,7 @@ impl Fault for AnvilError {
             | AnvilError::Structure { message, .. }
             | AnvilError::Skeleton { message, .. }
             | AnvilError::Io { message, .. } => message.clone(),
+            AnvilError::Budget(e) => e.what(),
             other => other.to_string(),
         }
     }

@@ -35,25 +35,29 @@ impl skelport_ir::Fault for ObjError {
     fn file(&self) -> Option<&str> {
         match self {
             ObjError::Line { file, .. } | ObjError::Encoding { file, .. } => Some(file),
+            ObjError::Budget(e) => e.file(),
         }
     }
     fn place(&self) -> Option<skelport_ir::Place> {
-        Some(match self {
-            ObjError::Line { line, .. } => skelport_ir::Place::line(*line),
-            ObjError::Encoding { offset, .. } => skelport_ir::Place::Byte(*offset as u64),
-        })
+        match self {
+            ObjError::Line { line, .. } => Some(skelport_ir::Place::line(*line)),
+            ObjError::Encoding { offset, .. } => Some(skelport_ir::Place::Byte(*offset as u64)),
+            ObjError::Budget(e) => e.place(),
+        }
     }
     fn kind(&self) -> skelport_ir::FaultKind {
         match self {
             // A statement OBJ does not allow there: a line to fix.
             ObjError::Line { .. } => skelport_ir::FaultKind::Syntax,
             ObjError::Encoding { .. } => skelport_ir::FaultKind::Encoding,
+            ObjError::Budget(e) => e.kind(),
         }
     }
     fn what(&self) -> String {
         match self {
             ObjError::Line { message, .. } => message.clone(),
             ObjError::Encoding { .. } => "not UTF-8 text".into(),
+            ObjError::Budget(e) => e.what(),
         }
     }
     fn fix(&self) -> Option<String> {
@@ -61,6 +65,8 @@ impl skelport_ir::Fault for ObjError {
             match self {
                 ObjError::Line { .. } => "fix that line or export the mesh again",
                 ObjError::Encoding { .. } => "OBJ files are text: save it as UTF-8 or ASCII, or export the mesh again",
+                // The budget error's kind carries its own hint.
+                ObjError::Budget(_) => return None,
             }
             .into(),
         )
