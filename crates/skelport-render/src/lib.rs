@@ -829,29 +829,30 @@ pub fn render_svg(doc: &Document, opts: &RenderOptions) -> Result<String, Render
                 );
             }
             lx += step * 10.0 + font * 0.4;
-            let dist_label = format!("≥ {} head distance", length_text(m.dmax));
-            let _ = write!(o, r##"<text x="{}" y="{}" fill="#222">{dist_label}</text>"##, n(lx), n(y));
-            lx += font * (1.0 + 0.62 * dist_label.chars().count() as f64);
-            // What the other marks are: grey bones have no match, violet diamonds are the
+            let _ = writeln!(o, r##"<text x="{}" y="{}" fill="#222">≥ {} head distance</text>"##, n(lx), n(y), length_text(m.dmax));
+            y += line;
+            let other_count = other.as_ref().map_or(0, Vec::len);
+            let [what, matched] = overlay_lines(&ov.caption, other_count, m, count);
+            let _ = writeln!(o, r##"<text x="{}" y="{}" fill="{OVERLAY_COLOUR}">{}</text>"##, n(pad), n(y), esc(&what));
+            y += line;
+            let _ = write!(o, r##"<text x="{}" y="{}" fill="{OVERLAY_COLOUR}">{}</text>"##, n(pad), n(y), esc(&matched));
+            // What the other marks are, after the matching line (the heat legend's line has no
+            // room left in a narrow picture): grey bones have no match, violet diamonds are the
             // overlay's joints.
-            let _ = write!(o, r#"<circle cx="{}" cy="{}" r="{}" fill="{UNMATCHED_COLOUR}"/>"#, n(lx), n(y - font * 0.35), n(font * 0.35));
-            let _ = write!(o, r##"<text x="{}" y="{}" fill="#222">no match</text>"##, n(lx + font * 0.6), n(y));
-            lx += font * (1.2 + 0.62 * 8.0);
+            let mut kx = pad + font * (1.0 + 0.62 * matched.chars().count() as f64);
+            let _ = write!(o, r#"<circle cx="{}" cy="{}" r="{}" fill="{UNMATCHED_COLOUR}"/>"#, n(kx), n(y - font * 0.35), n(font * 0.35));
+            let _ = write!(o, r##"<text x="{}" y="{}" fill="#222">no match</text>"##, n(kx + font * 0.6), n(y));
+            kx += font * (1.2 + 0.62 * 8.0);
             let r = font * 0.35;
             let _ = write!(
                 o,
                 r#"<path d="M{} {}l{r} -{r}l{r} {r}l-{r} {r}z" fill="none" stroke="{OVERLAY_COLOUR}"/>"#,
-                n(lx - r),
+                n(kx - r),
                 n(y - r),
                 r = n(r)
             );
-            let _ = writeln!(o, r##"<text x="{}" y="{}" fill="#222">overlay joint</text>"##, n(lx + font * 0.6), n(y));
+            let _ = writeln!(o, r##"<text x="{}" y="{}" fill="#222">overlay joint</text>"##, n(kx + font * 0.6), n(y));
             y += line;
-            let other_count = other.as_ref().map_or(0, Vec::len);
-            for text in overlay_lines(&ov.caption, other_count, m, count) {
-                let _ = writeln!(o, r##"<text x="{}" y="{}" fill="{OVERLAY_COLOUR}">{}</text>"##, n(pad), n(y), esc(&text));
-                y += line;
-            }
             y -= line;
             for (d, name) in &m.worst {
                 y += line;
@@ -895,15 +896,14 @@ fn footer_width(caption: &str, opts: &RenderOptions, m: Option<&Matching>, other
     let mut widest = chars(caption);
     let legend_text = match (m, &opts.overlay) {
         (Some(m), Some(ov)) => {
-            for t in overlay_lines(&ov.caption, other_count, m, count) {
-                widest = widest.max(chars(&t));
-            }
+            let [what, matched] = overlay_lines(&ov.caption, other_count, m, count);
+            // The matching line ends with the "no match" and "overlay joint" marks.
+            widest = widest.max(chars(&what)).max(chars(&matched) + font * 3.4 + chars("no matchoverlay joint"));
             for (d, name) in &m.worst {
                 widest = widest.max(font + chars(&format!("{}  {}", length_text(*d), clip(name, 60))));
             }
-            // "0", ten heat steps, "≥ d head distance", then "no match" and "overlay joint" with
-            // their marks.
-            font * 13.4 + chars(&format!("≥ {} head distance", length_text(m.dmax))) + font * 3.4 + chars("no matchoverlay joint")
+            // "0", ten heat steps, "≥ d head distance".
+            font * 13.4 + chars(&format!("≥ {} head distance", length_text(m.dmax)))
         }
         _ => font * 3.6 + chars("left (+X)rightcentre"),
     };
