@@ -404,16 +404,28 @@ fn convert_validate_and_diff_json_reports_match_their_schemas() {
     assert_eq!(out.status.code(), Some(1));
     let v = json(&out);
     assert_valid(&convert, &v);
-    // rig.sample.json is joined to weights.sample.json beside it (issue 24), and those weights
-    // have no mesh to go on in glTF: refused (code "loss") rather than written skinless.
     assert_eq!((v["total"].as_u64(), v["converted"].as_u64(), v["failed"].as_u64()), (Some(4), Some(0), Some(4)));
-    assert_eq!(v["results"][3]["code"], "loss", "{:#}", v["results"][3]);
     assert_eq!(v["results"][1]["code"], "read");
     assert_eq!(v["results"][1]["from"], "ir-json", "the detected format, though reading failed");
-    // Neither of the colliding inputs wrote sample.glb: one would silently have replaced the other.
-    let clash = v["results"][2]["error"].as_str().unwrap();
-    assert!(clash.contains("sample.glb") && clash.contains("sample.ir.json") && clash.contains("separate"), "{clash}");
+    // A batch names an MPFB rig.<name>.json's output <name>.glb (issue 39), so rig.sample.json
+    // collides with sample.ir.json and sample.g4b: none of the three wrote sample.glb (one would
+    // silently have replaced the others), and each names the others.
+    for (i, others) in [(0, ["sample.g4b", "rig.sample.json"]), (2, ["sample.ir.json", "rig.sample.json"]), (3, ["sample.ir.json", "sample.g4b"])] {
+        let r = &v["results"][i];
+        assert_eq!(r["code"], "output", "{r:#}");
+        let clash = r["error"].as_str().unwrap();
+        assert!(clash.contains("sample.glb") && others.iter().all(|o| clash.contains(o)) && clash.contains("separate"), "{clash}");
+    }
     assert!(!d.join("batch/sample.glb").exists() && !d.join("batch/rig.sample.glb").exists());
+    // rig.sample.json alone is joined to weights.sample.json beside it (issue 24), and those
+    // weights have no mesh to go on in glTF: refused (code "loss") rather than written skinless.
+    let out = skelport(&["convert", &s(&d.join("rig.sample.json")), "-o", &s(&d.join("rig-alone.glb")), "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = json(&out);
+    assert_valid(&convert, &v);
+    assert_eq!(v["code"], "loss", "{v:#}");
+    assert!(v["diagnostics"].as_array().unwrap().iter().any(|d| d["code"] == "skin.dropped"), "{v:#}");
+    assert!(!d.join("rig-alone.glb").exists());
 
     let validate = schema_validator("validate-report.schema.json");
     let out = skelport(&["validate", &s(&d.join("sample.glb")), "--target", "sl", "--json"]);

@@ -67,7 +67,8 @@ fn batch_over_the_standard_folder_skins_each_rig_with_its_own_weights() {
         let input = PathBuf::from(r["input"].as_str().unwrap());
         assert!(input.file_name().unwrap().to_str().unwrap().starts_with("rig."), "{r:#}");
         let name = input.file_name().unwrap().to_str().unwrap().strip_prefix("rig.").unwrap().strip_suffix(".json").unwrap().to_owned();
-        let glb = out.join(format!("rig.{name}.glb"));
+        // The batch names a rig by what follows `rig.` (issue 39).
+        let glb = out.join(format!("{name}.glb"));
         let loaded = skelport::open(&glb, &Default::default()).unwrap();
         let weights = std_dir.join(format!("weights.{name}.json"));
         if !weights.exists() {

@@ -602,7 +602,8 @@ pub fn validate_target(
         // The report names the file once; each problem's location is the place in it.
         let location = match v.location.strip_prefix(name.as_str()) {
             Some("") => "file".to_owned(),
-            Some(rest) => rest.trim_start_matches(':').trim_start().to_owned(),
+            // A .zae's member follows its name after a '/': the place starts with the member.
+            Some(rest) => rest.trim_start_matches([':', '/']).trim_start().to_owned(),
             None => v.location.clone(),
         };
         match v.level {
