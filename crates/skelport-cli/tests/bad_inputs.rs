@@ -98,6 +98,7 @@ fn check(root: &Path, format: &str, path: &Path, bless: bool, accepted: &[String
     let expected_path = PathBuf::from(format!("{}.expected", path.display()));
     if bless {
         // Say what changed, so a bless is reviewed rather than taken on trust.
+        #[allow(clippy::print_stderr, reason = "bless mode's report of what it changed, shown with --nocapture")]
         match std::fs::read_to_string(&expected_path) {
             Ok(old) if old == message => {}
             Ok(old) => eprintln!("blessed {rel}:\n  - {}\n  + {}", old.trim_end(), message.trim_end()),

@@ -410,7 +410,9 @@ fn convert_validate_and_diff_json_reports_match_their_schemas() {
     // A batch names an MPFB rig.<name>.json's output <name>.glb (issue 39), so rig.sample.json
     // collides with sample.ir.json and sample.g4b: none of the three wrote sample.glb (one would
     // silently have replaced the others), and each names the others.
-    for (i, others) in [(0, ["sample.g4b", "rig.sample.json"]), (2, ["sample.ir.json", "rig.sample.json"]), (3, ["sample.ir.json", "sample.g4b"])] {
+    for (i, others) in
+        [(0, ["sample.g4b", "rig.sample.json"]), (2, ["sample.ir.json", "rig.sample.json"]), (3, ["sample.ir.json", "sample.g4b"])]
+    {
         let r = &v["results"][i];
         assert_eq!(r["code"], "output", "{r:#}");
         let clash = r["error"].as_str().unwrap();

@@ -206,7 +206,9 @@ impl From<&str> for Words {
 pub struct Error {
     code: ErrorCode,
     file: Option<String>,
-    place: Option<Place>,
+    // Boxed: the error travels in every `Result` of the facade, and a `Place` inline would make
+    // it larger than clippy's `result_large_err` bound (128 bytes).
+    place: Option<Box<Place>>,
     fault: Option<FaultKind>,
     message: Words,
     diagnostics: Diagnostics,
@@ -242,12 +244,12 @@ impl Error {
         } else {
             format!("{name}: cannot read as {format}: {file}{}: {what}", e.place.as_ref().map(Place::after_file).unwrap_or_default())
         };
-        Error { place: e.place, fault: Some(e.kind), ..Error::new(ErrorCode::Read, Some(&file), message) }.with_format(format)
+        Error { place: e.place.map(Box::new), fault: Some(e.kind), ..Error::new(ErrorCode::Read, Some(&file), message) }.with_format(format)
     }
     /// The same error, at `place` in its file (`line 3, column 17`, `/accessors/1`,
     /// `$.bones.calf_l`, `bone "x"`).
     pub fn at(mut self, place: Place) -> Self {
-        self.place = Some(place);
+        self.place = Some(Box::new(place));
         self
     }
     /// The same error, saying which format the input was told to be (kept when reading failed).
@@ -282,13 +284,13 @@ impl Error {
     /// a JSON pointer or path, an element), or, for a document that breaks the IR's rules, the
     /// first broken rule's place.
     pub fn location(&self) -> Option<&Place> {
-        self.place.as_ref()
+        self.place.as_deref()
     }
     /// [`Error::location`] as text: `line 3, column 17`, `line 12`, `byte 40`,
     /// `/accessors/1/bufferView`, `$.bones.calf_l.head`, `accessors[0]`, `JSON chunk, line 1,
     /// column 2`, `bone "x"`.
     pub fn place(&self) -> Option<String> {
-        self.place.as_ref().map(Place::to_string)
+        self.place.as_deref().map(Place::to_string)
     }
     /// The kind of fault a reader found ([`Error::code`] is then [`ErrorCode::Read`]).
     pub fn fault(&self) -> Option<FaultKind> {
