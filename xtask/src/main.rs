@@ -90,9 +90,12 @@ fn synopsis(cmd: &clap::Command, usage: &str) -> String {
         let names: Vec<String> = a.get_value_names().map(|v| v.iter().map(|n| n.to_string()).collect()).unwrap_or_default();
         let many = matches!(a.get_action(), clap::ArgAction::Append) || a.get_num_args().is_some_and(|n| n.max_values() > 1);
         let dots = if many { "..." } else { "" };
+        // A flag (`--strict`, `-v`) takes no value, though the derive gives it a value name.
+        if !a.get_action().takes_values() {
+            return String::new();
+        }
         match names.as_slice() {
-            [] if a.get_action().takes_values() => format!(" \\fI<{}>\\fR{dots}", esc(&a.get_id().as_str().to_uppercase())),
-            [] => String::new(),
+            [] => format!(" \\fI<{}>\\fR{dots}", esc(&a.get_id().as_str().to_uppercase())),
             _ => format!(" \\fI<{}>\\fR{dots}", esc(&names.join(" "))),
         }
     };

@@ -329,7 +329,7 @@ pub struct Diagnostic {
     /// The element of the file the diagnostic is about (`bone "calf_l"`, `skin 0`,
     /// `/meshes/0/primitives/1`, `nodes[3]`); `None` for the file as a whole. Given by the
     /// reporter ([`Diagnostics::push_at`]), or, for one recorded without it, the element its
-    /// message begins with ([`place_of`]).
+    /// message begins with (`place_of`).
     #[serde(skip_serializing_if = "Option::is_none", serialize_with = "place_as_text")]
     pub place: Option<Place>,
 }
@@ -408,7 +408,7 @@ impl Diagnostics {
         self.push(Severity::Info, code, message);
     }
     /// Record any diagnostic. Its place is the element its message begins with, by the
-    /// convention messages follow ([`place_of`]); [`Diagnostics::push_at`] gives it as data.
+    /// convention messages follow (`place_of`); [`Diagnostics::push_at`] gives it as data.
     pub fn push(&mut self, severity: Severity, code: &str, message: impl Into<String>) {
         let message = message.into();
         let place = place_of(&message).map(|p| {

@@ -10,7 +10,7 @@ pub enum SlError {
     Xml { file: String, line: usize, column: usize, message: String },
     /// Well-formed XML whose content is not usable; `line` 0 means the file as a whole. `kind`
     /// chooses the hint: [`FaultKind::Structure`] unless the error says otherwise
-    /// ([`SlError::with_kind`]).
+    /// (a bad value, a reference to nothing).
     #[error("{}", FormatError::of(self))]
     Invalid { file: String, line: usize, column: usize, kind: FaultKind, message: String },
     /// Bytes that are not the text the file must be, from `offset`.
