@@ -51,9 +51,13 @@ class Error(Exception):
     do about it.
     """
 
-    #: Stable kind: "read", "input", "invalid", "write", "strict", "output", "map",
-    #: "format.unknown", "format.unsupported", "format.undetected" or "internal" (a bug).
+    #: Stable kind: "read", "input", "input.kind", "invalid", "map", "write", "strict", "output",
+    #: "loss", "format.unknown", "format.unsupported", "format.undetected" or "internal" (a bug).
     code: Optional[str]
+    #: For code "read": the kind of fault the reader found ("encoding", "syntax", "container",
+    #: "value", "reference", "structure", "unsupported", "buffer", "budget", "write", "other");
+    #: else None.
+    fault: Optional[str]
     #: The file at fault: the input, or the mesh or weights read with it.
     path: Optional[str]
     #: Where in it: "line 3, column 17", "line 12", "byte 40", "/accessors/1", "$.bones.x",

@@ -283,7 +283,8 @@ def _lost_row(job: Job, to: str, why: str, attempt: int) -> "dict[str, Any]":
 def _arrow_schema():  # type: ignore[no-untyped-def]
     import pyarrow as pa
 
-    diag = pa.struct([("severity", pa.string()), ("code", pa.string()), ("message", pa.string())])
+    # `place` is absent from a diagnostic that names none; Parquet stores it as null.
+    diag = pa.struct([("severity", pa.string()), ("code", pa.string()), ("message", pa.string()), ("place", pa.string())])
     return pa.schema(
         [
             ("input", pa.string()),
@@ -356,7 +357,13 @@ def read_manifest(path: PathLike) -> "list[dict[str, Any]]":
             return [json.loads(line) for line in f if line.strip()]
     import pyarrow.parquet as pq
 
-    return pq.read_table(os.fspath(path)).to_pylist()
+    rows = pq.read_table(os.fspath(path)).to_pylist()
+    # A diagnostic's null place is one the row did not have (as the JSON report leaves it out).
+    for row in rows:
+        for d in row.get("diagnostics") or []:
+            if d.get("place") is None:
+                d.pop("place", None)
+    return rows
 
 
 class _JsonlAppender:
