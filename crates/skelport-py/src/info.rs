@@ -92,19 +92,20 @@ fn doc_arg(
     mesh: &options::Companion,
     weights: &options::Companion,
     sl_skeleton: &Option<std::path::PathBuf>,
-) -> PyResult<skelport::Document> {
+) -> PyResult<skelport::Loaded> {
     if let Ok(d) = obj.cast::<Document>() {
-        return Ok(d.get().inner.loaded.doc.clone());
+        return Ok(d.get().inner.loaded.clone());
     }
     let e = options::Extra { sl_skeleton: sl_skeleton.clone(), ..Default::default() };
     let d = load(py, options::source(obj, what)?, None, mesh.clone(), weights.clone(), None, &e)?;
     // Only this function holds the new document: take it instead of copying it.
-    Ok(std::sync::Arc::try_unwrap(d.inner).map_or_else(|shared| shared.loaded.doc.clone(), |inner| inner.loaded.doc))
+    Ok(std::sync::Arc::try_unwrap(d.inner).map_or_else(|shared| shared.loaded.clone(), |inner| inner.loaded))
 }
 
 /// Compare two documents bone by bone (`skelport diff --json`), as a dict: same, added,
-/// removed, reparented, moved, rotated, skins, compared, notes, max_head_distance, and pose_test
-/// when asked (a pose test that compares nothing raises).
+/// removed, reparented, moved, rotated, skins, compared, notes, max_head_distance, pose_test
+/// when asked (a pose test that compares nothing raises), and compared_as when B is in another
+/// format than A: A is then compared as its conversion to B's format, with the same `map`.
 #[pyfunction]
 #[pyo3(signature = (a, b=None, *, sl=false, sl_skeleton=None, tolerance=1e-4, angle_tolerance=0.01, map=None, mesh=None, weights=None, pose_test=false, poses=20))]
 pub fn diff<'py>(
@@ -125,15 +126,20 @@ pub fn diff<'py>(
     let mesh = options::companion(mesh, "<mesh>")?;
     let weights = options::companion(weights, "<weights>")?;
     let mut da = doc_arg(py, a, "a", &mesh, &weights, &sl_skeleton)?;
-    let db = match (b.filter(|b| !b.is_none()), sl) {
+    let (db, b_format) = match (b.filter(|b| !b.is_none()), sl) {
         (Some(_), true) => return Err(PyValueError::new_err("give b or sl=True, not both")),
-        (Some(b), false) => doc_arg(py, b, "b", &mesh, &weights, &sl_skeleton)?,
+        (Some(b), false) => {
+            let lb = doc_arg(py, b, "b", &mesh, &weights, &sl_skeleton)?;
+            (lb.doc, Some(lb.format))
+        }
         (None, true) => {
             let sk = sl_skeleton.clone();
-            py.detach(|| {
-                guard(None, || skelport::diff::sl_avatar(sk.as_deref()).map_err(|e| Failure::new("input", None, format!("{e:#}"))))
-            })
-            .map_err(|f| f.into_py(py))?
+            let doc = py
+                .detach(|| {
+                    guard(None, || skelport::diff::sl_avatar(sk.as_deref()).map_err(|e| Failure::new("input", None, format!("{e:#}"))))
+                })
+                .map_err(|f| f.into_py(py))?;
+            (doc, None)
         }
         (None, false) => return Err(PyValueError::new_err("diff() needs b, or sl=True to compare with the Second Life skeleton")),
     };
@@ -141,15 +147,30 @@ pub fn diff<'py>(
     let report = py
         .detach(|| {
             guard(None, || {
-                if let Some(m) = &map {
-                    let map = skelport::maps::load(m).map_err(|e| Failure::new("map", None, format!("{e:#}")))?;
-                    skelport::retarget(&mut da, &map, &mut skelport::Diagnostics::default())
-                        .map_err(|e| Failure::new("map", None, format!("{e:#}")))?;
+                // B in another format is what a conversion of A to it gave: A is compared as that
+                // conversion starts, as `skelport diff` does.
+                let mut tol = skelport::diff::Tolerance { metres: tolerance, degrees: angle_tolerance, ..Default::default() };
+                let mut seen_as = None;
+                match b_format.filter(|f| f.name() != da.format.name()) {
+                    Some(target) => {
+                        let (doc, done) = skelport::diff::as_converted(&da, target, map.as_deref())?;
+                        da.doc = doc;
+                        tol.orientations = done.orientations;
+                        seen_as = Some(done);
+                    }
+                    None => {
+                        if let Some(m) = &map {
+                            let map = skelport::maps::load(m).map_err(|e| Failure::new("map", None, format!("{e:#}")))?;
+                            skelport::retarget(&mut da.doc, &map, &mut skelport::Diagnostics::default())
+                                .map_err(|e| Failure::new("map", None, format!("{e:#}")))?;
+                        }
+                    }
                 }
-                let tol = skelport::diff::Tolerance { metres: tolerance, degrees: angle_tolerance, ..Default::default() };
-                let mut r = skelport::diff(&da, &db, tol);
+                let mut r = skelport::diff(&da.doc, &db, tol);
+                r.compared_as = seen_as;
                 if pose_test {
-                    let p = skelport::diff::pose_test(&da, &db, poses, 1).map_err(|e| Failure::new("invalid", None, format!("{e:#}")))?;
+                    let p =
+                        skelport::diff::pose_test(&da.doc, &db, poses, 1).map_err(|e| Failure::new("invalid", None, format!("{e:#}")))?;
                     if p.max_deviation > tolerance {
                         r.same = false;
                     }
