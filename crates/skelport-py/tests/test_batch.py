@@ -4,6 +4,7 @@ the GIL released; failures are reported per file and the rest goes on; a second 
 skip_existing converts nothing."""
 
 import _thread
+import signal
 import threading
 import time
 from pathlib import Path
@@ -114,9 +115,31 @@ def test_ctrl_c_stops_a_batch_between_files(tmp_path):
         p = good[0].parent / f"rig{k:04d}{''.join(good[k % len(good)].suffixes)}"
         p.write_bytes(good[k % len(good)].read_bytes())
         inputs.append(p)
-    # The interrupt is timed by a thread watching the output folder; a machine busy elsewhere
-    # can starve that thread until the batch is over. Then the batch is run again into a fresh
-    # folder (at most three times): the test passes only on a run that was interrupted.
+    # Python installs its Ctrl-C handler only when SIGINT is not ignored at its start, and a
+    # shell starts background jobs with SIGINT ignored (interrupt_main then does nothing):
+    # install it, as an interactive session has it.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        out = run_until_interrupted(inputs, tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    written = sorted(out.iterdir())
+    print(f"interrupted after {len(written)} of {len(inputs)} files")
+    assert 20 <= len(written) < len(inputs)
+    # Every file there is whole (temporaries are renamed into place or removed).
+    assert all(p.suffix == ".glb" and not p.name.startswith(".") for p in written)
+    for p in written:
+        assert len(skelport.load(p).skeletons[0]) == 23
+    resumed = skelport.convert(inputs, out, to="glb", skip_existing=True)
+    assert resumed.ok and sum(f.skipped for f in resumed.files) == len(written)
+    assert len(list(out.iterdir())) == len(inputs)
+
+
+def run_until_interrupted(inputs, tmp_path):
+    """Convert `inputs` into a fresh folder while a thread interrupts the main thread once 20
+    outputs exist; the folder of the batch that was interrupted. A machine busy elsewhere can
+    starve the thread until the batch is over: then the batch runs again into a fresh folder
+    (at most three times), so the test passes only on a run that was interrupted."""
     for attempt in range(3):
         out, done = tmp_path / f"out{attempt}", threading.Event()
 
@@ -133,23 +156,12 @@ def test_ctrl_c_stops_a_batch_between_files(tmp_path):
             skelport.convert(inputs, out, to="glb")
         except KeyboardInterrupt:
             t.join()
-            break
+            return out
         done.set()
-        try:  # an interrupt the watcher sent as the batch ended lands here, not later
+        try:  # an interrupt the thread sent as the batch ended lands here, not later
             t.join()
             time.sleep(0.05)
         except KeyboardInterrupt:
             pass
         print(f"attempt {attempt + 1}: the batch finished before the interrupt")
-    else:
-        raise AssertionError("three batches finished before the interrupt: nothing was tested")
-    written = sorted(out.iterdir())
-    print(f"interrupted after {len(written)} of {len(inputs)} files")
-    assert 20 <= len(written) < len(inputs)
-    # Every file there is whole (temporaries are renamed into place or removed).
-    assert all(p.suffix == ".glb" and not p.name.startswith(".") for p in written)
-    for p in written:
-        assert len(skelport.load(p).skeletons[0]) == 23
-    resumed = skelport.convert(inputs, out, to="glb", skip_existing=True)
-    assert resumed.ok and sum(f.skipped for f in resumed.files) == len(written)
-    assert len(list(out.iterdir())) == len(inputs)
+    raise AssertionError("three batches finished before the interrupt: nothing was tested")
