@@ -600,6 +600,20 @@ fn fbx_corpus_survives_every_writer() {
     check("fbx", corpus_sources(&root, "fbx"), 8);
 }
 
+/// The same suite on a folder outside the corpus (`$SKELPORT_EVIDENCE_DIR`): public files whose
+/// licences keep them out of the corpus (ufbx's and assimp's FBX test data, Mixamo's characters)
+/// are checked as the corpus is, every writer and back. Run by hand, for the evidence tables of
+/// docs/formats:
+/// `SKELPORT_EVIDENCE_DIR=DIR cargo test -p skelport-cli --test realworld -- --ignored outside`.
+#[test]
+#[ignore = "needs $SKELPORT_EVIDENCE_DIR, a folder of public files outside the corpus"]
+fn outside_folder_survives_every_writer() {
+    let dir = std::env::var_os("SKELPORT_EVIDENCE_DIR").expect("set SKELPORT_EVIDENCE_DIR to the folder to check");
+    let dir = PathBuf::from(dir);
+    let (root, folder) = (dir.parent().expect("a folder with a parent"), dir.file_name().and_then(|n| n.to_str()).expect("a folder name"));
+    check(folder, corpus_sources(root, folder), 1);
+}
+
 #[test]
 #[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn g4mf_examples_survive_every_writer() {

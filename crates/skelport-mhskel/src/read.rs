@@ -380,7 +380,30 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
                 );
                 None
             }
-            None => None,
+            None => {
+                // MakeHuman's secondary rigs (game_engine, cmu_mb, …) name no weights file: it
+                // gives them the default rig's weights through each bone's reference bones.
+                let referring: Vec<&str> = rig
+                    .bones
+                    .iter()
+                    .filter(|(_, b)| {
+                        ["weights_reference", "reference"]
+                            .iter()
+                            .any(|k| b.get(*k).and_then(Value::as_array).is_some_and(|a| !a.is_empty()))
+                    })
+                    .map(|(n, _)| n.as_str())
+                    .collect();
+                if let Some(first) = referring.first() {
+                    diag.warn(
+                        "mhskel.reference-weights",
+                        format!(
+                            "$.bones.{first}: the rig names no weights file; MakeHuman gives its {} bone(s) with reference bones the weights of its default rig (default_weights.mhw) through them, which skelport does not derive: no skin was read; give weights with --weights",
+                            referring.len()
+                        ),
+                    );
+                }
+                None
+            }
         },
     };
 

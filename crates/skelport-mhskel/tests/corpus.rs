@@ -107,6 +107,35 @@ fn weights_are_the_mhw_and_every_vertex_is_bound() {
     assert_eq!(trimmed.skins[0].influences.vertex_count(), trimmed.meshes[0].positions.len());
 }
 
+/// A secondary rig (as MakeHuman's game_engine, cmu_mb): no weights file, bones with reference
+/// bones. MakeHuman derives its weights from the default rig's; skelport says it does not.
+#[test]
+fn a_rig_with_reference_bones_and_no_weights_file_says_no_skin_was_read() {
+    let Some(c) = corpus() else { return };
+    let mut rig: Value = serde_json::from_slice(&std::fs::read(&c.rig).unwrap()).unwrap();
+    rig.as_object_mut().unwrap().remove("weights_file");
+    let bones = rig["bones"].as_object_mut().unwrap();
+    let named: Vec<String> = bones.keys().take(3).cloned().collect();
+    for n in &named {
+        bones[n]["weights_reference"] = serde_json::json!([n]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("secondary.mhskel");
+    std::fs::write(&path, serde_json::to_vec(&rig).unwrap()).unwrap();
+    let opts = ReadOptions { mesh: Some(c.base.clone()), ..Default::default() };
+    let (doc, d) = read(&path, &opts);
+    assert!(doc.skins.is_empty());
+    let said = d.of(Severity::Warning).find(|x| x.code == "mhskel.reference-weights").expect("a warning on the reference bones");
+    assert!(
+        said.message.contains("3 bone(s)") && said.message.contains("default_weights.mhw") && said.message.contains("--weights"),
+        "{}",
+        said.message
+    );
+    // The rig as MakeHuman ships it (a weights file named) says nothing of it.
+    let (_, d) = read(&c.rig, &opts);
+    assert!(d.items.iter().all(|x| x.code != "mhskel.reference-weights"));
+}
+
 fn validator(name: &str) -> jsonschema::Validator {
     let path = skelport_ir::testing::workspace_root().join("schemas").join(name);
     let schema: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();

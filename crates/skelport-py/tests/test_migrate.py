@@ -345,6 +345,10 @@ def test_skip_rules(corpus, tmp_path):
     output written during this run (by an attempt whose worker died), is converted again."""
     src = tmp_path / "fox.glb"
     src.write_bytes((corpus / "gltf/Fox/Fox.glb").read_bytes())
+    # The input is an hour old: written in the same clock tick as its output, the two would
+    # have the same mtime, and an output no newer than its input is converted again.
+    hour_ago = time.time_ns() - 3_600_000_000_000
+    os.utime(src, ns=(hour_ago, hour_ago))
     p = migration.plan([src], "anvil", tmp_path / "out")
     opts = {"to": p.to}
     assert migration.run_jobs(p.jobs, opts)[0]["status"] == "converted"

@@ -325,6 +325,31 @@ mod tests {
     }
 
     #[test]
+    fn humanik_characters_are_found_by_the_mixamo_map() {
+        // Maya's and MotionBuilder's HumanIK names, as in ufbx's maya_character files.
+        let mut names: Vec<(String, Option<usize>)> = vec![("Character1_Hips".into(), None), ("Character1_Spine".into(), Some(0))];
+        names.push(("Character1_Neck".into(), Some(1)));
+        names.push(("Character1_Head".into(), Some(2)));
+        for side in ["Left", "Right"] {
+            let arm = names.len();
+            for (k, n) in ["Shoulder", "Arm", "ForeArm", "Hand"].iter().enumerate() {
+                names.push((format!("Character1_{side}{n}"), Some(if k == 0 { 1 } else { arm + k - 1 })));
+            }
+            let leg = names.len();
+            for (k, n) in ["UpLeg", "Leg", "Foot", "ToeBase"].iter().enumerate() {
+                names.push((format!("Character1_{side}{n}"), Some(if k == 0 { 0 } else { leg + k - 1 })));
+            }
+        }
+        let borrowed: Vec<(&str, Option<usize>)> = names.iter().map(|(n, p)| (n.as_str(), *p)).collect();
+        let sk = chain(&borrowed);
+        let (h, _) = HumanoidMap::built_in("mixamo").unwrap().resolve(&sk);
+        assert!(missing_required(&h).is_empty(), "missing {:?}", missing_required(&h));
+        assert_eq!(h.len(), names.len(), "every HumanIK bone here has a role");
+        assert_eq!(h[&HumanBone::LeftLowerArm], sk.find("Character1_LeftForeArm").unwrap());
+        check_hierarchy(&sk, &h).unwrap();
+    }
+
+    #[test]
     fn hierarchy_rules() {
         use HumanBone::*;
         // hips(0) spine(1) head(2) armL(3) foreL(4) handL(5) under spine; a helper between.
