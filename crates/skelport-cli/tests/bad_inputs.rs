@@ -186,42 +186,48 @@ fn names_a_place(after: &str) -> bool {
         || named.iter().any(|n| after.contains(n))
 }
 
+/// Every expected-message snapshot under `testdata/bad/*/`, in a stable order.
+fn snapshots() -> Vec<PathBuf> {
+    let root = skelport_ir::testing::workspace_root();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("testdata/bad"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .flat_map(|d| std::fs::read_dir(d).unwrap().flatten().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".expected"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// Every snapshot names the file, a place in it and a fix. Messages say what is wrong, then after
 /// `"; "` what to do (the error's own fix, or its kind's: `skelport_ir::FaultKind::hint`); the
 /// validation summary ends with a "fix them" line.
 #[test]
 fn every_message_names_the_file_the_place_and_the_fix() {
-    let root = skelport_ir::testing::workspace_root();
     let mut checked = 0;
     let mut bad = Vec::new();
-    let mut dirs: Vec<PathBuf> =
-        std::fs::read_dir(root.join("testdata/bad")).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
-    dirs.sort();
-    for d in dirs {
-        let mut files: Vec<PathBuf> =
-            std::fs::read_dir(&d).unwrap().flatten().map(|e| e.path()).filter(|p| p.to_string_lossy().ends_with(".expected")).collect();
-        files.sort();
-        for f in files {
-            let text = std::fs::read_to_string(&f).unwrap();
-            let case = f.file_name().unwrap().to_string_lossy().trim_end_matches(".expected").to_string();
-            let Some(start) = text.find("error: ") else {
-                bad.push(format!("{}: no error line", f.display()));
-                continue;
-            };
-            let message = &text[start..];
-            checked += 1;
-            let mut problems = Vec::new();
-            match message.find(&case) {
-                None => problems.push("no file name"),
-                Some(i) if !names_a_place(&message[i + case.len()..]) => problems.push("no place"),
-                Some(_) => {}
-            }
-            if !message.contains("; ") && !message.contains("\nfix ") {
-                problems.push("no fix");
-            }
-            if !problems.is_empty() {
-                bad.push(format!("{} ({}): {}", f.display(), problems.join(", "), message.trim_end()));
-            }
+    for f in snapshots() {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let case = f.file_name().unwrap().to_string_lossy().trim_end_matches(".expected").to_string();
+        let Some(start) = text.find("error: ") else {
+            bad.push(format!("{}: no error line", f.display()));
+            continue;
+        };
+        let message = &text[start..];
+        checked += 1;
+        let mut problems = Vec::new();
+        match message.find(&case) {
+            None => problems.push("no file name"),
+            Some(i) if !names_a_place(&message[i + case.len()..]) => problems.push("no place"),
+            Some(_) => {}
+        }
+        if !message.contains("; ") && !message.contains("\nfix ") {
+            problems.push("no fix");
+        }
+        if !problems.is_empty() {
+            bad.push(format!("{} ({}): {}", f.display(), problems.join(", "), message.trim_end()));
         }
     }
     assert!(checked > 500, "only {checked} snapshots found");
@@ -251,29 +257,20 @@ fn fits(kind: skelport_ir::FaultKind) -> &'static [&'static str] {
 /// to share ("fix that value (an index must name an existing item) …").
 #[test]
 fn every_hint_fits_the_fault_it_follows() {
-    let root = skelport_ir::testing::workspace_root();
     let mut checked = 0;
     let mut bad = Vec::new();
-    let mut dirs: Vec<PathBuf> =
-        std::fs::read_dir(root.join("testdata/bad")).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
-    dirs.sort();
-    for d in dirs {
-        let mut files: Vec<PathBuf> =
-            std::fs::read_dir(&d).unwrap().flatten().map(|e| e.path()).filter(|p| p.to_string_lossy().ends_with(".expected")).collect();
-        files.sort();
-        for f in files {
-            let text = std::fs::read_to_string(&f).unwrap();
-            let message = text.trim_end();
-            if message.contains("an index must name an existing item") {
-                bad.push(format!("{}: the old shared hint: {message}", f.display()));
-            }
-            for &kind in skelport_ir::FaultKind::ALL {
-                let Some(hint) = kind.hint() else { continue };
-                let Some(what) = message.strip_suffix(hint).and_then(|m| m.strip_suffix("; ")) else { continue };
-                checked += 1;
-                if !fits(kind).iter().any(|w| what.contains(w)) {
-                    bad.push(format!("{}: the {kind} hint after a message of another kind: {message}", f.display()));
-                }
+    for f in snapshots() {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let message = text.trim_end();
+        if message.contains("an index must name an existing item") {
+            bad.push(format!("{}: the old shared hint: {message}", f.display()));
+        }
+        for &kind in skelport_ir::FaultKind::ALL {
+            let Some(hint) = kind.hint() else { continue };
+            let Some(what) = message.strip_suffix(hint).and_then(|m| m.strip_suffix("; ")) else { continue };
+            checked += 1;
+            if !fits(kind).iter().any(|w| what.contains(w)) {
+                bad.push(format!("{}: the {kind} hint after a message of another kind: {message}", f.display()));
             }
         }
     }
