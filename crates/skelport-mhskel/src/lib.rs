@@ -15,6 +15,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod derive;
 pub mod place;
 pub mod read;
 pub mod write;

@@ -173,7 +173,8 @@ impl BaseMesh {
 
     /// [`BaseMesh::parse`] charging `budget`, which the mesh grows (it is input too).
     pub fn parse_budgeted(bytes: &[u8], file: &str, budget: &Budget) -> Result<BaseMesh, MhskelError> {
-        budget.add_input(Path::new(file), bytes.len() as u64);
+        // Under its canonical path, the key the file was read under (counted once).
+        budget.add_input(&std::fs::canonicalize(file).unwrap_or_else(|_| PathBuf::from(file)), bytes.len() as u64);
         let obj = skelport_obj::parse_budgeted(bytes, file, budget)?;
         let positions = obj.positions.iter().map(|p| p.as_vec3().as_dvec3()).collect();
         let groups = obj.vertex_groups().into_iter().map(|g| (g.name, g.vertices)).collect();
@@ -214,9 +215,11 @@ impl Side<'_> {
             Side::Memory(m) => m.name.clone(),
         }
     }
-    pub(crate) fn bytes(&self, what: &str) -> Result<Cow<'_, [u8]>, MhskelError> {
+    /// The file's bytes; a file read from disk counts into `budget` as a side file (so the
+    /// run's outputs are kept off it).
+    pub(crate) fn bytes(&self, what: &str, budget: &Budget) -> Result<Cow<'_, [u8]>, MhskelError> {
         match self {
-            Side::Path(p) => skelport_ir::files::read_user_file(p, None).map(Cow::Owned).map_err(|e| MhskelError::File {
+            Side::Path(p) => skelport_ir::files::read_user_file(p, Some(budget)).map(Cow::Owned).map_err(|e| MhskelError::File {
                 file: self.name(),
                 place: None,
                 message: format!("cannot read the {what}: {e}"),
@@ -335,11 +338,115 @@ fn weights_beside(rig: &RawRig, input: &Input<'_>) -> Option<(String, Option<Pat
     Some((name.to_string(), path))
 }
 
+/// A secondary rig's weights (it names no weights file, its bones name reference bones):
+/// derived from MakeHuman's default rig and weights beside it ([`crate::derive`]), as MakeHuman
+/// does when the rig is chosen. `None`, with a warning, when the rig has no reference bones to go
+/// by or the default rig is not beside it.
+fn reference_weights(
+    rig: &RawRig,
+    input: &Input<'_>,
+    opts: &ReadOptions,
+    mesh_vertices: Option<usize>,
+    budget: &Budget,
+    diag: &mut Diagnostics,
+) -> Result<Option<(String, WeightsFile)>, MhskelError> {
+    use crate::derive::{DeriveError, REFERENCE_RIG, REFERENCE_WEIGHTS};
+    let file = input.display_name();
+    let referring: Vec<&str> = rig
+        .bones
+        .iter()
+        .filter(|(_, b)| {
+            ["weights_reference", "reference"]
+                .iter()
+                .any(|k| b.get(*k).is_some_and(|v| v.is_string() || v.as_array().is_some_and(|a| !a.is_empty())))
+        })
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let Some(first) = referring.first() else { return Ok(None) };
+    let folder = input.path.map(|p| p.parent().unwrap_or(Path::new("")));
+    let beside = |name: &str| folder.map(|d| d.join(name)).filter(|p| p.exists());
+    let (Some(rig_path), Some(weights_path)) = (beside(REFERENCE_RIG), beside(REFERENCE_WEIGHTS)) else {
+        diag.warn(
+            "mhskel.reference-weights",
+            format!(
+                "$.bones.{first}: the rig names no weights file; MakeHuman gives its {} bone(s) with reference bones the weights of its default rig through them, and {REFERENCE_RIG} and {REFERENCE_WEIGHTS} are not beside it: no skin was read; put them beside it (MakeHuman's data/rigs/) or give weights with --weights",
+                referring.len()
+            ),
+        );
+        return Ok(None);
+    };
+    let side = |path: &Path, name: &str| -> Result<Vec<u8>, MhskelError> {
+        skelport_ir::files::read_referenced(input, name, opts, budget).map_err(|e| match e {
+            skelport_ir::files::FileError::Budget(b) => MhskelError::Budget(b),
+            e => MhskelError::File {
+                file: path.display().to_string(),
+                place: None,
+                message: format!("cannot read MakeHuman's default rig: {e}"),
+            },
+        })
+    };
+    let (rig_name, weights_name) = (rig_path.display().to_string(), weights_path.display().to_string());
+    let bytes = side(&rig_path, REFERENCE_RIG)?;
+    budget.charge_json(&bytes, &rig_name, "the rig's JSON")?;
+    let reference = parse(&bytes, &rig_name)?;
+    let wf = parse_weights(&side(&weights_path, REFERENCE_WEIGHTS)?, &weights_name)?;
+    let Some(groups) = wf.groups else {
+        return Err(jerr(&weights_name, "$.weights", "a .mhw file needs a \"weights\" object of bone name → [[vertex, weight], ...]"));
+    };
+    let derived = match crate::derive::derive(rig, &reference, groups, mesh_vertices, budget, &weights_name) {
+        Ok(d) => d,
+        Err(DeriveError::Budget(b)) => return Err(b.into()),
+        Err(DeriveError::TooMuchWork) => {
+            return Err(jerr(
+                &file,
+                "$.bones",
+                format!(
+                    "completing the bones' weight references against {rig_name} takes more than {} steps (MakeHuman's rigs take a few thousand); give weights with --weights",
+                    crate::derive::MAX_STEPS
+                ),
+            ))
+        }
+        Err(DeriveError::Vertex { group, k, vertex }) => {
+            return Err(jerr(
+                &weights_name,
+                format!("$.weights.{group}[{k}]"),
+                format!("vertex {vertex} is past the base mesh's {} vertices; use the base mesh the weights were made for", mesh_vertices.unwrap_or(0)),
+            ))
+        }
+    };
+    diag.info(
+        "mhskel.reference-weights",
+        format!(
+            "the rig names no weights file: its weights are derived from {weights_name} through its bones' reference bones, as MakeHuman derives them ({} of {} bones weighted)",
+            derived.groups.len(),
+            rig.bones.len()
+        ),
+    );
+    if !derived.unweighted.is_empty() {
+        diag.warn(
+            "mhskel.reference-unweighted",
+            format!(
+                "{} bone(s) name reference bones of which none has weights in {weights_name}, so they get none, as in MakeHuman: {}",
+                derived.unweighted.len(),
+                derived.unweighted.join(", ")
+            ),
+        );
+    }
+    let mut header = wf.header;
+    header.insert("name".into(), format!("{} weights", rig.header.get("name").and_then(Value::as_str).unwrap_or("skeleton")).into());
+    header.insert(
+        "description".into(),
+        format!("derived by skelport from {REFERENCE_WEIGHTS} through the bones' reference bones, as MakeHuman 1.x derives them").into(),
+    );
+    Ok(Some((weights_name, WeightsFile { header, groups: Some(derived.groups) })))
+}
+
 /// Read a `.mhskel` (with its weights and the base mesh) into the IR.
 pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, MhskelError> {
     let file = input.display_name();
-    let rig = parse(input.bytes, &file)?;
     let budget = opts.budget_for(&input);
+    budget.charge_json(input.bytes, &file, "the rig's JSON")?;
+    let rig = parse(input.bytes, &file)?;
     // The base mesh: --mesh, else MakeHuman's data folder (data/rigs/ beside data/3dobjs/).
     let explicit = given(opts.mesh.as_deref(), opts.mesh_data.as_ref());
     let has_explicit = explicit.is_some();
@@ -351,7 +458,7 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
         );
     }
     let mesh = match &side {
-        Some(s) => Some((s.name(), BaseMesh::parse_budgeted(&s.bytes("mesh")?, &s.name(), &budget)?)),
+        Some(s) => Some((s.name(), BaseMesh::parse_budgeted(&s.bytes("mesh", &budget)?, &s.name(), &budget)?)),
         None => None,
     };
     if let Some((name, m)) = &mesh {
@@ -365,13 +472,15 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
             );
         }
     }
-    // The weights: --weights, else the file the rig names, beside it.
-    let weights = match given(opts.weights.as_deref(), opts.weights_data.as_ref()) {
-        Some(w) => Some(w),
+    // The weights: --weights, else the file the rig names, beside it, else (a secondary rig)
+    // derived from the default rig's beside it.
+    let weights: Option<(String, WeightsFile)> = match given(opts.weights.as_deref(), opts.weights_data.as_ref()) {
+        Some(w) => Some((w.name(), parse_weights(&w.bytes("weights", &budget)?, &w.name())?)),
         None => match weights_beside(&rig, &input) {
             Some((_, Some(p))) => {
                 diag.info("mhskel.weights", format!("weights from {}, the file the rig names (weights_file)", p.display()));
-                Some(Side::Path(p))
+                let w = Side::Path(p);
+                Some((w.name(), parse_weights(&w.bytes("weights", &budget)?, &w.name())?))
             }
             Some((name, None)) => {
                 diag.warn(
@@ -380,30 +489,7 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
                 );
                 None
             }
-            None => {
-                // MakeHuman's secondary rigs (game_engine, cmu_mb, …) name no weights file: it
-                // gives them the default rig's weights through each bone's reference bones.
-                let referring: Vec<&str> = rig
-                    .bones
-                    .iter()
-                    .filter(|(_, b)| {
-                        ["weights_reference", "reference"]
-                            .iter()
-                            .any(|k| b.get(*k).and_then(Value::as_array).is_some_and(|a| !a.is_empty()))
-                    })
-                    .map(|(n, _)| n.as_str())
-                    .collect();
-                if let Some(first) = referring.first() {
-                    diag.warn(
-                        "mhskel.reference-weights",
-                        format!(
-                            "$.bones.{first}: the rig names no weights file; MakeHuman gives its {} bone(s) with reference bones the weights of its default rig (default_weights.mhw) through them, which skelport does not derive: no skin was read; give weights with --weights",
-                            referring.len()
-                        ),
-                    );
-                }
-                None
-            }
+            None => reference_weights(&rig, &input, opts, mesh.as_ref().map(|m| m.1.positions.len()), &budget, diag)?,
         },
     };
 
@@ -547,9 +633,7 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
         remap = map;
         doc.meshes.push(ir);
     }
-    if let Some(w) = weights {
-        let wname = w.name();
-        let wf = parse_weights(&w.bytes("weights")?, &wname)?;
+    if let Some((wname, wf)) = weights {
         let on = WeightsOn { mesh_vertices: mesh.as_ref().map(|m| m.1.positions.len()), remap: remap.as_deref(), budget: &budget };
         let mut skin = weights_into(wf, &wname, &sk, on, &doc, diag)?;
         skin.mesh = (!doc.meshes.is_empty()).then_some(skelport_ir::MeshId::new(0));

@@ -189,7 +189,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
         .collect();
 
     let fitter = match given(opts.mesh.as_deref(), opts.mesh_data.as_ref()) {
-        Some(s) => Some(Fitter::new(BaseMesh::parse(&s.bytes("mesh")?, &s.name())?)),
+        Some(s) => Some(Fitter::new(BaseMesh::parse(&s.bytes("mesh", &skelport_ir::Budget::unlimited())?, &s.name())?)),
         None => None,
     };
     let picker = fitter.as_ref().map(|f| skelport_mpfb::fit::StrategyPicker::new(&f.picker_mesh));

@@ -107,27 +107,94 @@ fn weights_are_the_mhw_and_every_vertex_is_bound() {
     assert_eq!(trimmed.skins[0].influences.vertex_count(), trimmed.meshes[0].positions.len());
 }
 
-/// A secondary rig (as MakeHuman's game_engine, cmu_mb): no weights file, bones with reference
-/// bones. MakeHuman derives its weights from the default rig's; skelport says it does not.
-#[test]
-fn a_rig_with_reference_bones_and_no_weights_file_says_no_skin_was_read() {
-    let Some(c) = corpus() else { return };
-    let mut rig: Value = serde_json::from_slice(&std::fs::read(&c.rig).unwrap()).unwrap();
-    rig.as_object_mut().unwrap().remove("weights_file");
-    let bones = rig["bones"].as_object_mut().unwrap();
-    let named: Vec<String> = bones.keys().take(3).cloned().collect();
-    for n in &named {
-        bones[n]["weights_reference"] = serde_json::json!([n]);
-    }
+/// A secondary rig as MakeHuman ships them (game_engine, cmu_mb, default_no_toes): no weights
+/// file; each bone names the default rig's bones it stands for (`reference`) or whose weights it
+/// takes (`weights_reference`).
+const SECONDARY: &str = r#"{"name": "mini", "version": 110,
+ "joints": {"a": [0, 1], "b": [2, 3], "c": [4, 5], "d": [6, 7]},
+ "bones": {
+  "body": {"head": "a", "tail": "b", "parent": null, "reference": ["root"]},
+  "hand_l": {"head": "b", "tail": "c", "parent": "body", "reference": ["wrist.L"]},
+  "head_x": {"head": "b", "tail": "d", "parent": "body", "reference": ["neck01"], "weights_reference": ["head"]},
+  "toe1-3.L": {"head": "c", "tail": "d", "parent": "body"},
+  "ghost": {"head": "c", "tail": "a", "parent": "hand_l", "reference": ["no_such_bone"]}
+ }}"#;
+
+/// [`SECONDARY`] in a folder; with MakeHuman's default rig and weights beside it when `beside`
+/// (copied from the corpus into a temporary folder, as they sit in MakeHuman's data/rigs/).
+fn secondary(c: &Corpus, beside: bool) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("secondary.mhskel");
-    std::fs::write(&path, serde_json::to_vec(&rig).unwrap()).unwrap();
+    if beside {
+        std::fs::copy(&c.rig, dir.path().join("default.mhskel")).unwrap();
+        std::fs::copy(&c.weights, dir.path().join("default_weights.mhw")).unwrap();
+    }
+    let path = dir.path().join("mini.mhskel");
+    std::fs::write(&path, SECONDARY).unwrap();
+    (dir, path)
+}
+
+/// Each weighted bone's number of vertices and the sum of its weights.
+fn fingerprint(doc: &Document) -> HashMap<String, (usize, f64)> {
+    let (skin, sk) = (&doc.skins[0], &doc.skeletons[0]);
+    let mut out: HashMap<String, (usize, f64)> = HashMap::new();
+    for vi in 0..skin.influences.vertex_count() {
+        let mut sum = 0.0;
+        for (j, w) in skin.influences.vertex(vi) {
+            let e = out.entry(sk.bones[skin.joints[j as usize].index()].name.clone()).or_default();
+            e.0 += 1;
+            e.1 += w;
+            sum += w;
+        }
+        assert!((sum - 1.0).abs() < 1e-6, "vertex {vi}: weights sum to {sum}");
+    }
+    out
+}
+
+/// The weights MakeHuman derives: the figures are what MakeHuman 1.x's own `shared/skeleton.py`
+/// (autoBuildWeightReferences, getVertexWeights) gives for [`SECONDARY`] on the default rig's
+/// weights (docs/formats/mhskel.md says how this was run). `hand_l` references only `wrist.L` and
+/// so takes the fingers too; `head_x` takes `head` alone (its `weights_reference` is explicit, so
+/// not completed); `body` takes the rest; `toe1-3.L` would take its namesake, which has no
+/// weights; `ghost` references a bone with none.
+#[test]
+fn a_secondary_rig_gets_the_weights_makehuman_derives() {
+    let Some(c) = corpus() else { return };
+    let (_dir, path) = secondary(&c, true);
+    let opts = ReadOptions { mesh: Some(c.base.clone()), keep_helpers: true, ..Default::default() };
+    let (doc, d) = read(&path, &opts);
+    let got = fingerprint(&doc);
+    let want = [("body", 15681, 14089.6665), ("hand_l", 1894, 1894.0), ("head_x", 4876, 3174.3335)];
+    assert_eq!(got.len(), want.len(), "{got:?}");
+    for (bone, n, sum) in want {
+        let (gn, gsum) = got[bone];
+        assert_eq!(gn, n, "{bone}");
+        assert!((gsum - sum).abs() < 1e-3, "{bone}: {gsum} against MakeHuman's {sum}");
+    }
+    let said = d.of(Severity::Info).find(|x| x.code == "mhskel.reference-weights").expect("a note on the derived weights");
+    assert!(said.message.contains("3 of 5 bones weighted"), "{}", said.message);
+    let ghost = d.of(Severity::Warning).find(|x| x.code == "mhskel.reference-unweighted").expect("a warning on ghost");
+    assert!(ghost.message.ends_with(": ghost"), "{}", ghost.message);
+    // The default rig's weights were read as side files (kept off the outputs of the run).
+    let budget = skelport_ir::Budget::unlimited();
+    let opts = ReadOptions { budget: Some(budget.clone()), ..opts };
+    read(&path, &opts);
+    let sides = budget.side_files();
+    for f in ["default.mhskel", "default_weights.mhw"] {
+        assert!(sides.iter().any(|s| s.ends_with(f)), "{f} not among {sides:?}");
+    }
+}
+
+/// Without the default rig beside it, a secondary rig is read skinless, and says so.
+#[test]
+fn a_secondary_rig_without_the_default_rig_beside_it_says_no_skin_was_read() {
+    let Some(c) = corpus() else { return };
+    let (_dir, path) = secondary(&c, false);
     let opts = ReadOptions { mesh: Some(c.base.clone()), ..Default::default() };
     let (doc, d) = read(&path, &opts);
     assert!(doc.skins.is_empty());
     let said = d.of(Severity::Warning).find(|x| x.code == "mhskel.reference-weights").expect("a warning on the reference bones");
     assert!(
-        said.message.contains("3 bone(s)") && said.message.contains("default_weights.mhw") && said.message.contains("--weights"),
+        said.message.contains("4 bone(s)") && said.message.contains("default_weights.mhw") && said.message.contains("--weights"),
         "{}",
         said.message
     );
