@@ -243,7 +243,7 @@ fn companion_seeds(format: &dyn skelport::Format, role: skelport::ir::InputRole)
 }
 
 /// Seed a fuzz corpus and run the target for `seconds`. A format's main-file target is seeded
-/// from every valid file under testdata/ its reader recognises, a mesh or weights target by
+/// from every valid file under testdata/ its reader recognises and its bad-input suite, a mesh or weights target by
 /// [`companion_seeds`]; `read_any`/`roundtrip` from every recognised file, prefixed with the byte
 /// that selects its format (see skelport::fuzzing). The per-input targets are one fuzz binary,
 /// `input`, told which by `SKELPORT_FUZZ_TARGET`, with a corpus and artifacts of their own.
@@ -297,6 +297,22 @@ fn fuzz(name: &str, seconds: u64) -> Result<()> {
                     }
                 }
             }
+        }
+    }
+    // A main-file target also starts from its format's bad-input suite (files one flaw away
+    // from valid, deep in the reader), and FBX, which testdata/ holds no valid file of, from
+    // skelport's built-in FBX scene, binary and ASCII.
+    if let Some((_, format, kind)) = target.filter(|t| t.2.role == skelport::ir::InputRole::Main) {
+        let bad = root().join("testdata/bad").join(kind.suite);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&bad).into_iter().flatten().flatten().map(|e| e.path()).collect();
+        files.sort();
+        for p in files.into_iter().filter(|p| p.is_file() && !p.to_string_lossy().ends_with(".expected")) {
+            seed(std::fs::read(&p)?)?;
+        }
+        if format.name() == "fbx" {
+            let scene = skelport_fbx::sample::scene();
+            seed(skelport_fbx::sample::binary(&scene))?;
+            seed(skelport_fbx::sample::ascii(&scene).into_bytes())?;
         }
     }
     eprintln!("fuzz: {seeded} seeds in {}", dir.display());

@@ -261,8 +261,9 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
     names.reserve_bones(&d);
     let (root_name, _) = names.take("Root", "Root", false);
 
+    let mut skins_by_skeleton = d.skins_by_skeleton();
     for (si, sk) in d.skeletons.iter().enumerate() {
-        let skins: Vec<usize> = (0..d.skins.len()).filter(|&k| d.skins[k].skeleton.index() == si).collect();
+        let skins: Vec<usize> = std::mem::take(&mut skins_by_skeleton[si]);
         let rest_world = sk.world_matrices();
         // Inverse binds usually come from float32 files: compare poses relative to the
         // skeleton's size (1e-6 of its extent, at least 1e-6), not absolutely.

@@ -44,8 +44,9 @@ const WEIGHT_SUM_TOLERANCE: f64 = 2e-3;
 const NODE_BYTES: u64 = 384;
 /// Decode-budget bytes charged per skin joint (its inverse bind matrix, table entries).
 const JOINT_BYTES: u64 = 192;
-/// Decode-budget bytes charged per bone built (the IR's bone and the reader's maps).
-const BONE_BYTES: u64 = 256;
+/// Decode-budget bytes charged per bone built: the IR's bone itself, and 256 for its name and
+/// the reader's maps (node → bone, the names taken, the skeleton's node set and order).
+const BONE_BYTES: u64 = std::mem::size_of::<Bone>() as u64 + 256;
 
 /// TEXCOORD sets read per mesh (`TEXCOORD_0` to `TEXCOORD_7`; docs/limits.md): a set number
 /// in an attribute name would otherwise size the reader's tables.
@@ -356,15 +357,18 @@ impl Reader<'_> {
         Ok(self.budget.charge_items::<T>(count, self.file, pointer)?)
     }
 
-    fn node_extras(&self, node: usize) -> Option<serde_json::Value> {
-        own_extras(&self.root.nodes[node].extras)
+    /// skelport's own part of node `node`'s extras (charged, see [`own_extras`]).
+    fn node_extras(&self, node: usize) -> Result<Option<serde_json::Value>, GltfError> {
+        Ok(own_extras(&self.root.nodes[node].extras, &self.budget, self.file, &format!("/nodes/{node}/extras"))?)
     }
 
     fn run(mut self, format: &str, named_bones: &[usize]) -> Result<(Document, NodeBones), GltfError> {
         let g = self.graph()?;
         let mut doc = Document::new(Frame::GLTF);
         doc.source_format = Some(format.to_owned());
-        if let Some(x) = own_extras(&self.root.extras).and_then(|v| serde_json::from_value::<DocExtras>(v).ok()) {
+        if let Some(x) =
+            own_extras(&self.root.extras, &self.budget, self.file, "/extras")?.and_then(|v| serde_json::from_value::<DocExtras>(v).ok())
+        {
             doc.ext = x.ext;
         }
         let scene_tops = self.scene_tops(&g)?;
@@ -469,52 +473,57 @@ impl Reader<'_> {
         // One that hangs below a bone moves with it: a rigid skin binds every vertex to that
         // bone with weight 1, which the IR holds exactly.
         let mut on_bones = 0;
-        // A bone gets one bind across the file's skins: a rigid skin takes the inverse bind a
-        // skin of the file already gives the bone (its bind shape keeps the mesh where it
-        // hangs), so importers that guess the bind pose from the inverse binds (Blender's) see
-        // one pose, not the file's and a second one at the bone's rest.
-        let mut bind_of: HashMap<(usize, BoneId), DMat4> = HashMap::new();
-        for s in &doc.skins {
-            for (j, ibm) in s.joints.iter().zip(&s.inverse_bind) {
-                bind_of.entry((s.skeleton.index(), *j)).or_insert(*ibm);
+        // The tables below cost a few hundred bytes per bone: only built for a file that has
+        // an unskinned mesh node.
+        let loose_meshes = nodes.iter().any(|n| n.mesh.is_some() && n.skin.is_none());
+        if loose_meshes {
+            // A bone gets one bind across the file's skins: a rigid skin takes the inverse bind a
+            // skin of the file already gives the bone (its bind shape keeps the mesh where it
+            // hangs), so importers that guess the bind pose from the inverse binds (Blender's) see
+            // one pose, not the file's and a second one at the bone's rest.
+            let mut bind_of: HashMap<(usize, BoneId), DMat4> = HashMap::new();
+            for s in &doc.skins {
+                for (j, ibm) in s.joints.iter().zip(&s.inverse_bind) {
+                    bind_of.entry((s.skeleton.index(), *j)).or_insert(*ibm);
+                }
             }
-        }
-        let worlds: Vec<Vec<DMat4>> = doc.skeletons.iter().map(|s| s.world_matrices()).collect();
-        // Each node's nearest ancestor that is a bone (of the first skeleton holding it), in one
-        // pass, parents before children: climbing from every mesh node was quadratic.
-        let mut bone_at: HashMap<usize, (usize, BoneId)> = HashMap::new();
-        for b in built.iter().rev() {
-            bone_at.extend(b.bone_of.iter().map(|(&node, &id)| (node, (b.index, id))));
-        }
-        let mut bone_above: Vec<Option<(usize, BoneId)>> = vec![None; nodes.len()];
-        for &i in &g.preorder {
-            if let Some(p) = g.parent[i] {
-                bone_above[i] = bone_at.get(&p).copied().or(bone_above[p]);
+            let worlds: Vec<Vec<DMat4>> = doc.skeletons.iter().map(|s| s.world_matrices()).collect();
+            // Each node's nearest ancestor that is a bone (of the first skeleton holding it), in one
+            // pass, parents before children: climbing from every mesh node was quadratic.
+            let mut bone_at: HashMap<usize, (usize, BoneId)> = HashMap::new();
+            for b in built.iter().rev() {
+                bone_at.extend(b.bone_of.iter().map(|(&node, &id)| (node, (b.index, id))));
             }
-        }
-        for (i, node) in nodes.iter().enumerate() {
-            let (Some(m), None) = (node.mesh, node.skin) else { continue };
-            let (mut mesh, _) = self.merge_meshes(&[m.value()], 0, None)?;
-            place(&mut mesh, &g.world[i]);
-            let bone = bone_above[i];
-            let vertices = mesh.positions.len();
-            let name = mesh.name.clone();
-            doc.meshes.push(mesh);
-            if let Some((sk, bone)) = bone {
-                on_bones += 1;
-                let world = worlds[sk][bone.index()];
-                let shared = bind_of.get(&(sk, bone)).map(|ibm| (*ibm, (world * *ibm).inverse())).filter(|(_, b)| b.is_finite());
-                let (ibm, bind_shape) = shared.unwrap_or((world.inverse(), DMat4::IDENTITY));
-                doc.skins.push(Skin {
-                    name,
-                    skeleton: skelport_ir::SkeletonId::from_index(sk),
-                    mesh: Some(skelport_ir::MeshId::from_index(doc.meshes.len() - 1)),
-                    joints: vec![bone],
-                    inverse_bind: vec![ibm],
-                    bind_shape,
-                    influences: Influences::from_lists(vec![vec![(0u32, 1.0)]; vertices]),
-                    ext: Default::default(),
-                });
+            let mut bone_above: Vec<Option<(usize, BoneId)>> = vec![None; nodes.len()];
+            for &i in &g.preorder {
+                if let Some(p) = g.parent[i] {
+                    bone_above[i] = bone_at.get(&p).copied().or(bone_above[p]);
+                }
+            }
+            for (i, node) in nodes.iter().enumerate() {
+                let (Some(m), None) = (node.mesh, node.skin) else { continue };
+                let (mut mesh, _) = self.merge_meshes(&[m.value()], 0, None)?;
+                place(&mut mesh, &g.world[i]);
+                let bone = bone_above[i];
+                let vertices = mesh.positions.len();
+                let name = mesh.name.clone();
+                doc.meshes.push(mesh);
+                if let Some((sk, bone)) = bone {
+                    on_bones += 1;
+                    let world = worlds[sk][bone.index()];
+                    let shared = bind_of.get(&(sk, bone)).map(|ibm| (*ibm, (world * *ibm).inverse())).filter(|(_, b)| b.is_finite());
+                    let (ibm, bind_shape) = shared.unwrap_or((world.inverse(), DMat4::IDENTITY));
+                    doc.skins.push(Skin {
+                        name,
+                        skeleton: skelport_ir::SkeletonId::from_index(sk),
+                        mesh: Some(skelport_ir::MeshId::from_index(doc.meshes.len() - 1)),
+                        joints: vec![bone],
+                        inverse_bind: vec![ibm],
+                        bind_shape,
+                        influences: Influences::from_lists(vec![vec![(0u32, 1.0)]; vertices]),
+                        ext: Default::default(),
+                    });
+                }
             }
         }
         if on_bones > 0 {
@@ -808,7 +817,9 @@ impl Reader<'_> {
         }
         let joint_set: HashSet<usize> = joints.iter().copied().collect();
         let skel_root = skin.skeleton.map(|s| s.value()).unwrap_or(lca);
-        let skin_extras: SkinExtras = own_extras(&skin.extras).and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
+        let skin_extras: SkinExtras = own_extras(&skin.extras, &self.budget, self.file, &format!("/skins/{si}/extras"))?
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default();
         let skin_name = skin.name.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| format!("skin{si}"));
         // Same root as an earlier skin and all joints among its bones: share that skeleton.
         let shared = self
@@ -821,9 +832,16 @@ impl Reader<'_> {
                 let sk = &mut doc.skeletons[b.index];
                 let root = self.root;
                 for j in &joints {
-                    let explicit = *self.explicit_deform.entry(*j).or_insert_with(|| {
-                        own_extras(&root.nodes[*j].extras).and_then(|v| v.get("deform").cloned()).is_some_and(|d| !d.is_null())
-                    });
+                    let explicit = match self.explicit_deform.get(j) {
+                        Some(&e) => e,
+                        None => {
+                            let e = own_extras(&root.nodes[*j].extras, &self.budget, self.file, &format!("/nodes/{j}/extras"))?
+                                .and_then(|v| v.get("deform").cloned())
+                                .is_some_and(|d| !d.is_null());
+                            self.explicit_deform.insert(*j, e);
+                            e
+                        }
+                    };
                     if !explicit {
                         sk.bones[b.bone_of[j].index()].deform = true;
                     }
@@ -948,9 +966,10 @@ impl Reader<'_> {
         }
         let lca = skel_root;
         // A synthetic root written by skelport for multi-root skeletons is not a bone.
-        let synthetic = |i: usize| self.node_extras(i).and_then(|v| v.get("synthetic_root").and_then(|v| v.as_bool())).unwrap_or(false);
         let mut roots = vec![lca];
-        if !joint_set.contains(&lca) && synthetic(lca) {
+        if !joint_set.contains(&lca)
+            && self.node_extras(lca)?.and_then(|v| v.get("synthetic_root").and_then(|v| v.as_bool())).unwrap_or(false)
+        {
             in_set.remove(&lca);
             roots = g.children[lca].iter().copied().filter(|c| in_set.contains(c)).collect();
         }
@@ -961,7 +980,11 @@ impl Reader<'_> {
         let bone_of: HashMap<usize, BoneId> = order.iter().enumerate().map(|(b, &i)| (i, BoneId::from_index(b))).collect();
         let mut sk = Skeleton::new(skin_extras.skeleton.clone().unwrap_or_else(|| skin_name.to_string()));
         sk.ext = skin_extras.skeleton_ext.clone();
+        // Exactly: pushing into an empty Vec reserves four bones, 1.4 KB for a one-joint skin.
+        sk.bones.reserve_exact(order.len());
         let mut mirrors: Vec<(usize, String)> = Vec::new();
+        // One warning for the skeleton's unnamed nodes (a file can have millions).
+        let mut unnamed: Vec<usize> = Vec::new();
         let mut used = UniqueNames::new();
         for (bi, &node) in order.iter().enumerate() {
             let is_root = root_set.contains(&node);
@@ -975,14 +998,11 @@ impl Reader<'_> {
                 Transform { translation: t, rotation: r.normalize(), scale: s }
             });
             if self.root.nodes[node].name.as_deref().is_none_or(str::is_empty) {
-                self.diag.warn("gltf.unnamed-node", format!("node {node} has no name; called it '{}'", g.names[node]));
+                unnamed.push(node);
             }
             let parent = if is_root { None } else { g.parent[node].and_then(|p| bone_of.get(&p).copied()) };
-            if let Some(raw) = &self.root.nodes[node].extras {
-                // Each skeleton holding the node parses (and keeps) its extras again.
-                self.budget.charge_json(raw.get().as_bytes(), self.file, &format!("/nodes/{node}/extras"))?;
-            }
-            let extras = self.node_extras(node).and_then(|v| serde_json::from_value::<BoneExtras>(v).ok());
+            // Each skeleton holding the node parses (and keeps) its extras again: charged each time.
+            let extras = self.node_extras(node)?.and_then(|v| serde_json::from_value::<BoneExtras>(v).ok());
             // The bone's own name where skelport had to give the node another.
             let base = extras.as_ref().and_then(|x| x.name.clone()).filter(|n| !n.is_empty()).unwrap_or_else(|| g.names[node].clone());
             let name = used.unique(&base, Suffix::Dot3);
@@ -1004,6 +1024,19 @@ impl Reader<'_> {
                 }
             }
             sk.bones.push(bone);
+        }
+        if let Some(&first) = unnamed.first() {
+            let shown: Vec<String> = unnamed.iter().take(5).map(|&n| format!("node {n} '{}'", g.names[n])).collect();
+            let more = if unnamed.len() > 5 { format!(" and {} more", unnamed.len() - 5) } else { String::new() };
+            self.diag.warn(
+                "gltf.unnamed-node",
+                format!(
+                    "node {first}: {} node(s) of skeleton '{}' have no name; called them after their index: {}{more}",
+                    unnamed.len(),
+                    sk.name,
+                    shown.join(", ")
+                ),
+            );
         }
         let names = sk.name_map().into_iter().map(|(k, v)| (k.to_owned(), v)).collect::<HashMap<_, _>>();
         for (bi, m) in mirrors {
@@ -1036,7 +1069,9 @@ impl Reader<'_> {
         for (k, &mi) in mesh_ids.iter().enumerate() {
             let gm = &self.root.meshes[mi];
             if k == 0 {
-                let x: MeshExtras = own_extras(&gm.extras).and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
+                let x: MeshExtras = own_extras(&gm.extras, &self.budget, self.file, &format!("/meshes/{mi}/extras"))?
+                    .and_then(|v| serde_json::from_value(v).ok())
+                    .unwrap_or_default();
                 mesh.name = gm.name.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| format!("mesh{mi}"));
                 mesh.ext = x.ext.clone();
                 extras = x;
@@ -1358,9 +1393,25 @@ fn check_joints_weights(jd: &AccessorData, wd: &AccessorData, vcount: usize) -> 
 }
 
 /// skelport's own entry (`extras.skelport`) of a glTF object, parsed from gltf-json's raw extras.
-fn own_extras(extras: &gltf_json::extras::Extras) -> Option<serde_json::Value> {
-    let mut map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(extras.as_ref()?.get()).ok()?;
-    map.remove(crate::EXTRAS_KEY)
+/// skelport's own member ([`crate::EXTRAS_KEY`]) of an extras object. The other members are
+/// skipped without being built (extras can be padded with millions of values), and the own part
+/// is charged to `budget` as the tree it becomes before it is parsed.
+fn own_extras(
+    extras: &gltf_json::extras::Extras,
+    budget: &Budget,
+    file: &str,
+    at: &str,
+) -> Result<Option<serde_json::Value>, skelport_ir::BudgetError> {
+    #[derive(serde::Deserialize)]
+    struct Own<'a> {
+        // The literal of crate::EXTRAS_KEY (a test checks they agree).
+        #[serde(borrow, rename = "skelport")]
+        own: Option<&'a serde_json::value::RawValue>,
+    }
+    let Some(raw) = extras.as_ref() else { return Ok(None) };
+    let Some(own) = serde_json::from_str::<Own>(raw.get()).ok().and_then(|o| o.own) else { return Ok(None) };
+    budget.charge_json(own.get().as_bytes(), file, at)?;
+    Ok(serde_json::from_str(own.get()).ok())
 }
 
 /// The parts of a glTF file skelport reads, typed with `gltf_json`'s models; every other

@@ -263,6 +263,7 @@ pub(crate) fn write_edited(
     let bone_names: Vec<Vec<String>> =
         doc.skeletons.iter().map(|sk| sk.bones.iter().map(|b| names.take(&b.name, true)).collect()).collect();
 
+    let skins_by_skeleton = doc.skins_by_skeleton();
     for (si, sk) in doc.skeletons.iter().enumerate() {
         if sk.bones.is_empty() {
             // Nothing is lost: an empty skeleton holds nothing glTF could write.
@@ -270,13 +271,8 @@ pub(crate) fn write_edited(
             continue;
         }
         // (index in the document, skin): borrowed, not cloned (a skin holds all its weights).
-        let mut skins: Vec<(Option<usize>, std::borrow::Cow<'_, Skin>)> = doc
-            .skins
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.skeleton.index() == si)
-            .map(|(k, s)| (Some(k), std::borrow::Cow::Borrowed(s)))
-            .collect();
+        let mut skins: Vec<(Option<usize>, std::borrow::Cow<'_, Skin>)> =
+            skins_by_skeleton[si].iter().map(|&k| (Some(k), std::borrow::Cow::Borrowed(&doc.skins[k]))).collect();
         if skins.is_empty() {
             // A rig without a skin: glTF only knows joints through skins, so make one (no mesh
             // uses it; the validator reports an unused object as information only).

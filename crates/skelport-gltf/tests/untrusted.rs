@@ -292,3 +292,38 @@ fn many_skins_over_one_skeleton_take_linear_work() {
     let (one, two) = (work(500), work(1000));
     assert!(two <= 2 * one + 100, "{one} then {two}");
 }
+
+/// Issue 38: `padded.gltf` (extras padded with millions of `{"":0}` under a key of their own)
+/// was read into a value tree to find skelport's key, uncharged: 1.8 GB for 28 MB. Other
+/// members are skipped without being built; skelport's own member is charged before it is
+/// parsed, and past the budget the read stops naming the extras.
+#[test]
+fn extras_are_skipped_or_charged_never_built_uncharged() {
+    let pad = vec![r#"{"":0}"#; 200_000].join(",");
+    let file = |extras: &str| {
+        format!(
+            r#"{{"asset":{{"version":"2.0"}},"nodes":[{{"name":"armature","children":[1],"extras":{extras}}},{{"name":"a","extras":{extras}}}],"skins":[{{"joints":[1]}}]}}"#
+        )
+    };
+    // Under a key of their own: skipped, so the read costs about what the same file without them does.
+    let padded = file(&format!(r#"{{"padding":[{pad}]}}"#));
+    let (r, budget) = read_bytes_budgeted(padded.as_bytes());
+    r.unwrap();
+    let plain = file("{}");
+    let (r, plain_budget) = read_bytes_budgeted(plain.as_bytes());
+    r.unwrap();
+    // The typed model's charge (4 × the text) is all the padding costs.
+    assert!(
+        budget.used() - plain_budget.used() <= 5 * (padded.len() - plain.len()) as u64,
+        "{} against {}",
+        budget.used(),
+        plain_budget.used()
+    );
+    // Under skelport's key they are kept (bone ext), so charged as a tree: over the floor here.
+    let pad = vec![r#"{"":0}"#; 200_000].join(",");
+    let own = file(&format!(r#"{{"{}":{{"ext":{{"x":[{pad}]}}}}}}"#, skelport_gltf::EXTRAS_KEY));
+    let budget = Budget::with_limit(64 << 20);
+    let opts = ReadOptions { budget: Some(budget), ..Default::default() };
+    let e = GltfFormat.read(Input { path: None, bytes: own.as_bytes() }, &opts, &mut Diagnostics::default()).unwrap_err().to_string();
+    assert!(e.contains("/extras") && e.contains("decode budget exceeded"), "{e}");
+}

@@ -544,6 +544,19 @@ impl Document {
     pub fn skins_of(&self, id: SkeletonId) -> impl Iterator<Item = &Skin> + '_ {
         self.skins.iter().filter(move |s| s.skeleton == id)
     }
+
+    /// For each skeleton, the indices of the skins bound to it, in order: one pass over the
+    /// skins, for code that visits every skeleton's skins (calling [`Document::skins_of`] per
+    /// skeleton is quadratic in a file with many skeletons). A skin naming no skeleton is left out.
+    pub fn skins_by_skeleton(&self) -> Vec<Vec<usize>> {
+        let mut out = vec![Vec::new(); self.skeletons.len()];
+        for (k, s) in self.skins.iter().enumerate() {
+            if let Some(v) = out.get_mut(s.skeleton.index()) {
+                v.push(k);
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]
@@ -593,6 +606,11 @@ mod tests {
         assert!(d.get_skeleton(SkeletonId::new(2)).is_none() && d.get_mesh(MeshId::new(1)).is_none());
         assert_eq!(d.skins_of(SkeletonId::new(1)).count(), 1);
         assert_eq!(d.skins_of(SkeletonId::new(0)).count(), 0);
+        let by = d.skins_by_skeleton();
+        assert_eq!(by.len(), d.skeletons.len());
+        for (si, ks) in by.iter().enumerate() {
+            assert_eq!(ks.len(), d.skins_of(SkeletonId::from_index(si)).count());
+        }
         assert_eq!(d.skeleton_ids().collect::<Vec<_>>(), [SkeletonId::new(0), SkeletonId::new(1)]);
     }
 }

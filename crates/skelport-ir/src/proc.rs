@@ -402,6 +402,7 @@ pub fn report_skeletons(doc: &Document) -> Vec<ReportSkeleton> {
         .collect();
     let mut d = Document { skeletons: doc.skeletons.clone(), skins, ..Document::new(doc.frame) };
     d.convert_frame(Frame::REPORT);
+    let skins_by_skeleton = d.skins_by_skeleton();
     d.skeletons
         .iter()
         .enumerate()
@@ -409,7 +410,7 @@ pub fn report_skeletons(doc: &Document) -> Vec<ReportSkeleton> {
             let world = sk.world_transforms();
             let tails = tails(sk, &world, 1.0);
             let mut bind: Vec<Option<DMat4>> = vec![None; sk.bones.len()];
-            for s in d.skins.iter().filter(|s| s.skeleton.index() == si) {
+            for s in skins_by_skeleton[si].iter().map(|&k| &d.skins[k]) {
                 for (j, ibm) in s.joints.iter().zip(&s.inverse_bind) {
                     if let Some(slot @ None) = bind.get_mut(j.index()) {
                         let m = ibm.inverse();

@@ -77,6 +77,7 @@ fn local_from_worlds(parent: &DMat4, child: &DMat4) -> Transform {
 pub fn apply(doc: &mut Document, map: &RetargetMap) -> Result<RetargetReport, RetargetError> {
     map.check()?;
     let mut report = RetargetReport::default();
+    let skins_by_skeleton = doc.skins_by_skeleton();
     for si in 0..doc.skeletons.len() {
         let sk = &doc.skeletons[si];
         if !sk.bones.iter().any(|b| map.lookup(&b.name).is_some()) {
@@ -118,7 +119,8 @@ pub fn apply(doc: &mut Document, map: &RetargetMap) -> Result<RetargetReport, Re
         }
         // Skins on this skeleton: joint slots follow their bone's target; slots landing on the
         // same bone merge (weights add up).
-        for s in doc.skins.iter_mut().filter(|s| s.skeleton.index() == si) {
+        for &k in &skins_by_skeleton[si] {
+            let s = &mut doc.skins[k];
             let mut joints: Vec<BoneId> = Vec::new();
             let mut ibms: Vec<DMat4> = Vec::new();
             let mut slot_map: Vec<u32> = Vec::with_capacity(s.joints.len());
