@@ -78,7 +78,7 @@ pub fn apply(doc: &mut Document, map: &RetargetMap) -> Result<RetargetReport, Re
     map.check()?;
     let mut report = RetargetReport::default();
     let skins_by_skeleton = doc.skins_by_skeleton();
-    for si in 0..doc.skeletons.len() {
+    for (si, own_skins) in skins_by_skeleton.into_iter().enumerate() {
         let sk = &doc.skeletons[si];
         if !sk.bones.iter().any(|b| map.lookup(&b.name).is_some()) {
             return Err(RetargetError::NothingMatched { map: map.name.clone(), skeleton: sk.name.clone() });
@@ -119,7 +119,7 @@ pub fn apply(doc: &mut Document, map: &RetargetMap) -> Result<RetargetReport, Re
         }
         // Skins on this skeleton: joint slots follow their bone's target; slots landing on the
         // same bone merge (weights add up).
-        for &k in &skins_by_skeleton[si] {
+        for k in own_skins {
             let s = &mut doc.skins[k];
             let mut joints: Vec<BoneId> = Vec::new();
             let mut ibms: Vec<DMat4> = Vec::new();
