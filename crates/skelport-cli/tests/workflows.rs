@@ -540,3 +540,36 @@ fn the_missing_mesh_hint_belongs_to_the_format() {
         assert_eq!(f.mesh_hint(), None, "{}", f.name());
     }
 }
+
+/// The codes of the diagnostics `convert --json` reports for its one input.
+fn convert_codes(args: &[&str]) -> Vec<String> {
+    let o = skelport(&[&["convert", "--json"], args].concat());
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap().to_owned()).collect()
+}
+
+/// Issue 39: a `.dae` written without a map from a humanoid skelport recognises (a real VRM) says
+/// how to get a Second Life rig (`--map humanoid`) and how to check one (`validate --target sl`);
+/// with `--map humanoid` it has nothing to say; a rig it does not recognise as humanoid gets no note.
+#[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
+fn a_dae_from_a_recognised_humanoid_says_how_to_get_an_sl_rig() {
+    let Some(vrm) = skelport_ir::testing::corpus_file("realworld/vrmaddon_b52_basic_armature_vrm1.vrm") else { return };
+    let Some(not_human) = skelport_ir::testing::corpus_file("realworld/khr_CesiumMan.glb") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let dae = dir.path().join("human_nomap.dae");
+    let o = skelport(&["convert", s(&vrm), "-o", s(&dae)]);
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    let note = e.lines().find(|l| l.starts_with("note:") && l.contains("--map humanoid")).unwrap_or_else(|| panic!("no hint: {e}"));
+    assert!(note.contains("Second Life") && note.contains("validate --target sl"), "{note}");
+    assert!(convert_codes(&[s(&vrm), "-o", s(&dae)]).iter().any(|c| c == "convert.map-humanoid"));
+    let mapped = dir.path().join("human_sl.dae");
+    let codes = convert_codes(&[s(&vrm), "-o", s(&mapped), "--map", "humanoid"]);
+    assert!(!codes.iter().any(|c| c == "convert.map-humanoid"), "{codes:?}");
+    // The check the note names passes the mapped file.
+    assert!(skelport(&["validate", s(&mapped), "--target", "sl"]).status.success());
+    let codes = convert_codes(&[s(&not_human), "-o", s(&dir.path().join("cesium.dae"))]);
+    assert!(!codes.iter().any(|c| c == "convert.map-humanoid"), "{codes:?}");
+}
