@@ -573,3 +573,28 @@ fn a_dae_from_a_recognised_humanoid_says_how_to_get_an_sl_rig() {
     let codes = convert_codes(&[s(&not_human), "-o", s(&dir.path().join("cesium.dae"))]);
     assert!(!codes.iter().any(|c| c == "convert.map-humanoid"), "{codes:?}");
 }
+
+/// docs/cli.md's `--strict` on the SL path: from an MPFB rig it refuses, and `--max-influences 4`
+/// leaves as the one loss not asked for the MPFB placement data no `.dae` holds (`mpfb.rig-data`).
+#[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
+fn strict_on_the_sl_path_refuses_only_what_no_dae_holds() {
+    let Some(c) = skelport_ir::testing::corpus_root() else { return };
+    let r = c.join("mpfb/rigs/standard");
+    let dir = tempfile::tempdir().unwrap();
+    let glb = dir.path().join("human.glb");
+    let (rig, weights, mesh) = (r.join("rig.game_engine.json"), r.join("weights.game_engine.json"), c.join("mpfb/3dobjs/base.obj"));
+    let o = skelport(&["-q", "convert", s(&rig), "--weights", s(&weights), "--mesh", s(&mesh), "-o", s(&glb)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dae = dir.path().join("strict.dae");
+    let base = ["-q", "convert", s(&glb), "-o", s(&dae), "--map", "mpfb-game_engine-to-sl", "--strict"];
+    let o = skelport(&base);
+    let e = stderr(&o);
+    assert!(!o.status.success() && e.contains("--strict: 2 loss(es)") && e.contains("more than 4 influences"), "{e}");
+    let o = skelport(&[&base[..], &["--max-influences", "4"]].concat());
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    let listed: Vec<&str> = e.lines().skip_while(|l| !l.contains("--strict: ")).skip(1).collect();
+    assert!(e.contains("--strict: 1 loss(es)") && listed.len() == 1 && listed[0].contains("MPFB placement"), "{e}");
+    assert!(!dae.exists(), "nothing written");
+}
