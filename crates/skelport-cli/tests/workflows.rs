@@ -598,3 +598,86 @@ fn strict_on_the_sl_path_refuses_only_what_no_dae_holds() {
     assert!(e.contains("--strict: 1 loss(es)") && listed.len() == 1 && listed[0].contains("MPFB placement"), "{e}");
     assert!(!dae.exists(), "nothing written");
 }
+
+/// Issue 39: a folder given as input is a batch of its files (README: `skelport convert
+/// rigs/standard --to glb -o out/`), each converted to the output folder under its own stem.
+#[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
+fn a_folder_as_input_converts_each_file() {
+    let Some(c) = skelport_ir::testing::corpus_root() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    for f in ["khr_CesiumMan.glb", "khr_RiggedSimple.glb"] {
+        std::fs::copy(c.join("realworld").join(f), input.join(f)).unwrap();
+    }
+    let out = dir.path().join("out");
+    let o = skelport(&["convert", s(&input), "--to", "g4b", "-o", &format!("{}/", s(&out))]);
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    assert!(e.contains("converted 2 of 2 files to g4b"), "{e}");
+    let mut written: Vec<String> =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    written.sort();
+    assert_eq!(written, ["khr_CesiumMan.g4b", "khr_RiggedSimple.g4b"]);
+    for w in &written {
+        let i = skelport(&["inspect", s(&out.join(w))]);
+        assert!(i.status.success() && String::from_utf8_lossy(&i.stdout).contains("skeleton"), "{w}: {}", stderr(&i));
+    }
+}
+
+/// Issue 39: an output in a folder that does not exist is refused naming the folder and the fix,
+/// not a temporary file, and nothing is created.
+#[test]
+fn an_output_in_a_missing_folder_says_the_folder_does_not_exist() {
+    let fixture = skelport_ir::testing::workspace_root().join("testdata/anvil/biped.schema.xml");
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nonexistent/dir");
+    let target = missing.join("x.glb");
+    let o = skelport(&["convert", s(&fixture), "-o", s(&target)]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    let line = e.lines().find(|l| l.starts_with("error:")).unwrap_or_else(|| panic!("{e}"));
+    assert!(line.contains(&format!("the folder {} does not exist", s(&missing))) && line.contains("mkdir -p"), "{line}");
+    // It names the output given, not the temporary file written first.
+    assert!(line.starts_with(&format!("error: {}: ", s(&target))), "{line}");
+    assert!(!dir.path().join("nonexistent").exists());
+}
+
+/// Issue 39: `bone rename` of a mistyped bone names the file and the closest bone, and writes nothing.
+#[test]
+fn bone_rename_of_a_mistyped_bone_names_the_file_and_the_closest_bone() {
+    let fixture = skelport_ir::testing::workspace_root().join("testdata/anvil/biped.schema.xml");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("renamed.xml");
+    let o = skelport(&["bone", "rename", s(&fixture), "Hipz", "NEW", "-o", s(&out)]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    let line = e.lines().find(|l| l.starts_with("error:")).unwrap_or_else(|| panic!("{e}"));
+    assert!(line.contains(s(&fixture)) && line.contains("'Hipz'") && line.contains("did you mean 'Hips'"), "{line}");
+    assert!(!out.exists());
+}
+
+/// Issue 39: "did my conversion keep the rig?" for VRM has a one-line answer: `diff SOURCE VRM
+/// --pose-test` says `same` on one line, beside only the lines that say what was compared (no
+/// per-bone differences from the T-pose the VRM writer makes).
+#[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
+fn a_vrm_diff_against_its_source_answers_in_one_line() {
+    let Some(c) = skelport_ir::testing::corpus_root() else { return };
+    let r = c.join("mpfb/rigs/standard");
+    let dir = tempfile::tempdir().unwrap();
+    let (glb, vrm) = (dir.path().join("human.glb"), dir.path().join("human.vrm"));
+    let (rig, weights, mesh) = (r.join("rig.game_engine.json"), r.join("weights.game_engine.json"), c.join("mpfb/3dobjs/base.obj"));
+    let o = skelport(&["-q", "convert", s(&rig), "--weights", s(&weights), "--mesh", s(&mesh), "-o", s(&glb)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = skelport(&["-q", "convert", s(&glb), "-o", s(&vrm)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = skelport(&["diff", s(&glb), s(&vrm), "--pose-test"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    let answers: Vec<&str> = out.lines().filter(|l| !l.starts_with("compared:") && !l.starts_with("pose test:")).collect();
+    assert_eq!(answers, ["same (as a conversion to vrm: A written and read back, A in its T-pose, as the writer makes it)"], "{out}");
+    let pose = out.lines().find(|l| l.starts_with("pose test:")).unwrap_or_else(|| panic!("{out}"));
+    assert!(pose.contains("20 poses"), "{pose}");
+}
