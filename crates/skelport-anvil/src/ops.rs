@@ -6,6 +6,7 @@ use crate::generate::{default_mirroring, new_bone_object};
 use crate::model::*;
 use crate::names::{hash_of_display, hex_name, mirror_name, parse_hex_name, Names};
 use crate::pose::{compose, relative, Pose};
+use crate::text::Txt;
 use skelport_ir::{DQuat, DVec3};
 use std::collections::{HashMap, HashSet};
 
@@ -287,8 +288,10 @@ pub struct MergeReport {
 }
 
 /// A modifier as a merge compares it: its objects' IDs numbered from 1 in order (links among
-/// them following), its owner and its links' path labels left out. The same modifier merged
-/// twice, or already in the main skeleton, compares equal whatever IDs it was given.
+/// them following), its owner and its links' path labels left out, and what differs only by the
+/// form it was read from made one (see [`form_free`]). The same modifier merged twice, or already
+/// in the main skeleton, compares equal whatever IDs it was given and whichever form (Standard or
+/// Schema-Based) each copy came from.
 fn canonical_modifier(m: &Object) -> Object {
     let mut c = m.clone();
     let (mut next, mut objmap) = (1, HashMap::new());
@@ -300,7 +303,49 @@ fn canonical_modifier(m: &Object) -> Object {
         }
         l.label = None;
     });
+    form_free(&mut c);
     c
+}
+
+/// Make `o` (recursively) the same whichever form it was read from: the Standard form writes
+/// booleans `true`/`false` and the Schema-Based form `True`/`False`; elements kept as written
+/// (`Value::Raw`) differ in line endings and indentation; labels (hash names, enum value names,
+/// list item types, element attributes) are for humans or for one form's syntax. The numbers
+/// and hashes that rule stay as they are.
+fn form_free(o: &mut Object) {
+    o.attrs.clear();
+    o.src = None;
+    for f in &mut o.fields {
+        f.src = None;
+        form_free_value(&mut f.value);
+    }
+}
+
+fn form_free_value(v: &mut Value) {
+    match v {
+        Value::Scalar(s) => {
+            if s.ty.eq_ignore_ascii_case("bool") {
+                s.text = Txt::from(s.text.to_ascii_lowercase());
+            }
+            s.attrs.clear();
+        }
+        Value::Hash(h) => h.label = None,
+        Value::Enum(e) => e.value_name = None,
+        Value::Ptr(Ptr { target: Target::Inline(o), .. }) | Value::Object(o) => form_free(o),
+        Value::Ptr(_) | Value::Vector(_) => {}
+        Value::List(l) => {
+            l.item_type = None;
+            for it in &mut l.items {
+                it.src = None;
+                form_free_value(&mut it.value);
+            }
+        }
+        // Tokens between tags: whitespace and line endings are the form's layout, not data.
+        Value::Raw(t) => {
+            let flat: Vec<&str> = t.split(['<', '>']).map(str::trim).collect();
+            *t = Txt::from(flat.join("|"));
+        }
+    }
 }
 
 /// Merge addon skeletons into a main skeleton as the engine does when it loads them: each addon's

@@ -826,3 +826,34 @@ fn the_element_tree_is_charged_before_it_is_built() {
     let e = read_with(crafted.as_bytes(), 16 * crafted.len() as u64).unwrap_err();
     assert!(e.starts_with("crafted.xml: the element tree (200") && e.contains("decode budget exceeded"), "{e}");
 }
+
+/// Each bone's hash with its modifiers' classes, in array order: what a second merge must leave
+/// as the first left it.
+fn bones_and_modifiers(s: &AnvilSkeleton) -> Vec<(Option<u32>, Vec<String>)> {
+    s.bones().map(|b| (b.bone_hash(), b.modifiers().map(|m| m.class.to_string()).collect())).collect()
+}
+
+/// Merging what is already merged changes nothing, whatever form the main skeleton and each
+/// addon are in (issue 39: a Schema-Based addon merged into a Standard biped, then merged again in
+/// either form, gave `BallJointBoneModifier, BallJointBoneModifier`).
+#[test]
+fn merging_again_changes_nothing_in_any_mix_of_forms() {
+    for main_form in ["standard.xml", "schema.xml"] {
+        for addon in ["hidden_blade_addon", "sword_addon"] {
+            for first in ["standard.xml", "schema.xml"] {
+                let main = model(&fixture("biped", main_form));
+                let (once, r1) = merge(&main, &[model(&fixture(addon, first))], &MergeOptions::default()).unwrap();
+                // The blade's modifier goes onto a main bone; the sword's come with its new bones.
+                assert!(!r1.added.is_empty() && bones_and_modifiers(&once).iter().any(|b| !b.1.is_empty()), "{addon}.{first}: {r1:?}");
+                for again in ["standard.xml", "schema.xml"] {
+                    let case = format!("biped.{main_form} + {addon}.{first}, then {addon}.{again}");
+                    let (twice, r2) = merge(&once, &[model(&fixture(addon, again))], &MergeOptions::default()).unwrap();
+                    assert!(r2.added.is_empty() && r2.modifiers_applied == 0, "{case}: {r2:?}");
+                    assert_eq!(bones_and_modifiers(&twice), bones_and_modifiers(&once), "{case}");
+                    let form = if main_form == "standard.xml" { Form::Standard } else { Form::Schema };
+                    assert_eq!(twice.to_bytes(form).unwrap(), once.to_bytes(form).unwrap(), "{case}: the written file changed");
+                }
+            }
+        }
+    }
+}

@@ -540,3 +540,144 @@ fn the_missing_mesh_hint_belongs_to_the_format() {
         assert_eq!(f.mesh_hint(), None, "{}", f.name());
     }
 }
+
+/// The codes of the diagnostics `convert --json` reports for its one input.
+fn convert_codes(args: &[&str]) -> Vec<String> {
+    let o = skelport(&[&["convert", "--json"], args].concat());
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap().to_owned()).collect()
+}
+
+/// Issue 39: a `.dae` written without a map from a humanoid skelport recognises (a real VRM) says
+/// how to get a Second Life rig (`--map humanoid`) and how to check one (`validate --target sl`);
+/// with `--map humanoid` it has nothing to say; a rig it does not recognise as humanoid gets no note.
+#[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
+fn a_dae_from_a_recognised_humanoid_says_how_to_get_an_sl_rig() {
+    let Some(vrm) = skelport_ir::testing::corpus_file("realworld/vrmaddon_b52_basic_armature_vrm1.vrm") else { return };
+    let Some(not_human) = skelport_ir::testing::corpus_file("realworld/khr_CesiumMan.glb") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let dae = dir.path().join("human_nomap.dae");
+    let o = skelport(&["convert", s(&vrm), "-o", s(&dae)]);
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    let note = e.lines().find(|l| l.starts_with("note:") && l.contains("--map humanoid")).unwrap_or_else(|| panic!("no hint: {e}"));
+    assert!(note.contains("Second Life") && note.contains("validate --target sl"), "{note}");
+    assert!(convert_codes(&[s(&vrm), "-o", s(&dae)]).iter().any(|c| c == "convert.map-humanoid"));
+    let mapped = dir.path().join("human_sl.dae");
+    let codes = convert_codes(&[s(&vrm), "-o", s(&mapped), "--map", "humanoid"]);
+    assert!(!codes.iter().any(|c| c == "convert.map-humanoid"), "{codes:?}");
+    // The check the note names passes the mapped file.
+    assert!(skelport(&["validate", s(&mapped), "--target", "sl"]).status.success());
+    let codes = convert_codes(&[s(&not_human), "-o", s(&dir.path().join("cesium.dae"))]);
+    assert!(!codes.iter().any(|c| c == "convert.map-humanoid"), "{codes:?}");
+}
+
+/// docs/cli.md's `--strict` on the SL path: from an MPFB rig it refuses, and `--max-influences 4`
+/// leaves as the one loss not asked for the MPFB placement data no `.dae` holds (`mpfb.rig-data`).
+#[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
+fn strict_on_the_sl_path_refuses_only_what_no_dae_holds() {
+    let Some(c) = skelport_ir::testing::corpus_root() else { return };
+    let r = c.join("mpfb/rigs/standard");
+    let dir = tempfile::tempdir().unwrap();
+    let glb = dir.path().join("human.glb");
+    let (rig, weights, mesh) = (r.join("rig.game_engine.json"), r.join("weights.game_engine.json"), c.join("mpfb/3dobjs/base.obj"));
+    let o = skelport(&["-q", "convert", s(&rig), "--weights", s(&weights), "--mesh", s(&mesh), "-o", s(&glb)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dae = dir.path().join("strict.dae");
+    let base = ["-q", "convert", s(&glb), "-o", s(&dae), "--map", "mpfb-game_engine-to-sl", "--strict"];
+    let o = skelport(&base);
+    let e = stderr(&o);
+    assert!(!o.status.success() && e.contains("--strict: 2 loss(es)") && e.contains("more than 4 influences"), "{e}");
+    let o = skelport(&[&base[..], &["--max-influences", "4"]].concat());
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    let listed: Vec<&str> = e.lines().skip_while(|l| !l.contains("--strict: ")).skip(1).collect();
+    assert!(e.contains("--strict: 1 loss(es)") && listed.len() == 1 && listed[0].contains("MPFB placement"), "{e}");
+    assert!(!dae.exists(), "nothing written");
+}
+
+/// Issue 39: a folder given as input is a batch of its files (README: `skelport convert
+/// rigs/standard --to glb -o out/`), each converted to the output folder under its own stem.
+#[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
+fn a_folder_as_input_converts_each_file() {
+    let Some(c) = skelport_ir::testing::corpus_root() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    for f in ["khr_CesiumMan.glb", "khr_RiggedSimple.glb"] {
+        std::fs::copy(c.join("realworld").join(f), input.join(f)).unwrap();
+    }
+    let out = dir.path().join("out");
+    let o = skelport(&["convert", s(&input), "--to", "g4b", "-o", &format!("{}/", s(&out))]);
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    assert!(e.contains("converted 2 of 2 files to g4b"), "{e}");
+    let mut written: Vec<String> =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    written.sort();
+    assert_eq!(written, ["khr_CesiumMan.g4b", "khr_RiggedSimple.g4b"]);
+    for w in &written {
+        let i = skelport(&["inspect", s(&out.join(w))]);
+        assert!(i.status.success() && String::from_utf8_lossy(&i.stdout).contains("skeleton"), "{w}: {}", stderr(&i));
+    }
+}
+
+/// Issue 39: an output in a folder that does not exist is refused naming the folder and the fix,
+/// not a temporary file, and nothing is created.
+#[test]
+fn an_output_in_a_missing_folder_says_the_folder_does_not_exist() {
+    let fixture = skelport_ir::testing::workspace_root().join("testdata/anvil/biped.schema.xml");
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nonexistent/dir");
+    let target = missing.join("x.glb");
+    let o = skelport(&["convert", s(&fixture), "-o", s(&target)]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    let line = e.lines().find(|l| l.starts_with("error:")).unwrap_or_else(|| panic!("{e}"));
+    assert!(line.contains(&format!("the folder {} does not exist", s(&missing))) && line.contains("mkdir -p"), "{line}");
+    // It names the output given, not the temporary file written first.
+    assert!(line.starts_with(&format!("error: {}: ", s(&target))), "{line}");
+    assert!(!dir.path().join("nonexistent").exists());
+}
+
+/// Issue 39: `bone rename` of a mistyped bone names the file and the closest bone, and writes nothing.
+#[test]
+fn bone_rename_of_a_mistyped_bone_names_the_file_and_the_closest_bone() {
+    let fixture = skelport_ir::testing::workspace_root().join("testdata/anvil/biped.schema.xml");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("renamed.xml");
+    let o = skelport(&["bone", "rename", s(&fixture), "Hipz", "NEW", "-o", s(&out)]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    let line = e.lines().find(|l| l.starts_with("error:")).unwrap_or_else(|| panic!("{e}"));
+    assert!(line.contains(s(&fixture)) && line.contains("'Hipz'") && line.contains("did you mean 'Hips'"), "{line}");
+    assert!(!out.exists());
+}
+
+/// Issue 39: "did my conversion keep the rig?" for VRM has a one-line answer: `diff SOURCE VRM
+/// --pose-test` says `same` on one line, beside only the lines that say what was compared (no
+/// per-bone differences from the T-pose the VRM writer makes).
+#[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
+fn a_vrm_diff_against_its_source_answers_in_one_line() {
+    let Some(c) = skelport_ir::testing::corpus_root() else { return };
+    let r = c.join("mpfb/rigs/standard");
+    let dir = tempfile::tempdir().unwrap();
+    let (glb, vrm) = (dir.path().join("human.glb"), dir.path().join("human.vrm"));
+    let (rig, weights, mesh) = (r.join("rig.game_engine.json"), r.join("weights.game_engine.json"), c.join("mpfb/3dobjs/base.obj"));
+    let o = skelport(&["-q", "convert", s(&rig), "--weights", s(&weights), "--mesh", s(&mesh), "-o", s(&glb)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = skelport(&["-q", "convert", s(&glb), "-o", s(&vrm)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = skelport(&["diff", s(&glb), s(&vrm), "--pose-test"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    let answers: Vec<&str> = out.lines().filter(|l| !l.starts_with("compared:") && !l.starts_with("pose test:")).collect();
+    assert_eq!(answers, ["same (as a conversion to vrm: A written and read back, A in its T-pose, as the writer makes it)"], "{out}");
+    let pose = out.lines().find(|l| l.starts_with("pose test:")).unwrap_or_else(|| panic!("{out}"));
+    assert!(pose.contains("20 poses"), "{pose}");
+}

@@ -510,11 +510,15 @@ fn targets_that_write(doc: &Document, target: &dyn Format, opts: &WriteOptions) 
     (!accepting.is_empty()).then(|| accepting.join(", "))
 }
 
-/// A target that maps bones onto a fixed skeleton of its own (Second Life), written without a
-/// map from a rig whose humanoid a built-in map recognises (Mixamo, MakeHuman, a VRM's roles):
-/// say that `--map humanoid` gives the target's own rig (note `convert.map-humanoid`).
+/// A target whose rigs use a humanoid's names of their own (Second Life's joints, AnvilToolkit's
+/// biped), written without a map from a rig whose humanoid a built-in map recognises (Mixamo,
+/// MakeHuman, a VRM's roles) and whose bones are not those names: say that `--map humanoid` gives
+/// the target's own rig (note `convert.map-humanoid`). Not conditioned on `Holds::any_skeleton`:
+/// every such target also writes any other skeleton as it is (the SL `.dae` as generic Collada the
+/// SL importer refuses), which is why the hint is needed.
 fn humanoid_hint(doc: &Document, target: &dyn Format, opts: &ConvertOptions, diags: &mut Diagnostics) {
-    if opts.map.is_some() || target.holds().any_skeleton || target.humanoid_names().is_none() {
+    let Some(names) = target.humanoid_names() else { return };
+    if opts.map.is_some() {
         return;
     }
     let Ok(map) = maps::humanoid_for(doc, target) else { return };
@@ -522,14 +526,20 @@ fn humanoid_hint(doc: &Document, target: &dyn Format, opts: &ConvertOptions, dia
     if renamed == 0 {
         return;
     }
+    // Second Life's joints are checked by the SL importer's rules (`validate --target sl`), not
+    // by the `.dae` format's; other targets have no check of bone names to point to.
+    let (whose, check) = if names == "sl-bento" {
+        ("Second Life's joints".to_owned(), format!(" (`validate --target {}` checks it)", validate::SL_TARGET))
+    } else {
+        (format!("{}'s own bone names", target.name()), String::new())
+    };
     diags.info(
         "convert.map-humanoid",
         format!(
-            "the rig is a humanoid skelport recognises: the map `{}` (--map {}) renames {renamed} of its bones to {}'s own joints, \
-             the rig the target's importer expects",
+            "the rig is a humanoid skelport recognises, but {renamed} of its bones are not {whose}: the map `{}` (--map {}) \
+             renames them, giving the rig the target's importer expects{check}",
             maps::HUMANOID,
             maps::HUMANOID,
-            target.name()
         ),
     );
 }
