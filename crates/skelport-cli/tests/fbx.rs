@@ -46,6 +46,7 @@ fn size(doc: &Document) -> f64 {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn every_corpus_file_reads_with_a_skeleton_skins_uvs_and_normals() {
     for name in FILES {
         let Some(path) = corpus(name) else { return };
@@ -67,6 +68,7 @@ fn every_corpus_file_reads_with_a_skeleton_skins_uvs_and_normals() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn bone_heads_agree_with_blenders_fbx_import() {
     let mut compared = 0;
     for (name, heads) in BLENDER_HEADS {
@@ -101,6 +103,7 @@ fn writing_fbx_is_refused_naming_the_formats_to_use() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn a_budget_too_small_for_the_file_is_refused_by_name() {
     let Some(path) = corpus("ufbx_maya_kenney_character_7700_binary.fbx") else { return };
     let opts =
@@ -115,6 +118,7 @@ fn a_budget_too_small_for_the_file_is_refused_by_name() {
 /// `--map mixamo` as a user with a Mixamo character would. The names are kept on reading, the
 /// map takes them (its `mixamorig:` prefix) to MPFB's mixamo rig, and no bone moves.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn mixamo_names_are_kept_and_map_mixamo_converts_them() {
     let Some(path) = corpus("ufbx_maya_game_sausage_7500_ascii.fbx") else { return };
     let mixamo = ["Hips", "Spine", "Spine1", "Spine2"];

@@ -49,6 +49,7 @@ fn placed(doc: &Document) -> HashMap<String, (DVec3, DVec3, DVec3)> {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn joints_and_orientations_are_makehumans() {
     let Some(c) = corpus() else { return };
     // Found from the layout: base.obj beside rigs/, the weights the rig names beside it.
@@ -75,6 +76,7 @@ fn joints_and_orientations_are_makehumans() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn weights_are_the_mhw_and_every_vertex_is_bound() {
     let Some(c) = corpus() else { return };
     // Helpers kept: the mesh keeps the base numbering, so vertices compare one to one.
@@ -157,6 +159,7 @@ fn fingerprint(doc: &Document) -> HashMap<String, (usize, f64)> {
 /// not completed); `body` takes the rest; `toe1-3.L` would take its namesake, which has no
 /// weights; `ghost` references a bone with none.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn a_secondary_rig_gets_the_weights_makehuman_derives() {
     let Some(c) = corpus() else { return };
     let (_dir, path) = secondary(&c, true);
@@ -186,6 +189,7 @@ fn a_secondary_rig_gets_the_weights_makehuman_derives() {
 
 /// Without the default rig beside it, a secondary rig is read skinless, and says so.
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn a_secondary_rig_without_the_default_rig_beside_it_says_no_skin_was_read() {
     let Some(c) = corpus() else { return };
     let (_dir, path) = secondary(&c, false);
@@ -216,6 +220,7 @@ fn assert_valid(v: &jsonschema::Validator, bytes: &[u8]) {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn mhskel_round_trip_gives_the_rig_back() {
     let Some(c) = corpus() else { return };
     let (doc, _) = read(&c.rig, &ReadOptions::default());
@@ -268,6 +273,7 @@ fn mhskel_round_trip_gives_the_rig_back() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn a_rig_from_elsewhere_is_fitted_on_the_base_mesh() {
     let Some(c) = corpus() else { return };
     let (mut doc, _) = read(&c.rig, &ReadOptions::default());
@@ -307,6 +313,7 @@ fn a_rig_from_elsewhere_is_fitted_on_the_base_mesh() {
 }
 
 #[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn without_a_base_mesh_joints_are_stored_and_come_back_exactly() {
     let Some(c) = corpus() else { return };
     let (doc, _) = read(&c.rig, &ReadOptions::default());

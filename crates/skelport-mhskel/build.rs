@@ -1,0 +1,2 @@
+// Sets `cfg(corpus)` for the tests that read the corpus (build/corpus_cfg.rs).
+include!("../../build/corpus_cfg.rs");
