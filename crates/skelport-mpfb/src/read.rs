@@ -457,10 +457,9 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
         });
         let mut own = b.clone();
         if opts.mesh_for_placement && mesh.is_some() {
-            // Placed on a mesh nobody gave (the base mesh skelport found, with the weights beside
-            // the rig or without): where each end was placed, so that the MPFB writer keeps the
-            // file's default_position for an end still there (an MPFB → MPFB conversion with
-            // no edit changes nothing). A body the user gives is where the rig is meant to stand.
+            // Placed on a mesh nobody gave (the base mesh skelport found): where each end was
+            // placed, so that the MPFB writer keeps the file's default_position for an end
+            // still there (an MPFB → MPFB conversion changes nothing).
             for (end, at) in [("head", h), ("tail", t)] {
                 if let Some(Value::Object(e)) = own.get_mut(end) {
                     e.insert(PLACED_KEY.into(), serde_json::json!(at.to_array()));
