@@ -574,18 +574,24 @@ fn a_dae_from_a_recognised_humanoid_says_how_to_get_an_sl_rig() {
     assert!(!codes.iter().any(|c| c == "convert.map-humanoid"), "{codes:?}");
 }
 
+/// MPFB's game_engine rig with its weights on the base mesh, converted to `glb` (the README's
+/// `human.glb`).
+fn game_engine_glb(corpus: &Path, glb: &Path) {
+    let r = corpus.join("mpfb/rigs/standard");
+    let (rig, weights, mesh) = (r.join("rig.game_engine.json"), r.join("weights.game_engine.json"), corpus.join("mpfb/3dobjs/base.obj"));
+    let o = skelport(&["-q", "convert", s(&rig), "--weights", s(&weights), "--mesh", s(&mesh), "-o", s(glb)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 /// docs/cli.md's `--strict` on the SL path: from an MPFB rig it refuses, and `--max-influences 4`
 /// leaves as the one loss not asked for the MPFB placement data no `.dae` holds (`mpfb.rig-data`).
 #[test]
 #[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn strict_on_the_sl_path_refuses_only_what_no_dae_holds() {
     let Some(c) = skelport_ir::testing::corpus_root() else { return };
-    let r = c.join("mpfb/rigs/standard");
     let dir = tempfile::tempdir().unwrap();
     let glb = dir.path().join("human.glb");
-    let (rig, weights, mesh) = (r.join("rig.game_engine.json"), r.join("weights.game_engine.json"), c.join("mpfb/3dobjs/base.obj"));
-    let o = skelport(&["-q", "convert", s(&rig), "--weights", s(&weights), "--mesh", s(&mesh), "-o", s(&glb)]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    game_engine_glb(&c, &glb);
     let dae = dir.path().join("strict.dae");
     let base = ["-q", "convert", s(&glb), "-o", s(&dae), "--map", "mpfb-game_engine-to-sl", "--strict"];
     let o = skelport(&base);
@@ -665,12 +671,9 @@ fn bone_rename_of_a_mistyped_bone_names_the_file_and_the_closest_bone() {
 #[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn a_vrm_diff_against_its_source_answers_in_one_line() {
     let Some(c) = skelport_ir::testing::corpus_root() else { return };
-    let r = c.join("mpfb/rigs/standard");
     let dir = tempfile::tempdir().unwrap();
     let (glb, vrm) = (dir.path().join("human.glb"), dir.path().join("human.vrm"));
-    let (rig, weights, mesh) = (r.join("rig.game_engine.json"), r.join("weights.game_engine.json"), c.join("mpfb/3dobjs/base.obj"));
-    let o = skelport(&["-q", "convert", s(&rig), "--weights", s(&weights), "--mesh", s(&mesh), "-o", s(&glb)]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    game_engine_glb(&c, &glb);
     let o = skelport(&["-q", "convert", s(&glb), "-o", s(&vrm)]);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = skelport(&["diff", s(&glb), s(&vrm), "--pose-test"]);

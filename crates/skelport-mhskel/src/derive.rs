@@ -210,6 +210,8 @@ pub fn derive(
     file: &str,
 ) -> Result<Derived, DeriveError> {
     let refs = weight_references(rig, reference)?;
+    // The rig's first root: the first bone in MakeHuman's order.
+    let root = refs.first().map_or_else(String::new, |(name, _)| name.clone());
     let (ref_order, _) = bone_order(&reference.bones);
     let ref_root = ref_order.first().map_or("root", |&(i, _)| reference.bones[i].0.as_str());
     let count =
@@ -243,7 +245,6 @@ pub fn derive(
             groups.push((bone, g));
         }
     }
-    let root = bone_order(&rig.bones).0.first().map_or_else(String::new, |&(i, _)| rig.bones[i].0.clone());
     Ok(Derived { groups: normalise(groups, count, &root), unweighted })
 }
 
