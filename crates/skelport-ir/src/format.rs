@@ -484,9 +484,11 @@ pub struct ReadOptions {
     pub weights: Option<PathBuf>,
     /// The weights file given in memory instead of by path; used in place of `weights` when set.
     pub weights_data: Option<InMemoryFile>,
-    /// The mesh only places the bones and is not kept in the document: MPFB's base mesh found
-    /// beside a rig read without weights, so the rig stands as the rigs with weights beside it
-    /// do, without a body nobody asked for.
+    /// The mesh was found by skelport, not given (MPFB's base mesh beside a rig): it places the
+    /// bones, and is kept in the document only as the body a weights file numbers, so a rig
+    /// alone stands as the rigs with weights beside it do, without a body nobody asked for; and
+    /// a same-format conversion keeps the file's stored positions for bones still where it placed
+    /// them.
     pub mesh_for_placement: bool,
     /// Keep the mesh origin instead of putting the feet on the ground (`--keep-origin`).
     pub keep_origin: bool,

@@ -69,7 +69,7 @@ pub use budget::{Budget, BudgetError};
 pub use document::{
     Attribute, Bone, BoneId, Document, Faces, IdOverflow, Mesh, MeshId, Normals, Skeleton, SkeletonId, Transform, UvSet, Uvs, VertexGroup,
 };
-pub use ext::{Extension, Extensions};
+pub use ext::{Extension, Extensions, RUN_LOCAL};
 pub use format::{
     Diagnostic, Diagnostics, Fault, FaultKind, Format, FormatError, Holds, InMemoryFile, Input, InputKind, InputRole, Output, Place,
     ReadOptions, Severity, WriteOptions,

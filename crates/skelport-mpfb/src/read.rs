@@ -218,10 +218,13 @@ pub(crate) fn base_mesh(mesh: Companion<'_>, scale: f64, budget: Option<&Budget>
 /// Vertices in MakeHuman's base mesh (hm08); rigs and weights number vertices as it does.
 pub const BASE_VERTEX_COUNT: usize = 19158;
 
-/// The key, in a bone end of the rig's JSON kept in `ext["mpfb"]`, of where the reader placed the
-/// end (Blender axes, metres) when it placed the rig on a base mesh it was not given
-/// ([`ReadOptions::mesh_for_placement`]); the writer removes it.
-pub(crate) const PLACED_KEY: &str = "skelport_placed";
+/// The run-local namespace (never written, never read from a file: [`skelport_ir::RUN_LOCAL`]) in
+/// which a bone read from a rig placed on a base mesh it was not given
+/// ([`ReadOptions::mesh_for_placement`]) records where the reader placed its ends (Blender axes,
+/// metres: `{"head": [x, y, z], "tail": [x, y, z]}`), so that the MPFB writer keeps the file's
+/// default_position for an end still there. Run-local, so no other format's output carries it:
+/// the same rig converted to glTF is the same file whether the base mesh was found or given.
+pub(crate) const PLACED: &str = "~mpfb.placed";
 
 impl BaseMesh {
     /// How far MPFB lifts the character so its feet stand on the ground: minus the lowest z of
@@ -455,18 +458,14 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
             head: anchor_of(b["head"].as_object().unwrap_or(&Map::new())),
             tail: anchor_of(b["tail"].as_object().unwrap_or(&Map::new())),
         });
-        let mut own = b.clone();
         if opts.mesh_for_placement && mesh.is_some() {
-            // Placed on a mesh nobody gave (the base mesh skelport found): where each end was
-            // placed, so that the MPFB writer keeps the file's default_position for an end
-            // still there (an MPFB → MPFB conversion changes nothing).
-            for (end, at) in [("head", h), ("tail", t)] {
-                if let Some(Value::Object(e)) = own.get_mut(end) {
-                    e.insert(PLACED_KEY.into(), serde_json::json!(at.to_array()));
-                }
-            }
+            // Placed on a mesh nobody gave (the base mesh skelport found, with the weights beside
+            // the rig or without): where each end was placed, so that the MPFB writer keeps the
+            // file's default_position for an end still there (an MPFB → MPFB conversion with
+            // no edit changes nothing). A body the user gives is where the rig is meant to stand.
+            bone.ext.set_raw(PLACED, serde_json::json!({"head": h.to_array(), "tail": t.to_array()}));
         }
-        bone.ext.set_raw(NAMESPACE, Value::Object(own));
+        bone.ext.set_raw(NAMESPACE, Value::Object(b.clone()));
         world_rot[i] = q;
         id_of[i] = sk.push(bone);
     }

@@ -263,7 +263,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
                     if let Some(Value::Object(e)) = m.get_mut(end) {
                         // An end the reader placed on a base mesh it found itself, and still
                         // there, keeps the file's default_position: the same rig out as in.
-                        let placed = e.remove(crate::read::PLACED_KEY).and_then(|p| serde_json::from_value::<[f64; 3]>(p).ok());
+                        let placed = b.ext.raw(crate::read::PLACED).and_then(|p| serde_json::from_value::<[f64; 3]>(p[end].clone()).ok());
                         let unmoved = placed.is_some_and(|p| DVec3::from_array(p).distance(pos) <= PLACED_KEPT);
                         if !(unmoved && e.contains_key("default_position")) {
                             e.insert("default_position".into(), json!(pos.to_array()));

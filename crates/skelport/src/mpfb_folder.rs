@@ -202,5 +202,5 @@ pub(crate) fn before_read(
         "mpfb.base-mesh",
         format!("no --mesh given: {verb} MakeHuman's base mesh {} (MPFB's data folder, beside rigs/){then}", mesh.display()),
     );
-    Ok(Some(ReaderOptions { mesh: Some(mesh), mesh_for_placement: !has_weights, ..reader.clone() }))
+    Ok(Some(ReaderOptions { mesh: Some(mesh), mesh_for_placement: true, ..reader.clone() }))
 }

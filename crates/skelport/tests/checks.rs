@@ -151,6 +151,27 @@ fn an_mpfb_rig_converted_to_mpfb_keeps_its_default_positions() {
     let placed = &l.doc.skeletons[0];
     let ankle_placed = placed.world_transforms()[placed.find("LAnkle").unwrap().index()].translation;
     assert!((ankle_placed - skelport_ir::DVec3::from_array(ankle)).length() > 1e-3, "{ankle_placed} vs {ankle:?}");
+    // With the weights beside it joined (as the command line and a batch join them), the base
+    // mesh is the skin's body and is kept: the default_positions still come back as they were.
+    let weights = path.with_file_name("weights.openpose.json");
+    let reader = skelport::ir::ReadOptions { weights: Some(weights), ..Default::default() };
+    let l = skelport::open(&path, &ReadOptions { reader, ..Default::default() }).unwrap();
+    assert_eq!(l.doc.skins.len(), 1, "the weights were joined");
+    let out = skelport::convert(&l, skelport::format("mpfb").unwrap(), &ConvertOptions { allow_loss: true, ..Default::default() }).unwrap();
+    let now = default_positions(&out.output.main);
+    for (k, p) in &was {
+        assert_eq!(round5(*p), round5(now[k]), "with weights: {k:?}");
+    }
+    // The record of where the reader placed each end is for the MPFB writer alone: the same rig
+    // to .glb is the same file whether skelport found the base mesh or the user gave it.
+    let glb = skelport::format("glb").unwrap();
+    let found = skelport::convert(&l, glb, &ConvertOptions::default()).unwrap().output.main;
+    let base = path.parent().unwrap().join("../../3dobjs/base.obj");
+    let reader = skelport::ir::ReadOptions { weights: Some(path.with_file_name("weights.openpose.json")), mesh: Some(base), ..Default::default() };
+    let given = skelport::open(&path, &ReadOptions { reader, ..Default::default() }).unwrap();
+    let given = skelport::convert(&given, glb, &ConvertOptions::default()).unwrap().output.main;
+    assert!(found == given, "the .glb differs: found {} bytes, given {} bytes", found.len(), given.len());
+    assert!(!String::from_utf8_lossy(&found).contains("placed"), "no placement record in the .glb");
 }
 
 /// A rig skelport wrote from CesiumMan (every end DEFAULT with its default_position) read with
