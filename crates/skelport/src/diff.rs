@@ -111,6 +111,16 @@ pub struct Compared {
     pub tails: usize,
     /// Skins whose vertex counts, joints and weights were compared (paired by order).
     pub skins: usize,
+    /// Meshes whose vertex and face counts and vertex positions were compared (paired by name
+    /// when both files name every mesh once and alike, else by order).
+    pub meshes: usize,
+}
+
+impl Compared {
+    /// Nothing at all was compared: no bone, skin or mesh in common.
+    pub fn nothing(&self) -> bool {
+        self.bones + self.skins + self.meshes == 0
+    }
 }
 
 /// A bone whose orientation turned more than the tolerance.
@@ -139,6 +149,8 @@ pub struct DiffReport {
     pub rotated: Vec<Rotated>,
     /// Skin differences, one sentence each.
     pub skins: Vec<String>,
+    /// Mesh differences, one sentence each.
+    pub meshes: Vec<String>,
     /// What was compared.
     pub compared: Compared,
     /// Findings that are not differences, one sentence each: joints one skin lists and the
@@ -334,13 +346,73 @@ pub fn diff(a: &Document, b: &Document, tol: Tolerance) -> DiffReport {
         r.compared.skins += 1;
         compare_skins(a, sa, b, sb, k, tol, &mut r.skins, &mut r.notes);
     }
+    compare_meshes(a, b, tol, &mut r);
+    if r.compared.nothing() {
+        r.notes.push(
+            "nothing was compared: the files have no bone name, skin or mesh in common; a check that compares nothing does not pass".into(),
+        );
+    }
     r.same = r.added.is_empty()
         && r.removed.is_empty()
         && r.reparented.is_empty()
         && r.moved.is_empty()
         && r.rotated.is_empty()
-        && r.skins.is_empty();
+        && r.skins.is_empty()
+        && r.meshes.is_empty()
+        && !r.compared.nothing();
     r
+}
+
+/// Compare the meshes of A and B (in the report frame): their numbers, and of each pair the
+/// vertex and face counts and the largest distance between vertices of the same index. Meshes
+/// pair by name when both files name every mesh once and with the same names (writers may order
+/// them differently), else by order.
+fn compare_meshes(a: &Document, b: &Document, tol: Tolerance, r: &mut DiffReport) {
+    if a.meshes.is_empty() && b.meshes.is_empty() {
+        return;
+    }
+    if a.meshes.len() != b.meshes.len() {
+        r.meshes.push(format!("A has {} meshes, B has {}", a.meshes.len(), b.meshes.len()));
+    }
+    let (fa, fb) = (skelport_ir::pose::in_report_frame(a), skelport_ir::pose::in_report_frame(b));
+    fn names(d: &Document) -> std::collections::BTreeSet<&str> {
+        d.meshes.iter().map(|m| m.name.as_str()).collect()
+    }
+    let (na, nb) = (names(&fa), names(&fb));
+    let by_name = na.len() == fa.meshes.len() && nb.len() == fb.meshes.len() && na == nb;
+    let pairs: Vec<(usize, usize)> = if by_name {
+        fa.meshes.iter().enumerate().filter_map(|(i, m)| Some((i, fb.meshes.iter().position(|n| n.name == m.name)?))).collect()
+    } else {
+        (0..fa.meshes.len().min(fb.meshes.len())).map(|i| (i, i)).collect()
+    };
+    for (i, j) in pairs {
+        let (ma, mb) = (&fa.meshes[i], &fb.meshes[j]);
+        r.compared.meshes += 1;
+        let label = if ma.name == mb.name { format!("mesh {:?}", ma.name) } else { format!("mesh {i} ({:?} / {:?})", ma.name, mb.name) };
+        if ma.positions.len() != mb.positions.len() {
+            r.meshes.push(format!("{label}: {} vertices in A, {} in B", ma.positions.len(), mb.positions.len()));
+            continue;
+        }
+        // Triangles, so that a quad and the two triangles a format stores it as are alike.
+        let triangles = |m: &skelport_ir::Mesh| m.faces.counts.iter().map(|&c| c.saturating_sub(2) as usize).sum::<usize>();
+        let (ta, tb) = (triangles(ma), triangles(mb));
+        if ta != tb {
+            r.meshes.push(format!("{label}: {ta} triangles in A, {tb} in B"));
+        }
+        let (mut worst, mut at, mut moved) = (0.0f64, 0usize, 0usize);
+        for (v, (p, q)) in ma.positions.iter().zip(&mb.positions).enumerate() {
+            let d = p.distance(*q);
+            if d > tol.metres {
+                moved += 1;
+            }
+            if d > worst {
+                (worst, at) = (d, v);
+            }
+        }
+        if moved > 0 {
+            r.meshes.push(format!("{label}: {moved} vertices moved (worst: vertex {at}, by {worst:.3e} m)"));
+        }
+    }
 }
 
 fn joint_names(doc: &Document, s: &skelport_ir::Skin) -> Vec<String> {
@@ -480,7 +552,7 @@ mod tests {
         }
         let r = diff(&inferred, &stored, Tolerance::default());
         assert!(r.same, "{r:?}");
-        assert_eq!(r.compared, Compared { bones: 3, tails: 0, skins: 0 });
+        assert_eq!(r.compared, Compared { bones: 3, tails: 0, skins: 0, meshes: 0 });
         // Where both store the length, a changed one is a moved tail.
         let mut longer = stored.clone();
         longer.skeletons[0].bones[2].length = Some(0.4);
@@ -538,5 +610,36 @@ mod tests {
             b.name.insert_str(0, "x_");
         }
         assert!(pose_test(&a, &other, 20, 1).is_err());
+    }
+
+    /// A plain mesh (no bones, no skin): its vertices are compared, and a document with nothing
+    /// in common is not "same".
+    #[test]
+    fn plain_meshes_are_compared_and_nothing_compared_is_not_same() {
+        let mut a = Document::new(Frame::GLTF);
+        let mut m = skelport_ir::Mesh { name: "body".into(), ..Default::default() };
+        m.positions = vec![DVec3::ZERO, DVec3::X, DVec3::Y, DVec3::ONE];
+        m.faces = skelport_ir::Faces { counts: vec![4], indices: vec![0, 1, 3, 2] };
+        a.meshes.push(m);
+        let r = diff(&a, &a.clone(), Tolerance::default());
+        assert!(r.same, "{r:?}");
+        assert_eq!(r.compared, Compared { bones: 0, tails: 0, skins: 0, meshes: 1 });
+        // The same quad as two triangles, in another frame (Blender's: +Z up): alike.
+        let mut tri = a.clone();
+        tri.meshes[0].faces = skelport_ir::Faces { counts: vec![3, 3], indices: vec![0, 1, 3, 0, 3, 2] };
+        tri.convert_frame(Frame::BLENDER);
+        assert!(diff(&a, &tri, Tolerance::default()).same);
+        // A vertex moved 1 cm.
+        let mut moved = a.clone();
+        moved.meshes[0].positions[3].y += 0.01;
+        let r = diff(&a, &moved, Tolerance::default());
+        assert!(!r.same && r.meshes.len() == 1 && r.meshes[0].contains("1 vertices moved (worst: vertex 3"), "{r:?}");
+        // A mesh lost.
+        let r = diff(&a, &Document::new(Frame::GLTF), Tolerance::default());
+        assert!(!r.same && r.meshes == ["A has 1 meshes, B has 0"], "{r:?}");
+        // Nothing at all to compare.
+        let empty = Document::new(Frame::GLTF);
+        let r = diff(&empty, &empty, Tolerance::default());
+        assert!(!r.same && r.compared.nothing() && r.notes.iter().any(|n| n.contains("nothing was compared")), "{r:?}");
     }
 }

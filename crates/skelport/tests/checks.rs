@@ -167,7 +167,8 @@ fn an_mpfb_rig_converted_to_mpfb_keeps_its_default_positions() {
     let glb = skelport::format("glb").unwrap();
     let found = skelport::convert(&l, glb, &ConvertOptions::default()).unwrap().output.main;
     let base = path.parent().unwrap().join("../../3dobjs/base.obj");
-    let reader = skelport::ir::ReadOptions { weights: Some(path.with_file_name("weights.openpose.json")), mesh: Some(base), ..Default::default() };
+    let reader =
+        skelport::ir::ReadOptions { weights: Some(path.with_file_name("weights.openpose.json")), mesh: Some(base), ..Default::default() };
     let given = skelport::open(&path, &ReadOptions { reader, ..Default::default() }).unwrap();
     let given = skelport::convert(&given, glb, &ConvertOptions::default()).unwrap().output.main;
     assert!(found == given, "the .glb differs: found {} bytes, given {} bytes", found.len(), given.len());

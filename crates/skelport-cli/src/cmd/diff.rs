@@ -54,10 +54,11 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
     } else {
         let c = &r.compared;
         say!(
-            "compared: parents, heads and orientations of {} bone(s); tails of {} (those whose length both files store); {} skin(s)",
+            "compared: parents, heads and orientations of {} bone(s); tails of {} (those whose length both files store); {} skin(s); {} mesh(es)",
             c.bones,
             c.tails,
-            c.skins
+            c.skins,
+            c.meshes
         );
         if let Some(p) = &r.pose_test {
             let mut over = Vec::new();
@@ -90,7 +91,7 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
         for m in &r.rotated {
             say!("~ {}: rotated {:.4}°", m.bone, m.degrees);
         }
-        for s in &r.skins {
+        for s in r.skins.iter().chain(&r.meshes) {
             say!("~ {s}");
         }
         for n in &r.notes {

@@ -86,6 +86,7 @@ class Compared(TypedDict):
     bones: int
     tails: int
     skins: int
+    meshes: int
 
 
 class _DiffRequired(TypedDict):
@@ -96,6 +97,7 @@ class _DiffRequired(TypedDict):
     moved: List[Moved]
     rotated: List[Rotated]
     skins: List[str]
+    meshes: List[str]
     compared: Compared
     notes: List[str]
     max_head_distance: float
