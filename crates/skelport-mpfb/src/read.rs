@@ -635,17 +635,32 @@ fn load_weights(weights: Companion<'_>, budget: &Budget) -> Result<(String, Weig
     Ok((file, wf))
 }
 
+/// Bytes the typed weights model may take per byte of its text, charged before the parse: a
+/// group is at least 6 bytes of text (`"":[],`) and takes a 48-byte (name, entries) slot, doubled
+/// for the vector's spare capacity (16 per byte); an entry is at least 6 bytes (`[0,0],`) and
+/// takes 16 bytes, doubled (under 6 per byte); names are copied (1 per byte). A bound that needs
+/// no pass over the text: the scan [`Budget::charge_json`] makes was a sixth of a conversion's
+/// instructions. The header's values, parsed as JSON trees, are charged by that scan each.
+const WEIGHTS_BYTES_PER_TEXT_BYTE: u64 = 17;
+
 /// Typed parse straight into (vertex, weight) pairs: a weights file is ~3 MB of small arrays,
 /// and building a serde_json::Value for each entry costs most of the read.
 fn parse_weights(bytes: &[u8], file: &str, budget: &Budget) -> Result<WeightsFile, MpfbError> {
-    budget.charge_json(bytes, file, "$ (the weights' value tree)")?;
-    serde_json::from_slice(bytes).map_err(|e| MpfbError::Syntax {
+    budget.charge((bytes.len() as u64).saturating_mul(WEIGHTS_BYTES_PER_TEXT_BYTE), file, "$ (the weights)")?;
+    let syntax = |e: serde_json::Error| MpfbError::Syntax {
         file: file.to_string(),
         line: e.line(),
         column: e.column(),
         message: format!("{e}; a weights file is {{\"weights\": {{group: [[vertex, weight], ...]}}}}"),
         kind: json_kind(&e),
-    })
+    };
+    let raw: RawWeightsFile<'_> = serde_json::from_slice(bytes).map_err(syntax)?;
+    let mut header = Map::new();
+    for (k, v) in raw.header {
+        budget.charge_json(v.get().as_bytes(), file, &format!("$.{k} (its value tree)"))?;
+        header.insert(k, serde_json::from_str(v.get()).map_err(syntax)?);
+    }
+    Ok(WeightsFile { header, groups: raw.groups })
 }
 
 /// Join a weights file to the skeleton: a skin (and `mhmask-*` groups on the mesh).
@@ -808,22 +823,38 @@ struct WeightsFile {
     groups: Option<Vec<WeightGroup>>,
 }
 
-impl<'de> serde::Deserialize<'de> for WeightsFile {
+/// A weights file as parsed: the header's values still text (each is charged before it is
+/// built), the groups typed.
+struct RawWeightsFile<'a> {
+    header: Vec<(String, &'a serde_json::value::RawValue)>,
+    groups: Option<Vec<WeightGroup>>,
+}
+
+impl<'de> serde::Deserialize<'de> for RawWeightsFile<'de> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct Top;
         impl<'de> serde::de::Visitor<'de> for Top {
-            type Value = WeightsFile;
+            type Value = RawWeightsFile<'de>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a JSON object with a \"weights\" object")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<WeightsFile, A::Error> {
-                let mut out = WeightsFile { header: Map::new(), groups: None };
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<RawWeightsFile<'de>, A::Error> {
+                let mut out = RawWeightsFile { header: Vec::new(), groups: None };
+                let mut at: HashMap<String, usize> = HashMap::new();
                 while let Some(k) = m.next_key::<String>()? {
                     if k == "weights" {
                         out.groups = Some(m.next_value::<Groups>()?.0);
                     } else {
-                        let v: Value = m.next_value()?;
-                        out.header.insert(k, v);
+                        let v: &'de serde_json::value::RawValue = m.next_value()?;
+                        // A repeated key: the last value wins, in the first one's place (as
+                        // an order-preserving map keeps it).
+                        match at.get(&k) {
+                            Some(&i) => out.header[i].1 = v,
+                            None => {
+                                at.insert(k.clone(), out.header.len());
+                                out.header.push((k, v));
+                            }
+                        }
                     }
                 }
                 Ok(out)
@@ -910,7 +941,14 @@ mod tests {
         assert!(e.contains("rig.json: $ (the rig's value tree): decode budget exceeded"), "{e}");
         let weights = format!(r#"{{"weights": {{"root": [[0, 1.0]]}}, "padding": {}}}"#, pad(300_000));
         let e = read_weights(weights.as_bytes(), "w.json", &mut rig(), &mut Diagnostics::default()).unwrap_err().to_string();
-        assert!(e.contains("w.json: $ (the weights' value tree): decode budget exceeded"), "{e}");
+        assert!(e.contains("w.json: $.padding (its value tree): decode budget exceeded"), "{e}");
+        // The groups are charged by a bound per byte of text, before the parse: the worst case
+        // (empty groups, 48 bytes a slot for 6 bytes of text, doubled) stays under it and reads.
+        let groups = format!(r#"{{"weights": {{{}}}}}"#, vec![r#""":[]"#; 300_000].join(","));
+        let budget = Budget::for_input(groups.len() as u64);
+        let wf = parse_weights(groups.as_bytes(), "w.json", &budget).unwrap();
+        let built = wf.groups.as_ref().map(|g| g.capacity() * std::mem::size_of::<WeightGroup>()).unwrap_or(0);
+        assert!(built as u64 <= budget.used(), "{built} bytes built, {} charged", budget.used());
         // A real rig's size reads.
         let small = format!(r#"{{"padding": {}, "bones": {RIG}}}"#, pad(1000));
         read(small.as_bytes(), "rig.json", &ReadOptions::default(), &mut Diagnostics::default()).unwrap();
