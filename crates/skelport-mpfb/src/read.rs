@@ -647,18 +647,40 @@ const WEIGHTS_BYTES_PER_TEXT_BYTE: u64 = 17;
 /// and building a serde_json::Value for each entry costs most of the read.
 fn parse_weights(bytes: &[u8], file: &str, budget: &Budget) -> Result<WeightsFile, MpfbError> {
     budget.charge((bytes.len() as u64).saturating_mul(WEIGHTS_BYTES_PER_TEXT_BYTE), file, "$ (the weights)")?;
-    let syntax = |e: serde_json::Error| MpfbError::Syntax {
-        file: file.to_string(),
-        line: e.line(),
-        column: e.column(),
-        message: format!("{e}; a weights file is {{\"weights\": {{group: [[vertex, weight], ...]}}}}"),
-        kind: json_kind(&e),
+    // The line the parsed text starts on in the file, and the bytes before it on that line.
+    let syntax = |e: &serde_json::Error, (line, column): (usize, usize)| {
+        let (line, column) = match e.line() {
+            0 => (0, 0),
+            1 => (line, column + e.column()),
+            l => (line + l - 1, e.column()),
+        };
+        let text = e.to_string();
+        let what = if line > 0 { text.rsplit_once(" at line ").map_or(text.as_str(), |(m, _)| m) } else { text.as_str() };
+        let at = if line > 0 { format!(" at line {line} column {column}") } else { String::new() };
+        MpfbError::Syntax {
+            file: file.to_string(),
+            line,
+            column,
+            message: format!("{what}{at}; a weights file is {{\"weights\": {{group: [[vertex, weight], ...]}}}}"),
+            kind: json_kind(e),
+        }
     };
-    let raw: RawWeightsFile<'_> = serde_json::from_slice(bytes).map_err(syntax)?;
+    let raw: RawWeightsFile<'_> = serde_json::from_slice(bytes).map_err(|e| syntax(&e, (1, 0)))?;
     let mut header = Map::new();
     for (k, v) in raw.header {
-        budget.charge_json(v.get().as_bytes(), file, &format!("$.{k} (its value tree)"))?;
-        header.insert(k, serde_json::from_str(v.get()).map_err(syntax)?);
+        let text = v.get();
+        budget.charge_json(text.as_bytes(), file, &format!("$.{k} (its value tree)"))?;
+        header.insert(
+            k,
+            serde_json::from_str(text).map_err(|e| {
+                // Where the value starts in the file (found only for a fault: a pass over what
+                // precedes each of many values would be quadratic), so the fault is placed in it.
+                let at = (text.as_ptr() as usize).saturating_sub(bytes.as_ptr() as usize).min(bytes.len());
+                let before = &bytes[..at];
+                let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+                syntax(&e, (line, before.iter().rev().take_while(|&&b| b != b'\n').count()))
+            })?,
+        );
     }
     Ok(WeightsFile { header, groups: raw.groups })
 }
