@@ -26,19 +26,33 @@ struct Done {
     written: Vec<PathBuf>,
 }
 
-/// Everything one conversion needs, shared by a batch's workers.
-struct Job {
-    target: &'static dyn Format,
-    read: skelport::ReadOptions,
-    map: Option<String>,
-    max_influences: Option<usize>,
-    strict: bool,
-    mesh: Companion,
-    extra: Extra,
+/// Everything one conversion needs, shared by a batch's workers (and by `migrate`'s tasks).
+pub(crate) struct Job {
+    pub(crate) target: &'static dyn Format,
+    pub(crate) read: skelport::ReadOptions,
+    pub(crate) map: Option<String>,
+    pub(crate) max_influences: Option<usize>,
+    pub(crate) strict: bool,
+    pub(crate) mesh: Companion,
+    pub(crate) extra: Extra,
 }
 
 impl Job {
-    /// Read, convert and save one input (the CLI's `convert_one`).
+    /// Read, convert and save one input: [`skelport::convert_file`] (the command line's per-file
+    /// conversion) with this job's options; `None` when `before_save` gave up.
+    pub(crate) fn convert_file(&self, input: &Path, output: &Path, before_save: impl FnOnce() -> bool) -> Option<skelport::FileOutcome> {
+        let opts = options::convert_options(
+            Some(output.to_path_buf()),
+            self.map.clone(),
+            self.max_influences,
+            self.strict,
+            &self.mesh,
+            &self.extra,
+        );
+        skelport::convert_file(input, output, |p| skelport::open(p, &self.read), Some(self.target), &opts, before_save)
+    }
+
+    /// Read, convert and save one input, a panic included in the failure.
     fn run(&self, input: &Path, output: &Path) -> Done {
         let shown = input.display().to_string();
         let mut done = Done {
@@ -51,19 +65,10 @@ impl Job {
             written: Vec::new(),
         };
         let r = guard(Some(&shown), || {
-            let loaded = skelport::open(input, &self.read)?;
-            done.from = Some(loaded.format.name());
-            let opts = options::convert_options(
-                Some(output.to_path_buf()),
-                self.map.clone(),
-                self.max_influences,
-                self.strict,
-                &self.mesh,
-                &self.extra,
-            );
-            let converted = loaded.into_converted(self.target, &opts)?;
-            done.diagnostics = converted.diagnostics.clone();
-            done.written = converted.save(output)?;
+            let o = self.convert_file(input, output, || true).expect("nothing here gives up before the save");
+            done.from = o.from;
+            done.diagnostics = o.diagnostics;
+            done.written = o.result?;
             Ok(())
         });
         if let Err(mut f) = r {

@@ -4,13 +4,14 @@
 //! manifest, resuming) is Python; each task calls `migrate_file` once per input, which releases
 //! the GIL for the whole conversion.
 
+use crate::convert::Job;
 use crate::document::map_arg;
 use crate::errors::{guard, Failure};
-use crate::options::{self, Companion, Extra};
+use crate::options;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde::Serialize;
-use skelport::{Diagnostic, Format};
+use skelport::Diagnostic;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
@@ -32,17 +33,6 @@ struct Row {
     outputs: Vec<String>,
 }
 
-/// What one conversion needs, shared with the thread that runs it.
-struct Settings {
-    target: &'static dyn Format,
-    read: skelport::ReadOptions,
-    map: Option<String>,
-    max_influences: Option<usize>,
-    strict: bool,
-    mesh: Companion,
-    extra: Extra,
-}
-
 /// Where a conversion running on its own thread is: a timed-out conversion must not write
 /// after its row said it timed out, and one already saving is let finish (saving is bounded).
 #[derive(PartialEq)]
@@ -52,61 +42,42 @@ enum Phase {
     Abandoned,
 }
 
-/// Read, convert and save `input` into `output` as the command line's `convert_one` does, unless
-/// `phase` says the caller gave up before the save began (then `None`).
-fn convert_one(s: &Settings, input: &Path, output: &Path, phase: &Mutex<Phase>) -> Option<Row> {
-    let mut row = pending_row(s, input, output);
-    let fail = |row: &mut Row, mut e: skelport::Error| {
-        row.diagnostics = e.take_diagnostics().items;
-        row.code = Some(e.code().as_str().to_owned());
-        row.error = Some(format!("{e:#}"));
-    };
-    let loaded = match skelport::open(input, &s.read) {
-        Ok(l) => l,
-        Err(e) => {
-            row.from = e.format().map(str::to_owned);
-            fail(&mut row, e);
-            return Some(row);
-        }
-    };
-    row.from = Some(loaded.format.name().to_owned());
-    let opts = options::convert_options(Some(output.to_path_buf()), s.map.clone(), s.max_influences, s.strict, &s.mesh, &s.extra);
-    let converted = match loaded.into_converted(s.target, &opts) {
-        Ok(c) => c,
-        Err(e) => {
-            fail(&mut row, e);
-            return Some(row);
-        }
-    };
-    row.diagnostics = converted.diagnostics.items.clone();
-    {
+/// Read, convert and save `input` into `output` as the command line's batch does
+/// ([`skelport::convert_file`]), unless `phase` says the caller gave up before the save began
+/// (then `None`).
+fn convert_one(s: &Job, input: &Path, output: &Path, phase: &Mutex<Phase>) -> Option<Row> {
+    let before_save = || {
         let mut p = phase.lock().unwrap_or_else(|p| p.into_inner());
         if *p == Phase::Abandoned {
-            return None;
+            return false;
         }
         *p = Phase::Saving;
-    }
-    match converted.save(output) {
+        true
+    };
+    let o = s.convert_file(input, output, before_save)?;
+    let mut row = pending_row(s, input, output);
+    row.from = o.from.map(str::to_owned);
+    row.diagnostics = o.diagnostics.items;
+    match o.result {
         Ok(written) => {
             row.ok = true;
             row.outputs = written.iter().map(|p| p.display().to_string()).collect();
         }
         Err(e) => {
-            let kept = std::mem::take(&mut row.diagnostics);
-            fail(&mut row, e);
-            row.diagnostics = kept;
+            row.code = Some(e.code().as_str().to_owned());
+            row.error = Some(format!("{e:#}"));
         }
     }
     Some(row)
 }
 
 /// A row for a failure of this module's own (a panic, a timeout).
-fn failed_row(s: &Settings, input: &Path, output: &Path, code: &str, error: String) -> Row {
+fn failed_row(s: &Job, input: &Path, output: &Path, code: &str, error: String) -> Row {
     Row { error: Some(error), code: Some(code.to_owned()), ..pending_row(s, input, output) }
 }
 
 /// The row of an input not yet converted: nothing read, nothing written.
-fn pending_row(s: &Settings, input: &Path, output: &Path) -> Row {
+fn pending_row(s: &Job, input: &Path, output: &Path) -> Row {
     Row {
         input: input.display().to_string(),
         output: Some(output.display().to_string()),
@@ -156,7 +127,7 @@ pub fn migrate_file(
         Some(t) => return Err(pyo3::exceptions::PyValueError::new_err(format!("timeout must be a positive number of seconds, not {t}"))),
         None => None,
     };
-    let s = Arc::new(Settings {
+    let s = Arc::new(Job {
         target,
         read: options::read_options(from_, &mesh, &weights, &e),
         map: map_arg(map)?,

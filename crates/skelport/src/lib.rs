@@ -331,6 +331,58 @@ impl Converted {
     }
 }
 
+/// What converting one file gave ([`convert_file`]).
+#[derive(Debug)]
+pub struct FileOutcome {
+    /// The format the input was read as (`None` when it could not be told).
+    pub from: Option<&'static str>,
+    /// The format written (`None` when nothing names one).
+    pub to: Option<&'static dyn Format>,
+    /// What the conversion reported: of the step that failed, when one did; a failed save keeps
+    /// the conversion's.
+    pub diagnostics: Diagnostics,
+    /// The files written (the main file last), or why nothing was.
+    pub result: Result<Vec<PathBuf>>,
+}
+
+/// Read `input` with `open`, convert it to `target` (or, when `None`, to the format `output`
+/// names: [`output_format`]) with `opts` and save it to `output`, all or nothing: the one
+/// per-file conversion of the command line's `convert`, Python's `skelport.convert` and
+/// `skelport.migrate`. `before_save` is asked last: when it says no (a caller that gave up
+/// waiting), nothing is written and the result is `None`. A failure is the outcome's `result`.
+pub fn convert_file(
+    input: &Path,
+    output: &Path,
+    open: impl FnOnce(&Path) -> Result<Loaded>,
+    target: Option<&'static dyn Format>,
+    opts: &ConvertOptions,
+    before_save: impl FnOnce() -> bool,
+) -> Option<FileOutcome> {
+    let failed = |from, to, mut e: Error| Some(FileOutcome { from, to, diagnostics: e.take_diagnostics(), result: Err(e) });
+    let loaded = match open(input) {
+        Ok(l) => l,
+        Err(e) => return failed(e.format(), target.or_else(|| registry::detect_writer(output)), e),
+    };
+    let from = loaded.format;
+    let Some(to) = target.or_else(|| output_format(output, Some(from))) else {
+        let msg = Words::new(format!("cannot tell the output format from '{}'; name it with ", output.display()))
+            .opt(Opt::To)
+            .text(format!(" ({})", registry::names(|f| f.can_write())));
+        let e = Error::new(ErrorCode::UnknownFormat, None, msg);
+        // What reading reported comes with the refusal.
+        return Some(FileOutcome { from: Some(from.name()), to: None, diagnostics: loaded.diagnostics, result: Err(e) });
+    };
+    let converted = match loaded.into_converted(to, opts) {
+        Ok(c) => c,
+        Err(e) => return failed(Some(from.name()), Some(to), e),
+    };
+    if !before_save() {
+        return None;
+    }
+    let result = converted.save(output);
+    Some(FileOutcome { from: Some(from.name()), to: Some(to), diagnostics: converted.diagnostics, result })
+}
+
 impl Converted {
     /// Refuse an output that would overwrite a file the input was read from (a buffer beside
     /// it, its mesh or weights), before anything is written. Writing onto the input itself is

@@ -71,42 +71,17 @@ fn convert_one(a: &ConvertArgs, input: &Path, weights: Option<&Path>, output: &P
     }
     // SAFETY: the CLI maps its inputs, as linkers do: a file truncated while this command reads
     // it ends the process with SIGBUS, the hazard docs/limits.md states.
-    let loaded = match unsafe { skelport::open_mapped(input, &read) } {
-        Ok(l) => l,
-        Err(mut e) => {
-            let diagnostics = e.take_diagnostics();
-            let to = target.or_else(|| registry::detect_writer(output));
-            return Outcome { from: e.format(), result: Err(e), to, diagnostics };
-        }
-    };
-    let from = loaded.format;
-    let Some(target) = target.or_else(|| skelport::output_format(output, Some(from))) else {
-        let msg = format!(
-            "cannot tell the output format from '{}'; name it with --to ({})",
-            output.display(),
-            registry::names(|f| f.can_write())
-        );
-        let e = skelport::Error::new(skelport::ErrorCode::UnknownFormat, None, msg);
-        return Outcome { result: Err(e), from: Some(from.name()), to: None, diagnostics: loaded.diagnostics };
-    };
-    if verbose() {
-        tell!("{}: read as {}{}", input.display(), from.name(), weights.map(|w| format!(" with {}", w.display())).unwrap_or_default());
-    }
-    let converted = match loaded.into_converted(target, &options(a, output)) {
-        Ok(c) => c,
-        Err(mut e) => {
-            let diagnostics = e.take_diagnostics();
-            return Outcome { result: Err(e), from: Some(from.name()), to: Some(target), diagnostics };
-        }
-    };
-    let written = converted.save(output);
-    if let (Ok(files), true) = (&written, verbose()) {
+    let open = |p: &Path| unsafe { skelport::open_mapped(p, &read) };
+    let o =
+        skelport::convert_file(input, output, open, target, &options(a, output), || true).expect("nothing here gives up before the save");
+    if let (Some(from), Some(to), Ok(files), true) = (o.from, o.to, &o.result, verbose()) {
+        tell!("{}: read as {from}{}", input.display(), weights.map(|w| format!(" with {}", w.display())).unwrap_or_default());
         for f in files {
             // The format's own line says which form (AnvilToolkit's Standard or Schema-Based).
-            tell!("{}: wrote {} as {} ({})", input.display(), f.display(), target.name(), target.description());
+            tell!("{}: wrote {} as {} ({})", input.display(), f.display(), to.name(), to.description());
         }
     }
-    Outcome { result: written.map(drop), from: Some(from.name()), to: Some(target), diagnostics: converted.diagnostics }
+    Outcome { result: o.result.map(drop), from: o.from, to: o.to, diagnostics: o.diagnostics }
 }
 
 fn is_dir_target(p: &Path) -> bool {
