@@ -64,6 +64,23 @@ fn linden_files_pass_validate_target_sl() {
     }
 }
 
+/// Each warning names the file once, also one about the file as a whole (Linden's
+/// Skeleton.Male.dae is Y-up: `[UpAxis]`, whose place is the file itself).
+#[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
+fn validate_target_sl_names_the_file_once_per_warning() {
+    let Some(p) = linden("Skeleton.Male.dae") else { return };
+    let shown = p.to_str().unwrap();
+    let v = skelport(&["validate", shown, "--target", "sl"]);
+    assert_eq!(v.status.code(), Some(0), "{}", text(&v));
+    let t = text(&v);
+    let up = t.lines().find(|l| l.contains("[UpAxis]")).unwrap_or_else(|| panic!("no [UpAxis] warning: {t}"));
+    assert!(up.starts_with(&format!("warning: {shown}: [UpAxis] not Z_UP")), "{up}");
+    for line in t.lines().filter(|l| l.starts_with("warning: ")) {
+        assert_eq!(line.matches("Skeleton.Male.dae").count(), 1, "{line}");
+    }
+}
+
 /// A `.zae` (zipped Collada: assimp's human.zae is one; the corpus keeps only its extracted
 /// .dae, so the archive is made here from a .dae skelport writes) is recognised by its content,
 /// converts like the .dae it holds, and `validate --target sl` checks that .dae.

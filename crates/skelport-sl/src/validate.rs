@@ -608,6 +608,9 @@ pub fn validate_target(
         };
         match v.level {
             Level::Error => report.problems.push(Problem { location, message: format!("[{}] {}", v.rule, v.message) }),
+            // Named once: `f.dae:114:9: controller … [Rule] …`, or `f.dae: [Rule] …` when the
+            // place is the file as a whole.
+            Level::Warning if location == "file" => report.warnings.push(format!("{name}: [{}] {}", v.rule, v.message)),
             Level::Warning => report.warnings.push(format!("{} [{}] {}", v.location, v.rule, v.message)),
         }
     }
