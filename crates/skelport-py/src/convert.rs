@@ -38,8 +38,9 @@ struct Job {
 }
 
 impl Job {
-    /// Read, convert and save one input (the CLI's `convert_one`).
-    fn run(&self, input: &Path, output: &Path) -> Done {
+    /// Read, convert and save one input (the CLI's `convert_one`), with `weights` joined to it
+    /// when a batch found them beside it.
+    fn run(&self, input: &Path, weights: Option<&Path>, output: &Path) -> Done {
         let shown = input.display().to_string();
         let mut done = Done {
             input: input.to_path_buf(),
@@ -51,7 +52,18 @@ impl Job {
             written: Vec::new(),
         };
         let r = guard(Some(&shown), || {
-            let loaded = skelport::open(input, &self.read)?;
+            let joined;
+            let read = match weights {
+                Some(w) => {
+                    joined = skelport::ReadOptions {
+                        reader: skelport::ir::ReadOptions { weights: Some(w.to_path_buf()), ..self.read.reader.clone() },
+                        ..self.read.clone()
+                    };
+                    &joined
+                }
+                None => &self.read,
+            };
+            let loaded = skelport::open(input, read)?;
             done.from = Some(loaded.format.name());
             let opts = options::convert_options(
                 Some(output.to_path_buf()),
@@ -116,18 +128,21 @@ fn is_dir_target(p: &Path) -> bool {
 /// existing folder (or a path ending in '/') as `output`: a batch into that folder as
 /// `<stem>.<extension>`, `to` required, run on every core without the GIL; a failure is in
 /// `Report.errors` and the rest goes on; Ctrl-C stops it between files (KeyboardInterrupt);
-/// `skip_existing=True` resumes. `from_` names the reader; `mesh` and `weights` (paths or bytes)
+/// `skip_existing=True` resumes. A folder among the inputs is a batch of the files in it a reader
+/// claims, each MPFB rig joined to the weights beside it. `from_` (or `format`, as `load` names
+/// it) names the reader; `mesh` and `weights` (paths or bytes)
 /// go with every input; `map` is a built-in retarget map's name or a map file. Writer options:
 /// embed, compress, joint_positions, fix, limit, keep_helpers, keep_origin, names, sl_skeleton,
 /// skip_existing (the command line's flags).
 #[pyfunction]
-#[pyo3(signature = (inputs, output, *, to=None, from_=None, mesh=None, weights=None, map=None, max_influences=None, strict=false, **writer_options))]
+#[pyo3(signature = (inputs, output, *, to=None, from_=None, format=None, mesh=None, weights=None, map=None, max_influences=None, strict=false, **writer_options))]
 pub fn convert(
     py: Python<'_>,
     inputs: &Bound<'_, PyAny>,
     output: &Bound<'_, PyAny>,
     to: Option<&str>,
     from_: Option<String>,
+    format: Option<String>,
     mesh: Option<&Bound<'_, PyAny>>,
     weights: Option<&Bound<'_, PyAny>>,
     map: Option<&Bound<'_, PyAny>>,
@@ -144,11 +159,20 @@ pub fn convert(
     } else {
         vec![options::path(inputs, "inputs")?]
     };
+    // A folder is a batch of the files in it a reader claims, as on the command line.
+    let folder = inputs.iter().any(|p| p.is_dir());
+    let inputs = if folder { skelport::registry::files_to_read(&inputs).map_err(|e| Failure::from(e).into_py(py))? } else { inputs };
+    let from_ = match (from_, format) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!("convert() got from_='{a}' and format='{b}': give one")))
+        }
+        (a, b) => a.or(b),
+    };
     let e = options::extra(writer_options, options::CONVERT_OPTIONS, "convert")?;
     let mesh = options::companion(mesh, "<mesh>")?;
     let weights = options::companion(weights, "<weights>")?;
     let max_influences = max_influences.map(|m| options::count(m, "max_influences")).transpose()?.flatten();
-    let batch = listed || is_dir_target(&output);
+    let batch = listed || folder || is_dir_target(&output);
     let target = match (batch, to) {
         (true, None) => {
             return Err(Failure::new("format.undetected", None, "converting into a folder needs to= to name the output format").into_py(py))
@@ -158,7 +182,7 @@ pub fn convert(
     let job =
         Job { target, read: options::read_options(from_, &mesh, &weights, &e), map: map_arg(map)?, max_influences, strict, mesh, extra: e };
     if !batch {
-        let mut d = py.detach(|| job.run(&inputs[0], &output));
+        let mut d = py.detach(|| job.run(&inputs[0], None, &output));
         if let Some(mut f) = d.failure.take() {
             f.diagnostics = d.diagnostics;
             return Err(f.into_py(py));
@@ -169,12 +193,35 @@ pub fn convert(
         Failure::new("output", Some(&output.display().to_string()), format!("{}: cannot create the output folder: {err}", output.display()))
             .into_py(py)
     })?;
+    // A folder's MPFB rigs are joined to the weights beside them, and its weights files are no
+    // inputs of their own (those whose rig is not converted are refused, saying so), as the
+    // command line's batch does.
+    let (jobs, refused): (Vec<(PathBuf, Option<PathBuf>)>, Vec<(PathBuf, String)>) = if folder {
+        let plan =
+            skelport::mpfb_folder::plan_batch(&inputs, job.read.reader.weights.as_deref()).map_err(|e| Failure::from(e).into_py(py))?;
+        (plan.jobs.into_iter().map(|j| (j.input, j.weights)).collect(), plan.refused)
+    } else {
+        (inputs.into_iter().map(|i| (i, None)).collect(), Vec::new())
+    };
+    let inputs: Vec<PathBuf> = jobs.iter().map(|j| j.0.clone()).collect();
     let planned =
         skelport::batch_outputs(&inputs, &output, target, &options::convert_options(None, None, None, false, &job.mesh, &job.extra).write)
             .into_iter()
             .map(|b| b.conflict.map_or(Ok(b.main), Err))
             .collect();
-    let done = run_batch(py, Arc::new(job), inputs, planned)?;
+    let mut done = run_batch(py, Arc::new(job), jobs, planned)?;
+    done.extend(refused.into_iter().map(|(input, why)| {
+        let shown = input.display().to_string();
+        Done {
+            input,
+            output: None,
+            from: None,
+            skipped: false,
+            failure: Some(Failure::new("input.kind", Some(&shown), why)),
+            diagnostics: Diagnostics::default(),
+            written: Vec::new(),
+        }
+    }));
     let files = done.into_iter().map(|d| file_report(py, d, target)).collect::<PyResult<Vec<_>>>()?;
     Ok(Report { files })
 }
@@ -182,7 +229,12 @@ pub fn convert(
 /// Convert every planned input on rayon's pool while this thread, without the GIL, waits and
 /// looks for Ctrl-C every 100 ms: on KeyboardInterrupt no new file starts, files in flight
 /// finish (each output is written all or nothing), and the interrupt is raised.
-fn run_batch(py: Python<'_>, job: Arc<Job>, inputs: Vec<PathBuf>, planned: Vec<Result<PathBuf, String>>) -> PyResult<Vec<Done>> {
+fn run_batch(
+    py: Python<'_>,
+    job: Arc<Job>,
+    inputs: Vec<(PathBuf, Option<PathBuf>)>,
+    planned: Vec<Result<PathBuf, String>>,
+) -> PyResult<Vec<Done>> {
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
     {
@@ -191,7 +243,7 @@ fn run_batch(py: Python<'_>, job: Arc<Job>, inputs: Vec<PathBuf>, planned: Vec<R
             let done: Vec<Done> = inputs
                 .par_iter()
                 .zip(planned.par_iter())
-                .map(|(input, plan)| {
+                .map(|((input, weights), plan)| {
                     let refused = |why: String| Done {
                         input: input.clone(),
                         output: None,
@@ -213,7 +265,7 @@ fn run_batch(py: Python<'_>, job: Arc<Job>, inputs: Vec<PathBuf>, planned: Vec<R
                             diagnostics: Diagnostics::default(),
                             written: Vec::new(),
                         },
-                        Ok(out) => job.run(input, out),
+                        Ok(out) => job.run(input, weights.as_deref(), out),
                     }
                 })
                 .collect();

@@ -113,39 +113,11 @@ fn is_dir_target(p: &Path) -> bool {
     p.is_dir() || p.as_os_str().to_string_lossy().ends_with('/')
 }
 
-/// The inputs with each folder among them replaced by the files in it that a reader claims by
-/// extension (sorted by name; hidden files and subfolders left out): a folder is a batch.
-fn expand_folders(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for input in inputs {
-        if !input.is_dir() {
-            out.push(input.clone());
-            continue;
-        }
-        let mut files: Vec<PathBuf> = std::fs::read_dir(input)
-            .with_context(|| format!("{}: cannot list the folder", input.display()))?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_file() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
-            .filter(|p| {
-                registry::extension_of(p)
-                    .is_some_and(|ext| skelport::formats().iter().any(|f| f.can_read() && f.extensions().contains(&ext.as_str())))
-            })
-            .collect();
-        if files.is_empty() {
-            anyhow::bail!("{}: the folder holds no file skelport reads ({})", input.display(), registry::names(|f| f.can_read()));
-        }
-        files.sort();
-        out.extend(files);
-    }
-    Ok(out)
-}
-
 /// Run `skelport convert`.
 pub fn run(mut a: ConvertArgs) -> Result<ExitCode> {
     let folder = a.inputs.iter().any(|p| p.is_dir());
     if folder {
-        a.inputs = expand_folders(&a.inputs)?;
+        a.inputs = registry::files_to_read(&a.inputs)?;
     }
     let batch = folder || a.inputs.len() > 1 || is_dir_target(&a.output);
     if !batch {
