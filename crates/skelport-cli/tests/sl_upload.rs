@@ -93,7 +93,7 @@ fn an_unskinned_rig_the_converter_calls_generic_is_no_sl_rig_to_validate() {
     assert!(c.status.success() && text(&c).contains("joint names are not SL joint names"), "{}", text(&c));
     let v = skelport(&["validate", generic.to_str().unwrap(), "--target", "sl"]);
     assert_eq!(v.status.code(), Some(1), "{}", text(&v));
-    assert!(text(&v).contains("biped.dae: file: [NotSlRig] joint names are not SL joint names (e.g. Reference, Hips"), "{}", text(&v));
+    assert!(text(&v).contains("biped.dae: [NotSlRig] joint names are not SL joint names (e.g. Reference, Hips"), "{}", text(&v));
     // The source itself, checked as the .dae skelport would write of it: the same.
     let v = skelport(&["validate", biped, "--target", "sl"]);
     assert_eq!(v.status.code(), Some(1), "{}", text(&v));
