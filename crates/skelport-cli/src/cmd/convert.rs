@@ -90,7 +90,9 @@ fn convert_one(a: &ConvertArgs, input: &Path, weights: Option<&Path>, output: &P
         return Outcome { result: Err(e), from: Some(from.name()), to: None, diagnostics: loaded.diagnostics };
     };
     if verbose() {
-        tell!("{}: read as {}{}", input.display(), from.name(), weights.map(|w| format!(" with {}", w.display())).unwrap_or_default());
+        // The weights read with it: joined from beside it, or given with --weights.
+        let with = weights.or(a.read.weights.as_deref());
+        tell!("{}: read as {}{}", input.display(), from.name(), with.map(|w| format!(" with {}", w.display())).unwrap_or_default());
     }
     let converted = match loaded.into_converted(target, &options(a, output)) {
         Ok(c) => c,
