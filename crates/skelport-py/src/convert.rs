@@ -26,6 +26,9 @@ struct Done {
     written: Vec<PathBuf>,
 }
 
+/// An input of a batch and the weights joined to it (found beside an MPFB rig).
+type Input = (PathBuf, Option<PathBuf>);
+
 /// Everything one conversion needs, shared by a batch's workers.
 struct Job {
     target: &'static dyn Format,
@@ -196,7 +199,7 @@ pub fn convert(
     // A folder's MPFB rigs are joined to the weights beside them, and its weights files are no
     // inputs of their own (those whose rig is not converted are refused, saying so), as the
     // command line's batch does.
-    let (jobs, refused): (Vec<(PathBuf, Option<PathBuf>)>, Vec<(PathBuf, String)>) = if folder {
+    let (jobs, refused): (Vec<Input>, Vec<(PathBuf, String)>) = if folder {
         let plan =
             skelport::mpfb_folder::plan_batch(&inputs, job.read.reader.weights.as_deref()).map_err(|e| Failure::from(e).into_py(py))?;
         (plan.jobs.into_iter().map(|j| (j.input, j.weights)).collect(), plan.refused)
@@ -229,12 +232,7 @@ pub fn convert(
 /// Convert every planned input on rayon's pool while this thread, without the GIL, waits and
 /// looks for Ctrl-C every 100 ms: on KeyboardInterrupt no new file starts, files in flight
 /// finish (each output is written all or nothing), and the interrupt is raised.
-fn run_batch(
-    py: Python<'_>,
-    job: Arc<Job>,
-    inputs: Vec<(PathBuf, Option<PathBuf>)>,
-    planned: Vec<Result<PathBuf, String>>,
-) -> PyResult<Vec<Done>> {
+fn run_batch(py: Python<'_>, job: Arc<Job>, inputs: Vec<Input>, planned: Vec<Result<PathBuf, String>>) -> PyResult<Vec<Done>> {
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
     {
