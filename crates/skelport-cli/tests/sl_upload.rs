@@ -64,6 +64,48 @@ fn linden_files_pass_validate_target_sl() {
     }
 }
 
+/// Each warning names the file once, also one about the file as a whole (Linden's
+/// Skeleton.Male.dae is Y-up: `[UpAxis]`, whose place is the file itself).
+#[test]
+#[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
+fn validate_target_sl_names_the_file_once_per_warning() {
+    let Some(p) = linden("Skeleton.Male.dae") else { return };
+    let shown = p.to_str().unwrap();
+    let v = skelport(&["validate", shown, "--target", "sl"]);
+    assert_eq!(v.status.code(), Some(0), "{}", text(&v));
+    let t = text(&v);
+    let up = t.lines().find(|l| l.contains("[UpAxis]")).unwrap_or_else(|| panic!("no [UpAxis] warning: {t}"));
+    assert!(up.starts_with(&format!("warning: {shown}: [UpAxis] not Z_UP")), "{up}");
+    for line in t.lines().filter(|l| l.starts_with("warning: ")) {
+        assert_eq!(line.matches("Skeleton.Male.dae").count(), 1, "{line}");
+    }
+}
+
+/// `validate --target sl` and `convert` agree on a rig with no skin: what the converter writes
+/// as generic Collada (`dae-not-sl`) is no SL rig to the validator ([NotSlRig], exit 1), and the
+/// same rig renamed by `--map humanoid` is one to both.
+#[test]
+fn an_unskinned_rig_the_converter_calls_generic_is_no_sl_rig_to_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let biped = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/anvil/biped.standard.xml");
+    let generic = dir.path().join("biped.dae");
+    let c = skelport(&["convert", biped, "-o", generic.to_str().unwrap()]);
+    assert!(c.status.success() && text(&c).contains("joint names are not SL joint names"), "{}", text(&c));
+    let v = skelport(&["validate", generic.to_str().unwrap(), "--target", "sl"]);
+    assert_eq!(v.status.code(), Some(1), "{}", text(&v));
+    assert!(text(&v).contains("biped.dae: [NotSlRig] joint names are not SL joint names (e.g. Reference, Hips"), "{}", text(&v));
+    // The source itself, checked as the .dae skelport would write of it: the same.
+    let v = skelport(&["validate", biped, "--target", "sl"]);
+    assert_eq!(v.status.code(), Some(1), "{}", text(&v));
+    assert!(text(&v).contains("[NotSlRig]"), "{}", text(&v));
+
+    let sl = dir.path().join("biped_sl.dae");
+    let c = skelport(&["convert", biped, "--map", "humanoid", "-o", sl.to_str().unwrap()]);
+    assert!(c.status.success() && !text(&c).contains("not SL joint names"), "{}", text(&c));
+    let v = skelport(&["validate", sl.to_str().unwrap(), "--target", "sl"]);
+    assert_eq!(v.status.code(), Some(0), "{}", text(&v));
+}
+
 /// A `.zae` (zipped Collada: assimp's human.zae is one; the corpus keeps only its extracted
 /// .dae, so the archive is made here from a .dae skelport writes) is recognised by its content,
 /// converts like the .dae it holds, and `validate --target sl` checks that .dae.

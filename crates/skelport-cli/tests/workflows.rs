@@ -322,7 +322,10 @@ fn quiet_verbose_and_one_path_per_message() {
     assert!(!stderr(&o).contains("note:"), "{}", stderr(&o));
     let o = skelport(&["-v", "convert", s(&rig), "--weights", s(&w), "-o", s(&out)]);
     assert!(o.status.success());
-    assert!(stderr(&o).contains("note[mpfb.base-mesh]: ") && stderr(&o).contains("read as mpfb"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("note[mpfb.base-mesh]: "), "{}", stderr(&o));
+    // As docs/cli.md shows it: the weights given with --weights are named too.
+    assert!(stderr(&o).contains(&format!("{}: read as mpfb with {}\n", s(&rig), s(&w))), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("{}: wrote {} as glb (glTF 2.0 binary (.glb): ", s(&rig), s(&out))), "{}", stderr(&o));
     // A read error names the file once.
     let bad = dir.path().join("a.json");
     std::fs::write(&bad, br#"{"bone": {"head": {"strategy": "VERTEX"}, "tail": 3}}"#).unwrap();

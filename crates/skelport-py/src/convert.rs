@@ -26,6 +26,9 @@ struct Done {
     written: Vec<PathBuf>,
 }
 
+/// An input of a batch and the weights joined to it (found beside an MPFB rig).
+type Input = (PathBuf, Option<PathBuf>);
+
 /// Everything one conversion needs, shared by a batch's workers (and by `migrate`'s tasks).
 pub(crate) struct Job {
     pub(crate) target: &'static dyn Format,
@@ -38,9 +41,27 @@ pub(crate) struct Job {
 }
 
 impl Job {
-    /// Read, convert and save one input: [`skelport::convert_file`] (the command line's per-file
-    /// conversion) with this job's options; `None` when `before_save` gave up.
-    pub(crate) fn convert_file(&self, input: &Path, output: &Path, before_save: impl FnOnce() -> bool) -> Option<skelport::FileOutcome> {
+    /// Read (with `weights` joined, when a batch found them beside an MPFB rig), convert and save
+    /// one input: [`skelport::convert_file`] (the command line's per-file conversion) with this
+    /// job's options; `None` when `before_save` gave up.
+    pub(crate) fn convert_file(
+        &self,
+        input: &Path,
+        weights: Option<&Path>,
+        output: &Path,
+        before_save: impl FnOnce() -> bool,
+    ) -> Option<skelport::FileOutcome> {
+        let joined;
+        let read = match weights {
+            Some(w) => {
+                joined = skelport::ReadOptions {
+                    reader: skelport::ir::ReadOptions { weights: Some(w.to_path_buf()), ..self.read.reader.clone() },
+                    ..self.read.clone()
+                };
+                &joined
+            }
+            None => &self.read,
+        };
         let opts = options::convert_options(
             Some(output.to_path_buf()),
             self.map.clone(),
@@ -49,11 +70,11 @@ impl Job {
             &self.mesh,
             &self.extra,
         );
-        skelport::convert_file(input, output, |p| skelport::open(p, &self.read), Some(self.target), &opts, before_save)
+        skelport::convert_file(input, output, |p| skelport::open(p, read), Some(self.target), &opts, before_save)
     }
 
     /// Read, convert and save one input, a panic included in the failure.
-    fn run(&self, input: &Path, output: &Path) -> Done {
+    fn run(&self, input: &Path, weights: Option<&Path>, output: &Path) -> Done {
         let shown = input.display().to_string();
         let mut done = Done {
             input: input.to_path_buf(),
@@ -65,7 +86,7 @@ impl Job {
             written: Vec::new(),
         };
         let r = guard(Some(&shown), || {
-            let o = self.convert_file(input, output, || true).expect("nothing here gives up before the save");
+            let o = self.convert_file(input, weights, output, || true).expect("nothing here gives up before the save");
             done.from = o.from;
             done.diagnostics = o.diagnostics;
             done.written = o.result?;
@@ -121,18 +142,21 @@ fn is_dir_target(p: &Path) -> bool {
 /// existing folder (or a path ending in '/') as `output`: a batch into that folder as
 /// `<stem>.<extension>`, `to` required, run on every core without the GIL; a failure is in
 /// `Report.errors` and the rest goes on; Ctrl-C stops it between files (KeyboardInterrupt);
-/// `skip_existing=True` resumes. `from_` names the reader; `mesh` and `weights` (paths or bytes)
+/// `skip_existing=True` resumes. A folder among the inputs is a batch of the files in it a reader
+/// claims, each MPFB rig joined to the weights beside it. `from_` (or `format`, as `load` names
+/// it) names the reader; `mesh` and `weights` (paths or bytes)
 /// go with every input; `map` is a built-in retarget map's name or a map file. Writer options:
 /// embed, compress, joint_positions, fix, limit, keep_helpers, keep_origin, names, sl_skeleton,
 /// skip_existing (the command line's flags).
 #[pyfunction]
-#[pyo3(signature = (inputs, output, *, to=None, from_=None, mesh=None, weights=None, map=None, max_influences=None, strict=false, **writer_options))]
+#[pyo3(signature = (inputs, output, *, to=None, from_=None, format=None, mesh=None, weights=None, map=None, max_influences=None, strict=false, **writer_options))]
 pub fn convert(
     py: Python<'_>,
     inputs: &Bound<'_, PyAny>,
     output: &Bound<'_, PyAny>,
     to: Option<&str>,
     from_: Option<String>,
+    format: Option<String>,
     mesh: Option<&Bound<'_, PyAny>>,
     weights: Option<&Bound<'_, PyAny>>,
     map: Option<&Bound<'_, PyAny>>,
@@ -149,11 +173,20 @@ pub fn convert(
     } else {
         vec![options::path(inputs, "inputs")?]
     };
+    // A folder is a batch of the files in it a reader claims, as on the command line.
+    let folder = inputs.iter().any(|p| p.is_dir());
+    let inputs = if folder { skelport::registry::files_to_read(&inputs).map_err(|e| Failure::from(e).into_py(py))? } else { inputs };
+    let from_ = match (from_, format) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!("convert() got from_='{a}' and format='{b}': give one")))
+        }
+        (a, b) => a.or(b),
+    };
     let e = options::extra(writer_options, options::CONVERT_OPTIONS, "convert")?;
     let mesh = options::companion(mesh, "<mesh>")?;
     let weights = options::companion(weights, "<weights>")?;
     let max_influences = max_influences.map(|m| options::count(m, "max_influences")).transpose()?.flatten();
-    let batch = listed || is_dir_target(&output);
+    let batch = listed || folder || is_dir_target(&output);
     let target = match (batch, to) {
         (true, None) => {
             return Err(Failure::new("format.undetected", None, "converting into a folder needs to= to name the output format").into_py(py))
@@ -163,7 +196,7 @@ pub fn convert(
     let job =
         Job { target, read: options::read_options(from_, &mesh, &weights, &e), map: map_arg(map)?, max_influences, strict, mesh, extra: e };
     if !batch {
-        let mut d = py.detach(|| job.run(&inputs[0], &output));
+        let mut d = py.detach(|| job.run(&inputs[0], None, &output));
         if let Some(mut f) = d.failure.take() {
             f.diagnostics = d.diagnostics;
             return Err(f.into_py(py));
@@ -174,12 +207,35 @@ pub fn convert(
         Failure::new("output", Some(&output.display().to_string()), format!("{}: cannot create the output folder: {err}", output.display()))
             .into_py(py)
     })?;
+    // A folder's MPFB rigs are joined to the weights beside them, and its weights files are no
+    // inputs of their own (those whose rig is not converted are refused, saying so), as the
+    // command line's batch does.
+    let (jobs, refused): (Vec<Input>, Vec<(PathBuf, String)>) = if folder {
+        let plan =
+            skelport::mpfb_folder::plan_batch(&inputs, job.read.reader.weights.as_deref()).map_err(|e| Failure::from(e).into_py(py))?;
+        (plan.jobs.into_iter().map(|j| (j.input, j.weights)).collect(), plan.refused)
+    } else {
+        (inputs.into_iter().map(|i| (i, None)).collect(), Vec::new())
+    };
+    let inputs: Vec<PathBuf> = jobs.iter().map(|j| j.0.clone()).collect();
     let planned =
         skelport::batch_outputs(&inputs, &output, target, &options::convert_options(None, None, None, false, &job.mesh, &job.extra).write)
             .into_iter()
             .map(|b| b.conflict.map_or(Ok(b.main), Err))
             .collect();
-    let done = run_batch(py, Arc::new(job), inputs, planned)?;
+    let mut done = run_batch(py, Arc::new(job), jobs, planned)?;
+    done.extend(refused.into_iter().map(|(input, why)| {
+        let shown = input.display().to_string();
+        Done {
+            input,
+            output: None,
+            from: None,
+            skipped: false,
+            failure: Some(Failure::new("input.kind", Some(&shown), why)),
+            diagnostics: Diagnostics::default(),
+            written: Vec::new(),
+        }
+    }));
     let files = done.into_iter().map(|d| file_report(py, d, target)).collect::<PyResult<Vec<_>>>()?;
     Ok(Report { files })
 }
@@ -187,7 +243,7 @@ pub fn convert(
 /// Convert every planned input on rayon's pool while this thread, without the GIL, waits and
 /// looks for Ctrl-C every 100 ms: on KeyboardInterrupt no new file starts, files in flight
 /// finish (each output is written all or nothing), and the interrupt is raised.
-fn run_batch(py: Python<'_>, job: Arc<Job>, inputs: Vec<PathBuf>, planned: Vec<Result<PathBuf, String>>) -> PyResult<Vec<Done>> {
+fn run_batch(py: Python<'_>, job: Arc<Job>, inputs: Vec<Input>, planned: Vec<Result<PathBuf, String>>) -> PyResult<Vec<Done>> {
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
     {
@@ -196,7 +252,7 @@ fn run_batch(py: Python<'_>, job: Arc<Job>, inputs: Vec<PathBuf>, planned: Vec<R
             let done: Vec<Done> = inputs
                 .par_iter()
                 .zip(planned.par_iter())
-                .map(|(input, plan)| {
+                .map(|((input, weights), plan)| {
                     let refused = |why: String| Done {
                         input: input.clone(),
                         output: None,
@@ -218,7 +274,7 @@ fn run_batch(py: Python<'_>, job: Arc<Job>, inputs: Vec<PathBuf>, planned: Vec<R
                             diagnostics: Diagnostics::default(),
                             written: Vec::new(),
                         },
-                        Ok(out) => job.run(input, out),
+                        Ok(out) => job.run(input, weights.as_deref(), out),
                     }
                 })
                 .collect();

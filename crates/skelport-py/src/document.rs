@@ -532,6 +532,14 @@ pub fn load(
 ) -> PyResult<Document> {
     let opts = options::read_options(format, &mesh, &weights, e);
     let loaded = match &source {
+        // `load` reads one file; a folder is a batch, which `convert` runs.
+        Source::Path(p) if p.is_dir() => {
+            let shown = p.display().to_string();
+            let msg = format!(
+                "{shown}: is a folder, and load reads one file: convert the files in it with skelport.convert(folder, out_dir, to=...) (or skelport.migrate), or load each file"
+            );
+            Err(Failure::new("input", Some(&shown), msg))
+        }
         Source::Path(p) => {
             let shown = p.display().to_string();
             py.detach(|| guard(Some(&shown), || Ok(skelport::open(p, &opts)?)))

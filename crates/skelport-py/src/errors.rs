@@ -45,7 +45,8 @@ impl Failure {
             path: path.map(str::to_owned),
             place: None,
             fault: None,
-            message: message.into(),
+            // A library message (`anyhow` text) may name a flag: said in Python's words.
+            message: skelport::Front::Python.say(&message.into()),
             diagnostics: Diagnostics::default(),
             input: path.map(str::to_owned),
         }

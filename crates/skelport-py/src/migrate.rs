@@ -54,7 +54,7 @@ fn convert_one(s: &Job, input: &Path, output: &Path, phase: &Mutex<Phase>) -> Op
         *p = Phase::Saving;
         true
     };
-    let o = s.convert_file(input, output, before_save)?;
+    let o = s.convert_file(input, None, output, before_save)?;
     let mut row = pending_row(s, input, output);
     row.from = o.from.map(str::to_owned);
     row.diagnostics = o.diagnostics.items;

@@ -51,7 +51,8 @@ pub fn diagnostics(d: &Diagnostics, path: Option<&str>) -> Vec<Diagnostic> {
         .map(|d| Diagnostic {
             severity: severity_name(d.severity),
             code: d.code.clone(),
-            message: d.message.clone(),
+            // The advice in Python's words (`mesh=`, `map=`), as errors say it.
+            message: skelport::Front::Python.say(&d.message),
             place: d.place(),
             path: path.map(str::to_owned),
         })

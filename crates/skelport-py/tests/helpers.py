@@ -1,6 +1,39 @@
-"""Checks shared by the tests: a Document's arrays against `skelport inspect --json`."""
+"""Checks shared by the tests: a Document's arrays against `skelport inspect --json`; a command
+line message in Python's words."""
+
+import re
 
 import numpy as np
+
+# The command line's flags as Python names them (skelport::Opt::said); a flag Python has no
+# keyword for stays as it is.
+KEYWORDS = {
+    "--from": "format=",
+    "--to": "to=",
+    "--weights": "weights=",
+    "--mesh": "mesh=",
+    "--map": "map=",
+    "--strict": "strict=True",
+    "--allow-loss": "allow_loss=True",
+    "--embed": "embed=True",
+    "--rest-pose": "rest_pose=",
+    "--pose-test": "pose_test=True",
+    "--target": "target=",
+    "--fix": "fix=True",
+    "--limit": "limit=",
+    "--keep-helpers": "keep_helpers=True",
+    "--keep-origin": "keep_origin=True",
+    "--names": "names=",
+    "--default-joints": "default_joints=True",
+    "--max-influences": "max_influences=",
+    "--vrm-meta": "vrm_meta=",
+}
+
+
+def in_python_words(message: str) -> str:
+    """A command line message as Python says it: each flag standing as a word of its own, in
+    Python's words."""
+    return re.sub(r"(?<![\w/.-])--[a-z-]+(?![\w-])", lambda m: KEYWORDS.get(m[0], m[0]), message)
 
 
 def assert_matches_inspect(doc, rep: dict) -> None:

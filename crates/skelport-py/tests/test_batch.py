@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import skelport
 from conftest import DEMO
@@ -103,6 +104,57 @@ def test_one_input_into_a_folder_is_a_batch(tmp_path):
     # A list is always a batch: a failure is in the report, not raised.
     report = skelport.convert([tmp_path / "nope.glb"], tmp_path / "new", to="glb")
     assert not report.ok and report.errors[0].code == "input"
+
+
+def test_a_folder_is_a_batch_of_the_files_in_it(tmp_path):
+    """As on the command line: the files a reader claims (no hidden file, no subfolder, no
+    other extension), sorted; an MPFB weights file with no rig beside it is refused, saying
+    where it goes."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for src, f in (("sample.glb", "a.glb"), ("sample.ir.json", "b.ir.json"), ("weights.sample.json", "weights.sample.json")):
+        (folder / f).write_bytes((DEMO / src).read_bytes())
+    (folder / ".hidden.glb").write_bytes(b"not read")
+    (folder / "notes.txt").write_text("not read")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "deeper.glb").write_bytes((DEMO / "sample.glb").read_bytes())
+    out = tmp_path / "out"
+    report = skelport.convert(folder, out, to="g4tf")
+    assert [f.input for f in report.files] == [str(folder / f) for f in ("a.glb", "b.ir.json", "weights.sample.json")]
+    assert [f.ok for f in report.files] == [True, True, False]
+    assert [f.output for f in report.files[:2]] == [str(out / "a.g4tf"), str(out / "b.g4tf")]
+    assert all(Path(o).is_file() for f in report.files[:2] for o in f.outputs)
+    (weights,) = report.errors
+    assert weights.code == "input.kind" and "pass it with weights=" in str(weights) and "--" not in str(weights)
+    # Resumed: what exists is skipped.
+    again = skelport.convert(folder, out, to="g4tf", skip_existing=True)
+    assert [f.skipped for f in again.files if f.ok] == [True] * len([f for f in again.files if f.ok])
+
+    # A folder with nothing to read, and one output file for a folder: errors that say so.
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(skelport.Error, match="the folder holds no file skelport reads"):
+        skelport.convert(tmp_path / "empty", out, to="glb")
+    with pytest.raises(skelport.Error, match="needs to= to name the output format"):
+        skelport.convert(folder, tmp_path / "one.glb")
+    # load reads one file: a folder is refused, naming what converts it.
+    with pytest.raises(skelport.Error, match=r"is a folder.*skelport\.convert\(folder, out_dir, to=") as e:
+        skelport.load(folder)
+    assert e.value.code == "input"
+
+
+def test_an_mpfb_folder_converts_as_the_command_line_converts_it(cli, corpus, tmp_path):
+    """corpus/mpfb/rigs/standard: each rig joined to the weights beside it, the bytes the
+    command line's folder batch writes."""
+    folder = corpus / "mpfb" / "rigs" / "standard"
+    report = skelport.convert(folder, tmp_path / "py", to="glb")
+    cli.run("convert", folder, "--to", "glb", "-o", tmp_path / "cli")
+    rigs = sorted(p.name for p in folder.glob("rig.*.json"))
+    assert [Path(f.input).name for f in report.files] == rigs, [f.input for f in report.files]
+    assert report.ok, [str(e) for e in report.errors]
+    written = sorted(p.name for p in (tmp_path / "py").iterdir())
+    assert written == sorted(p.name for p in (tmp_path / "cli").iterdir()) and len(written) == len(rigs)
+    for name in written:
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
 
 
 def test_ctrl_c_stops_a_batch_between_files(tmp_path):

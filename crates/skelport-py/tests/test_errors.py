@@ -1,6 +1,6 @@
 """Errors: every file of the malformed-input suite (testdata/bad/) fails with exactly the
-command line's message (its `.expected` snapshot) as `skelport.Error`, with the file at fault
-and the place in it; wrong arguments are Python's TypeError/ValueError; random bytes never
+command line's message (its `.expected` snapshot, its flags in Python's words) as
+`skelport.Error`, with the file at fault and the place in it; wrong arguments are Python's TypeError/ValueError; random bytes never
 raise anything but `skelport.Error`."""
 
 import random
@@ -11,6 +11,7 @@ import pytest
 
 import skelport
 from conftest import DEMO, ROOT
+from helpers import in_python_words
 
 BAD = ROOT / "testdata" / "bad"
 ACCEPTED = {
@@ -51,7 +52,7 @@ def test_malformed_file_fails_with_the_command_lines_message(path, tmp_path, mon
         skelport.convert(output=out, **args)
     e = info.value
     expected = Path(f"{path}.expected").read_text()
-    message = expected[expected.index("error: ") + len("error: "):].rstrip("\n")
+    message = in_python_words(expected[expected.index("error: ") + len("error: "):].rstrip("\n"))
     assert str(e) == message
     assert not out.exists() and list(tmp_path.iterdir()) == []
     assert e.code in {"read", "invalid", "input"}, e.code
@@ -142,6 +143,48 @@ def test_messages_name_python_keywords_not_command_line_flags(tmp_path):
     with pytest.raises(skelport.Error) as e:
         skelport.load(b'{"asset": {"version": "2.0"}, "scenes": [{"nodes": [5]}], "nodes": [{}]}', name="r.gltf")
     assert (e.value.code, e.value.fault, e.value.place) == ("read", "reference", "/scenes/0/nodes/0")
+
+    def no_flag(e: skelport.Error) -> None:
+        for text in [str(e)] + [d.message for d in e.diagnostics]:
+            assert not flag.search(text), text
+
+    # A loss's own advice inside the strict error, and on its diagnostic: a .dae of a rig whose
+    # joints are not SL joints says `map=`.
+    with pytest.raises(skelport.Error) as e:
+        skelport.convert(DEMO / "sample.glb", tmp_path / "x.dae", strict=True)
+    assert e.value.code == "strict" and "dae-not-sl" in [d.code for d in e.value.diagnostics], str(e.value)
+    assert "use map= (e.g. " in str(e.value)
+    assert any("use map= (e.g. " in d.message for d in e.value.diagnostics if d.code == "dae-not-sl")
+    no_flag(e.value)
+
+    # Weights with no body to number: the skin-left-behind error says `mesh=` and `allow_loss=True`.
+    (tmp_path / "alone").mkdir()
+    for f in ("rig.sample.json", "weights.sample.json"):
+        (tmp_path / "alone" / f).write_bytes((DEMO / f).read_bytes())
+    with pytest.raises(skelport.Error) as e:
+        skelport.convert(tmp_path / "alone" / "rig.sample.json", tmp_path / "x.glb", weights=tmp_path / "alone" / "weights.sample.json")
+    assert e.value.code == "loss" and " with mesh= (" in str(e.value) and "pass allow_loss=True" in str(e.value), str(e.value)
+    no_flag(e.value)
+
+    # A map that does not exist: named as the keyword, with the closest map.
+    with pytest.raises(skelport.Error) as e:
+        skelport.convert(DEMO / "sample.glb", tmp_path / "x.dae", map="mixamo-to-s1")
+    assert e.value.code == "map" and "map= mixamo-to-s1: no built-in map" in str(e.value), str(e.value)
+    no_flag(e.value)
+
+    # convert's advice names `format=`, and convert takes it (as `from_=`).
+    garbage = tmp_path / "garbage.bin"
+    garbage.write_bytes(b"garbage")
+    with pytest.raises(skelport.Error) as e:
+        skelport.convert(garbage, tmp_path / "g.glb")
+    assert e.value.code == "format.undetected" and "name it with format= (" in str(e.value)
+    no_flag(e.value)
+    for keyword in ("format", "from_"):
+        with pytest.raises(skelport.Error) as e:
+            skelport.convert(garbage, tmp_path / "g.glb", **{keyword: "glb"})
+        assert (e.value.code, e.value.path) == ("read", str(garbage)), keyword
+    with pytest.raises(TypeError, match="give one"):
+        skelport.convert(garbage, tmp_path / "g.glb", format="glb", from_="gltf")
 
 
 def test_wrong_arguments_are_python_errors(tmp_path):

@@ -325,6 +325,12 @@ def test_kill_a_worker_interrupt_and_resume(library, client):
           f"run 2: {len(conv2)} converted, {len(skipped2)} skipped, {m.failed} failed (the bad files); {len(good)} good files converted once")
 
 
+def test_format_names_the_reader_as_in_load_and_convert(corpus, tmp_path):
+    """The advice a failure gives (`name it with format=`) works here too: `format` is `from_`."""
+    with pytest.raises(TypeError, match="give one"):
+        skelport.migrate([corpus / "gltf/Fox/Fox.glb"], "anvil", tmp_path / "out", format="glb", from_="gltf")
+
+
 def test_per_file_timeout_writes_nothing(corpus, tmp_path):
     """A file not converted within the timeout is a row (code `timeout`), and its conversion,
     running on, writes nothing."""

@@ -608,8 +608,25 @@ pub fn validate_target(
         };
         match v.level {
             Level::Error => report.problems.push(Problem { location, message: format!("[{}] {}", v.rule, v.message) }),
+            // Named once: `f.dae:114:9: controller … [Rule] …`, or `f.dae: [Rule] …` when the
+            // place is the file as a whole.
+            Level::Warning if location == "file" => report.warnings.push(format!("{name}: [{}] {}", v.rule, v.message)),
             Level::Warning => report.warnings.push(format!("{} [{}] {}", v.location, v.rule, v.message)),
         }
+    }
+    // What the writer calls generic Collada (`dae-not-sl`) is no SL rig here either: joints that
+    // are not SL joints with no skin the importer would refuse for them (the controller's
+    // `UnrecognizedJoint` says it for a skin's joints).
+    let not_sl = crate::write::not_sl_joints(doc, sl);
+    if !not_sl.is_empty() && !report.problems.iter().any(|p| p.message.starts_with("[UnrecognizedJoint]")) {
+        let shown: Vec<&str> = not_sl.iter().copied().take(8).collect();
+        report.problems.push(Problem {
+            location: "file".into(),
+            message: format!(
+                "[NotSlRig] joint names are not SL joint names (e.g. {}): generic Collada, which the SL importer does not take as a rig; rename them to SL joints (a retarget map to SL does)",
+                shown.join(", ")
+            ),
+        });
     }
     Ok(report)
 }

@@ -354,34 +354,47 @@ fn sl_influences(skin: &Skin, mesh: &Mesh, opts: &WriteOptions, diag: &mut Diagn
     Ok(Influences::from_lists(lists))
 }
 
+/// The skins written as SL skins: of the first skeleton, with a mesh.
+fn skinned_skins(doc: &Document) -> Vec<usize> {
+    doc.skins.iter().enumerate().filter(|(_, s)| s.skeleton.index() == 0 && s.mesh.is_some()).map(|(i, _)| i).collect()
+}
+
+/// The names an SL rig needs legal: every skin joint, or, without skins, every bone.
+fn rig_names(doc: &Document) -> Vec<&str> {
+    let Some(sk) = doc.skeletons.first() else { return Vec::new() };
+    let skinned = skinned_skins(doc);
+    if skinned.is_empty() {
+        sk.bones.iter().map(|b| b.name.as_str()).collect()
+    } else {
+        skinned.iter().flat_map(|&i| doc.skins[i].joints.iter().filter_map(|b| sk.bones.get(b.index())).map(|b| b.name.as_str())).collect()
+    }
+}
+
+fn has_rig_names(doc: &Document) -> bool {
+    !rig_names(doc).is_empty()
+}
+
+/// The joint names that keep `doc` from being an SL rig (the writer's `dae-not-sl`, and
+/// `validate --target sl`'s `NotSlRig`): skin joints that are not legal skin-joint names (mRoot
+/// and mScreen are not), or, without skins, bones that are not SL joints (a skeleton alone may
+/// hold the viewer's own joints). Empty: an SL rig, or no skeleton.
+pub(crate) fn not_sl_joints<'a>(doc: &'a Document, sl: &SlSkeleton) -> Vec<&'a str> {
+    let skinned = !skinned_skins(doc).is_empty();
+    let legal = |n: &str| if skinned { sl.resolve(n).is_some() } else { sl.joint(n).is_some() };
+    let mut not_sl: Vec<&str> = rig_names(doc).into_iter().filter(|n| !legal(n)).collect();
+    not_sl.dedup();
+    not_sl
+}
+
 /// Write the document as a `.dae` string.
 pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Diagnostics) -> Result<String, SlError> {
     if doc.skeletons.is_empty() && doc.meshes.is_empty() {
         return Err(SlError::write("the document has no skeleton and no mesh: nothing to write"));
     }
-    let skinned: Vec<usize> =
-        doc.skins.iter().enumerate().filter(|(_, s)| s.skeleton.index() == 0 && s.mesh.is_some()).map(|(i, _)| i).collect();
+    let skinned = skinned_skins(doc);
+    let not_sl = not_sl_joints(doc, sl);
     // An SL rig when every skin joint (or, without skins, every bone) has a legal SL name.
-    let mut not_sl: Vec<&str> = Vec::new();
-    let sl_names = match doc.skeletons.first() {
-        None => false,
-        Some(sk) => {
-            // Skin joints must be legal skin-joint names (mRoot and mScreen are not); a skeleton
-            // alone may hold the viewer's own joints.
-            let names: Vec<&str> = if skinned.is_empty() {
-                sk.bones.iter().map(|b| b.name.as_str()).collect()
-            } else {
-                skinned
-                    .iter()
-                    .flat_map(|&i| doc.skins[i].joints.iter().filter_map(|b| sk.bones.get(b.index())).map(|b| b.name.as_str()))
-                    .collect()
-            };
-            let legal = |n: &str| if skinned.is_empty() { sl.joint(n).is_some() } else { sl.resolve(n).is_some() };
-            not_sl = names.iter().copied().filter(|n| !legal(n)).collect();
-            not_sl.dedup();
-            !names.is_empty() && not_sl.is_empty()
-        }
-    };
+    let sl_names = has_rig_names(doc) && not_sl.is_empty();
     let mut doc = doc.clone();
     for sk in &mut doc.skeletons {
         skelport_ir::xml::make_names_holdable(sk, "dae-name", "Collada", diag);

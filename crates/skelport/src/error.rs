@@ -74,6 +74,17 @@ pub enum Front {
     Python,
 }
 
+impl Front {
+    /// Text written for the command line (a diagnostic's message: [`Words::from_cli`]) as this
+    /// front end says it; the command line's is the text itself.
+    pub fn say(self, text: &str) -> String {
+        match self {
+            Front::Cli => text.to_owned(),
+            _ => Words::from_cli(text).said(self),
+        }
+    }
+}
+
 /// An option of reading or converting, as advice names it; each front end says it in its own
 /// words ([`Opt::said`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -101,6 +112,22 @@ pub enum Opt {
     PoseTest,
     /// The target of `validate`.
     Target,
+    /// Give unweighted vertices their nearest weighted neighbour's weights.
+    Fix,
+    /// The most bones the target may hold.
+    Limit,
+    /// Keep MPFB's helper geometry's weights.
+    KeepHelpers,
+    /// Keep a MakeHuman 1.x rig at the base mesh's origin.
+    KeepOrigin,
+    /// A bone-name list (AnvilToolkit hashes).
+    Names,
+    /// Second Life joints at the default skeleton's positions.
+    DefaultJoints,
+    /// Joints per vertex.
+    MaxInfluences,
+    /// A VRM's meta (name, authors, licence).
+    VrmMeta,
 }
 
 impl Opt {
@@ -118,6 +145,14 @@ impl Opt {
             (Front::Cli, Opt::RestPose) => "--rest-pose",
             (Front::Cli, Opt::PoseTest) => "--pose-test",
             (Front::Cli, Opt::Target) => "--target",
+            (Front::Cli, Opt::Fix) => "--fix",
+            (Front::Cli, Opt::Limit) => "--limit",
+            (Front::Cli, Opt::KeepHelpers) => "--keep-helpers",
+            (Front::Cli, Opt::KeepOrigin) => "--keep-origin",
+            (Front::Cli, Opt::Names) => "--names",
+            (Front::Cli, Opt::DefaultJoints) => "--default-joints",
+            (Front::Cli, Opt::MaxInfluences) => "--max-influences",
+            (Front::Cli, Opt::VrmMeta) => "--vrm-meta",
             (Front::Python, Opt::From) => "format=",
             (Front::Python, Opt::To) => "to=",
             (Front::Python, Opt::Weights) => "weights=",
@@ -129,7 +164,41 @@ impl Opt {
             (Front::Python, Opt::RestPose) => "rest_pose=",
             (Front::Python, Opt::PoseTest) => "pose_test=True",
             (Front::Python, Opt::Target) => "target=",
+            (Front::Python, Opt::Fix) => "fix=True",
+            (Front::Python, Opt::Limit) => "limit=",
+            (Front::Python, Opt::KeepHelpers) => "keep_helpers=True",
+            (Front::Python, Opt::KeepOrigin) => "keep_origin=True",
+            (Front::Python, Opt::Names) => "names=",
+            (Front::Python, Opt::DefaultJoints) => "default_joints=True",
+            (Front::Python, Opt::MaxInfluences) => "max_influences=",
+            (Front::Python, Opt::VrmMeta) => "vrm_meta=",
         }
+    }
+    /// Every option, for finding one by its flag ([`Opt::from_flag`]).
+    pub const ALL: [Opt; 19] = [
+        Opt::From,
+        Opt::To,
+        Opt::Weights,
+        Opt::Mesh,
+        Opt::Map,
+        Opt::Strict,
+        Opt::AllowLoss,
+        Opt::Embed,
+        Opt::RestPose,
+        Opt::PoseTest,
+        Opt::Target,
+        Opt::Fix,
+        Opt::Limit,
+        Opt::KeepHelpers,
+        Opt::KeepOrigin,
+        Opt::Names,
+        Opt::DefaultJoints,
+        Opt::MaxInfluences,
+        Opt::VrmMeta,
+    ];
+    /// The option whose command-line flag is `flag` (`--mesh`), if it is one of these.
+    pub fn from_flag(flag: &str) -> Option<Opt> {
+        Opt::ALL.into_iter().find(|o| o.said(Front::Cli) == flag)
     }
 }
 
@@ -145,9 +214,42 @@ enum Piece {
 }
 
 impl Words {
-    /// Words beginning with `text`.
+    /// Words beginning with `text`, taken as it is.
     pub fn new(text: impl Into<String>) -> Self {
         Words(vec![Piece::Text(text.into())])
+    }
+    /// Words from text written for the command line: each flag in it that names an [`Opt`]
+    /// (`--mesh`, `--map`, standing as a word of its own) becomes that option, so that another
+    /// front end says it in its words. The format crates and diagnostics name options so (they
+    /// know no front end); this is where their advice becomes data. A flag no front end but the
+    /// command line has stays as it is.
+    pub fn from_cli(text: &str) -> Self {
+        let mut words = Words::default();
+        let mut rest = text;
+        let mut start = 0;
+        while let Some(at) = rest[start..].find("--").map(|i| start + i) {
+            let before = rest[..at].chars().next_back();
+            let name_len = rest[at + 2..].find(|c: char| !(c.is_ascii_lowercase() || c == '-')).unwrap_or(rest.len() - at - 2);
+            let flag = rest[at..at + 2 + name_len].trim_end_matches('-');
+            let after = rest[at + flag.len()..].chars().next();
+            let word = !before.is_some_and(|c| c.is_alphanumeric() || "_/.-".contains(c))
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-');
+            match Opt::from_flag(flag).filter(|_| word) {
+                Some(opt) => {
+                    if at > 0 {
+                        words.0.push(Piece::Text(rest[..at].to_owned()));
+                    }
+                    words.0.push(Piece::Opt(opt));
+                    rest = &rest[at + flag.len()..];
+                    start = 0;
+                }
+                None => start = at + 2,
+            }
+        }
+        if !rest.is_empty() {
+            words.0.push(Piece::Text(rest.to_owned()));
+        }
+        words
     }
     /// Then `text`.
     pub fn text(mut self, text: impl Into<String>) -> Self {
@@ -183,15 +285,18 @@ impl Words {
     }
 }
 
+/// Text written for the command line ([`Words::from_cli`]): the messages of the format crates,
+/// of `anyhow` chains and of diagnostics name options by their flags.
 impl From<String> for Words {
     fn from(s: String) -> Self {
-        Words::new(s)
+        Words::from_cli(&s)
     }
 }
 
+/// As `From<String>`.
 impl From<&str> for Words {
     fn from(s: &str) -> Self {
-        Words::new(s)
+        Words::from_cli(s)
     }
 }
 
@@ -328,3 +433,33 @@ impl std::error::Error for Error {}
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_in_command_line_text_become_options_each_front_end_names() {
+        let cases = [
+            ("use --map (e.g. x) for an SL rig", "use map= (e.g. x) for an SL rig"),
+            ("give the body with --mesh (base.obj)", "give the body with mesh= (base.obj)"),
+            ("(--keep-helpers keeps them)", "(keep_helpers=True keeps them)"),
+            ("--map mixamo-to-s1: no built-in map", "map= mixamo-to-s1: no built-in map"),
+            ("give `--from` the format", "give `format=` the format"),
+            ("--strict: 2 loss(es)", "strict=True: 2 loss(es)"),
+            // Not a flag of an option, or not a word of its own: left as it is.
+            ("put it there (--allow-outside-uris)", "put it there (--allow-outside-uris)"),
+            ("a--map b --mapper c path/--mesh", "a--map b --mapper c path/--mesh"),
+            ("-- --", "-- --"),
+            ("", ""),
+        ];
+        for (cli, python) in cases {
+            assert_eq!(Words::from_cli(cli).said(Front::Cli), cli);
+            assert_eq!(Front::Python.say(cli), python, "{cli}");
+        }
+        assert_eq!(Words::from_cli("use --map or --mesh").options().collect::<Vec<_>>(), [Opt::Map, Opt::Mesh]);
+        for o in Opt::ALL {
+            assert_eq!(Opt::from_flag(o.said(Front::Cli)), Some(o));
+        }
+    }
+}

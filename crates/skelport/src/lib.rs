@@ -514,13 +514,12 @@ fn finish(
     let grave = skin_losses(doc, from, target, &mut diags);
     if grave > 0 && !opts.allow_loss {
         let lines: Vec<&str> = diags.of(Severity::Loss).filter(|d| d.code.starts_with("skin.")).map(|d| d.message.as_str()).collect();
-        let msg = Words::new(format!(
-            "{name}: converting to {} would leave the skin behind:\n  {}\nnothing written; pass ",
-            target.name(),
-            lines.join("\n  ")
-        ))
-        .opt(Opt::AllowLoss)
-        .text(" to write it anyway");
+        // The losses' own advice (`--mesh`) is said by the front end too.
+        let msg = Words::new(format!("{name}: converting to {} would leave the skin behind:\n  ", target.name()))
+            .then(Words::from_cli(&lines.join("\n  ")))
+            .text("\nnothing written; pass ")
+            .opt(Opt::AllowLoss)
+            .text(" to write it anyway");
         return Err(Error::new(ErrorCode::Loss, Some(name), msg).with_format(from.name()).with_diagnostics(diags));
     }
     if opts.strict {
@@ -533,12 +532,10 @@ fn finish(
         };
         let losses: Vec<&str> = diags.of(Severity::Loss).filter(|d| !asked(&d.code)).map(|d| d.message.as_str()).collect();
         if !losses.is_empty() {
-            let msg = Words::new(format!("{name}: ")).opt(Opt::Strict).text(format!(
-                ": {} loss(es) converting to {}:\n  {}",
-                losses.len(),
-                target.name(),
-                losses.join("\n  ")
-            ));
+            let msg = Words::new(format!("{name}: "))
+                .opt(Opt::Strict)
+                .text(format!(": {} loss(es) converting to {}:\n  ", losses.len(), target.name()))
+                .then(Words::from_cli(&losses.join("\n  ")));
             return Err(Error::new(ErrorCode::Strict, Some(name), msg).with_diagnostics(diags));
         }
     }

@@ -68,3 +68,33 @@ pub fn detect_writer(path: &std::path::Path) -> Option<&'static dyn Format> {
     // Several writers claim `.json` / `.xml`: the first registered is the default (mpfb, anvil).
     Some(first)
 }
+
+/// The inputs with each folder among them replaced by the files in it that a reader claims by
+/// extension (sorted by name; hidden files and subfolders left out): a folder is a batch, for
+/// the command line and for Python alike.
+pub fn files_to_read(inputs: &[std::path::PathBuf]) -> crate::Result<Vec<std::path::PathBuf>> {
+    use crate::{Error, ErrorCode};
+    let mut out = Vec::new();
+    for input in inputs {
+        if !input.is_dir() {
+            out.push(input.clone());
+            continue;
+        }
+        let shown = input.display().to_string();
+        let listed = std::fs::read_dir(input)
+            .map_err(|e| Error::new(ErrorCode::Input, Some(&shown), format!("{shown}: cannot list the folder: {e}")))?;
+        let mut files: Vec<std::path::PathBuf> = listed
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+            .filter(|p| extension_of(p).is_some_and(|ext| formats().iter().any(|f| f.can_read() && f.extensions().contains(&ext.as_str()))))
+            .collect();
+        if files.is_empty() {
+            let msg = format!("{shown}: the folder holds no file skelport reads ({})", names(|f| f.can_read()));
+            return Err(Error::new(ErrorCode::Input, Some(&shown), msg));
+        }
+        files.sort();
+        out.extend(files);
+    }
+    Ok(out)
+}

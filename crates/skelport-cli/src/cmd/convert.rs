@@ -75,7 +75,9 @@ fn convert_one(a: &ConvertArgs, input: &Path, weights: Option<&Path>, output: &P
     let o =
         skelport::convert_file(input, output, open, target, &options(a, output), || true).expect("nothing here gives up before the save");
     if let (Some(from), Some(to), Ok(files), true) = (o.from, o.to, &o.result, verbose()) {
-        tell!("{}: read as {from}{}", input.display(), weights.map(|w| format!(" with {}", w.display())).unwrap_or_default());
+        // The weights read with it: joined from beside it, or given with --weights.
+        let with = weights.or(a.read.weights.as_deref());
+        tell!("{}: read as {from}{}", input.display(), with.map(|w| format!(" with {}", w.display())).unwrap_or_default());
         for f in files {
             // The format's own line says which form (AnvilToolkit's Standard or Schema-Based).
             tell!("{}: wrote {} as {} ({})", input.display(), f.display(), to.name(), to.description());
@@ -88,39 +90,11 @@ fn is_dir_target(p: &Path) -> bool {
     p.is_dir() || p.as_os_str().to_string_lossy().ends_with('/')
 }
 
-/// The inputs with each folder among them replaced by the files in it that a reader claims by
-/// extension (sorted by name; hidden files and subfolders left out): a folder is a batch.
-fn expand_folders(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for input in inputs {
-        if !input.is_dir() {
-            out.push(input.clone());
-            continue;
-        }
-        let mut files: Vec<PathBuf> = std::fs::read_dir(input)
-            .with_context(|| format!("{}: cannot list the folder", input.display()))?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_file() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
-            .filter(|p| {
-                registry::extension_of(p)
-                    .is_some_and(|ext| skelport::formats().iter().any(|f| f.can_read() && f.extensions().contains(&ext.as_str())))
-            })
-            .collect();
-        if files.is_empty() {
-            anyhow::bail!("{}: the folder holds no file skelport reads ({})", input.display(), registry::names(|f| f.can_read()));
-        }
-        files.sort();
-        out.extend(files);
-    }
-    Ok(out)
-}
-
 /// Run `skelport convert`.
 pub fn run(mut a: ConvertArgs) -> Result<ExitCode> {
     let folder = a.inputs.iter().any(|p| p.is_dir());
     if folder {
-        a.inputs = expand_folders(&a.inputs)?;
+        a.inputs = registry::files_to_read(&a.inputs)?;
     }
     let batch = folder || a.inputs.len() > 1 || is_dir_target(&a.output);
     if !batch {

@@ -67,7 +67,12 @@ fn print_problems(name: &str, problems: &[skelport::ir::validate::Problem]) {
     for (message, places) in groups {
         if places.len() == 1 || super::verbose() {
             for place in places {
-                say!("{name}: {place}: {message}");
+                // The file as a whole: named once.
+                if place == "file" {
+                    say!("{name}: {message}");
+                } else {
+                    say!("{name}: {place}: {message}");
+                }
             }
         } else {
             let first = places[..SHOWN.min(places.len())].join("; ");

@@ -330,6 +330,7 @@ def convert(
     *,
     to: Optional[str] = None,
     from_: Optional[str] = None,
+    format: Optional[str] = None,
     mesh: Optional[Source] = None,
     weights: Optional[Source] = None,
     map: Optional[StrPath] = None,
@@ -351,10 +352,12 @@ def convert(
 ) -> Report:
     """Convert as ``skelport convert`` does.
 
-    One path into a file: raises Error on failure. A list of paths (or an existing folder or a
-    path ending in '/' as ``output``): a batch into the folder as ``<stem>.<extension>``, run on
-    every core without the GIL; failures are in ``Report.errors`` and the rest goes on; Ctrl-C
-    stops it between files.
+    One path into a file: raises Error on failure. A list of paths, a folder among the inputs
+    (the files in it a reader claims, each MPFB rig joined to the weights beside it), or an
+    existing folder or a path ending in '/' as ``output``: a batch into the folder as
+    ``<stem>.<extension>``, run on every core without the GIL; failures are in
+    ``Report.errors`` and the rest goes on; Ctrl-C stops it between files. ``format`` (or
+    ``from_``) names the reader, as ``load``'s ``format`` does.
     """
 
 def diff(

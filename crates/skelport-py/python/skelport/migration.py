@@ -491,6 +491,7 @@ def migrate(
     progress: "bool | Callable[[dict[str, Any]], Any] | None" = None,
     weights: "PathLike | None" = None,
     from_: "str | None" = None,
+    format: "str | None" = None,
     mesh: "PathLike | None" = None,
     map: "str | PathLike | None" = None,
     max_influences: "int | None" = None,
@@ -519,11 +520,14 @@ def migrate(
       for none, or a callable given ``{"total", "done", "converted", "skipped", "failed",
       "seconds"}`` after each finished task. The Dask dashboard shows the tasks too.
 
-    The other options are ``skelport.convert``'s: `from_`, `mesh`, `map`, `max_influences`,
+    The other options are ``skelport.convert``'s: `from_` (or `format`), `mesh`, `map`, `max_influences`,
     `strict`, `weights` (one rig's weights: refused for several inputs, as on the command
     line) and the writer options. Returns a ``Migration``; raises ``skelport.Error`` only when the
     migration cannot start (an unknown format, `weights` with several rigs).
     """
+    if format is not None and from_ is not None and format != from_:
+        raise TypeError(f"migrate() got from_={from_!r} and format={format!r}: give one")
+    from_ = from_ if from_ is not None else format
     try:
         from distributed import Client, Event, LocalCluster, as_completed, wait
     except ImportError as e:  # pragma: no cover - depends on the environment
