@@ -15,6 +15,7 @@
 pub mod fit;
 pub mod layout;
 pub mod read;
+mod weights_scan;
 pub mod write;
 
 use skelport_ir::{
