@@ -15,7 +15,6 @@
 pub mod fit;
 pub mod layout;
 pub mod read;
-mod weights_scan;
 pub mod write;
 
 use skelport_ir::{
