@@ -196,7 +196,12 @@ pub fn convert(
     let job =
         Job { target, read: options::read_options(from_, &mesh, &weights, &e), map: map_arg(map)?, max_influences, strict, mesh, extra: e };
     if !batch {
-        let mut d = py.detach(|| job.run(&inputs[0], None, &output));
+        // As on the command line: an MPFB rig.<name>.json is joined to the weights.<name>.json
+        // beside it (a weights file given alone is refused by the reader, naming its rig).
+        let plan = skelport::mpfb_folder::plan_batch(&inputs[..1], job.read.reader.weights.as_deref())
+            .map_err(|e| Failure::from(e).into_py(py))?;
+        let beside = plan.jobs.first().and_then(|j| j.weights.clone());
+        let mut d = py.detach(|| job.run(&inputs[0], beside.as_deref(), &output));
         if let Some(mut f) = d.failure.take() {
             f.diagnostics = d.diagnostics;
             return Err(f.into_py(py));
@@ -207,16 +212,12 @@ pub fn convert(
         Failure::new("output", Some(&output.display().to_string()), format!("{}: cannot create the output folder: {err}", output.display()))
             .into_py(py)
     })?;
-    // A folder's MPFB rigs are joined to the weights beside them, and its weights files are no
+    // A batch's MPFB rigs are joined to the weights beside them, and its weights files are no
     // inputs of their own (those whose rig is not converted are refused, saying so), as the
     // command line's batch does.
-    let (jobs, refused): (Vec<Input>, Vec<(PathBuf, String)>) = if folder {
-        let plan =
-            skelport::mpfb_folder::plan_batch(&inputs, job.read.reader.weights.as_deref()).map_err(|e| Failure::from(e).into_py(py))?;
-        (plan.jobs.into_iter().map(|j| (j.input, j.weights)).collect(), plan.refused)
-    } else {
-        (inputs.into_iter().map(|i| (i, None)).collect(), Vec::new())
-    };
+    let plan = skelport::mpfb_folder::plan_batch(&inputs, job.read.reader.weights.as_deref()).map_err(|e| Failure::from(e).into_py(py))?;
+    let (jobs, refused): (Vec<Input>, Vec<(PathBuf, String)>) =
+        (plan.jobs.into_iter().map(|j| (j.input, j.weights)).collect(), plan.refused);
     let inputs: Vec<PathBuf> = jobs.iter().map(|j| j.0.clone()).collect();
     let planned =
         skelport::batch_outputs(&inputs, &output, target, &options::convert_options(None, None, None, false, &job.mesh, &job.extra).write)

@@ -155,6 +155,16 @@ def test_an_mpfb_folder_converts_as_the_command_line_converts_it(cli, corpus, tm
     assert written == sorted(p.name for p in (tmp_path / "cli").iterdir()) and len(written) == len(rigs)
     for name in written:
         assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    # A list of rigs, and one rig alone, are joined to the weights beside them too.
+    rig = folder / "rig.game_engine.json"
+    listed = skelport.convert([rig, folder / "rig.cmu_mb.json"], tmp_path / "listed", to="glb")
+    assert listed.ok and all(any(d.code == "mpfb.base-mesh" for d in f.diagnostics) for f in listed.files)
+    for name in ("game_engine.glb", "cmu_mb.glb"):
+        assert (tmp_path / "listed" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    alone = skelport.convert(rig, tmp_path / "alone.glb")
+    cli.run("convert", rig, "-o", tmp_path / "alone-cli.glb")
+    assert alone.ok and (tmp_path / "alone.glb").read_bytes() == (tmp_path / "alone-cli.glb").read_bytes()
+    assert skelport.load(tmp_path / "alone.glb").skins, "the weights beside the rig were joined"
 
 
 def test_ctrl_c_stops_a_batch_between_files(tmp_path):

@@ -255,10 +255,13 @@ def test_migration_is_the_command_lines_batch(library, client, cli):
     rigs = [r for r in m.rows if r["from"] == "mpfb" and r["ok"]]
     assert len(rigs) == MPFB_FOLDERS * len(MPFB_RIGS) and all(r["weights"] and r["bytes_in"] > 1_000_000 for r in rigs)
 
-    # Python's batch on the same inputs, into another folder (MPFB rigs without the pairing).
+    # Python's batch on the same inputs, into another folder: the command line's files, MPFB
+    # rigs joined to their weights alike.
     start = time.perf_counter()
     py = skelport.convert(inputs, library["root"] / "out-py", to=TO)
     py_seconds = time.perf_counter() - start
+    assert sum(f.ok for f in py.files) == report["converted"]
+    assert_outputs_equal(library["root"] / "out-py", library["cli_out"])
     n = len(inputs)
     print(f"{n} inputs, {files} files written: command line batch {library['cli_seconds']:.2f} s ({n / library['cli_seconds']:.0f} files/s), "
           f"Python batch {py_seconds:.2f} s ({n / py_seconds:.0f} files/s; {sum(f.ok for f in py.files)} ok), "
