@@ -326,6 +326,11 @@ fn quiet_verbose_and_one_path_per_message() {
     // As docs/cli.md shows it: the weights given with --weights are named too.
     assert!(stderr(&o).contains(&format!("{}: read as mpfb with {}\n", s(&rig), s(&w))), "{}", stderr(&o));
     assert!(stderr(&o).contains(&format!("{}: wrote {} as glb (glTF 2.0 binary (.glb): ", s(&rig), s(&out))), "{}", stderr(&o));
+    // Read, then refused (--strict): it was read as mpfb, and nothing was written.
+    let o = skelport(&["-v", "convert", s(&rig), "--weights", s(&w), "-o", s(&dir.path().join("s.dae")), "--strict"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("{}: read as mpfb with {}\n", s(&rig), s(&w))), "{}", stderr(&o));
+    assert!(!stderr(&o).contains(": wrote "), "{}", stderr(&o));
     // A read error names the file once.
     let bad = dir.path().join("a.json");
     std::fs::write(&bad, br#"{"bone": {"head": {"strategy": "VERTEX"}, "tail": 3}}"#).unwrap();

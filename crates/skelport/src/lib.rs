@@ -334,8 +334,11 @@ impl Converted {
 /// What converting one file gave ([`convert_file`]).
 #[derive(Debug)]
 pub struct FileOutcome {
-    /// The format the input was read as (`None` when it could not be told).
+    /// The format the input was read as, or was to be read as when reading failed (`None` when
+    /// it could not be told).
     pub from: Option<&'static str>,
+    /// The input was read: any failure came after.
+    pub read: bool,
     /// The format written (`None` when nothing names one).
     pub to: Option<&'static dyn Format>,
     /// What the conversion reported: of the step that failed, when one did; a failed save keeps
@@ -358,10 +361,10 @@ pub fn convert_file(
     opts: &ConvertOptions,
     before_save: impl FnOnce() -> bool,
 ) -> Option<FileOutcome> {
-    let failed = |from, to, mut e: Error| Some(FileOutcome { from, to, diagnostics: e.take_diagnostics(), result: Err(e) });
+    let failed = |from, read, to, mut e: Error| Some(FileOutcome { from, read, to, diagnostics: e.take_diagnostics(), result: Err(e) });
     let loaded = match open(input) {
         Ok(l) => l,
-        Err(e) => return failed(e.format(), target.or_else(|| registry::detect_writer(output)), e),
+        Err(e) => return failed(e.format(), false, target.or_else(|| registry::detect_writer(output)), e),
     };
     let from = loaded.format;
     let Some(to) = target.or_else(|| output_format(output, Some(from))) else {
@@ -370,17 +373,17 @@ pub fn convert_file(
             .text(format!(" ({})", registry::names(|f| f.can_write())));
         let e = Error::new(ErrorCode::UnknownFormat, None, msg);
         // What reading reported comes with the refusal.
-        return Some(FileOutcome { from: Some(from.name()), to: None, diagnostics: loaded.diagnostics, result: Err(e) });
+        return Some(FileOutcome { from: Some(from.name()), read: true, to: None, diagnostics: loaded.diagnostics, result: Err(e) });
     };
     let converted = match loaded.into_converted(to, opts) {
         Ok(c) => c,
-        Err(e) => return failed(Some(from.name()), Some(to), e),
+        Err(e) => return failed(Some(from.name()), true, Some(to), e),
     };
     if !before_save() {
         return None;
     }
     let result = converted.save(output);
-    Some(FileOutcome { from: Some(from.name()), to: Some(to), diagnostics: converted.diagnostics, result })
+    Some(FileOutcome { from: Some(from.name()), read: true, to: Some(to), diagnostics: converted.diagnostics, result })
 }
 
 impl Converted {

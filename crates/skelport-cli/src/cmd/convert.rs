@@ -74,10 +74,12 @@ fn convert_one(a: &ConvertArgs, input: &Path, weights: Option<&Path>, output: &P
     let open = |p: &Path| unsafe { skelport::open_mapped(p, &read) };
     let o =
         skelport::convert_file(input, output, open, target, &options(a, output), || true).expect("nothing here gives up before the save");
-    if let (Some(from), Some(to), Ok(files), true) = (o.from, o.to, &o.result, verbose()) {
+    if let (Some(from), true, true) = (o.from, o.read, verbose()) {
         // The weights read with it: joined from beside it, or given with --weights.
         let with = weights.or(a.read.weights.as_deref());
         tell!("{}: read as {from}{}", input.display(), with.map(|w| format!(" with {}", w.display())).unwrap_or_default());
+    }
+    if let (Some(to), Ok(files), true) = (o.to, &o.result, verbose()) {
         for f in files {
             // The format's own line says which form (AnvilToolkit's Standard or Schema-Based).
             tell!("{}: wrote {} as {} ({})", input.display(), f.display(), to.name(), to.description());
