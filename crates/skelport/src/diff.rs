@@ -3,6 +3,7 @@
 
 use crate::Loaded;
 use serde::Serialize;
+use skelport_ir::frame::FrameMap;
 use skelport_ir::proc::report_skeletons;
 use skelport_ir::{DQuat, DVec3, Document};
 use std::collections::{BTreeMap, HashMap};
@@ -363,7 +364,7 @@ pub fn diff(a: &Document, b: &Document, tol: Tolerance) -> DiffReport {
     r
 }
 
-/// Compare the meshes of A and B (in the report frame): their numbers, and of each pair the
+/// Compare the meshes of A and B (positions in the report frame): their numbers, and of each pair the
 /// vertex and face counts and the largest distance between vertices of the same index. Meshes
 /// pair by name when both files name every mesh once and with the same names (writers may order
 /// them differently), else by order.
@@ -374,19 +375,19 @@ fn compare_meshes(a: &Document, b: &Document, tol: Tolerance, r: &mut DiffReport
     if a.meshes.len() != b.meshes.len() {
         r.meshes.push(format!("A has {} meshes, B has {}", a.meshes.len(), b.meshes.len()));
     }
-    let (fa, fb) = (skelport_ir::pose::in_report_frame(a), skelport_ir::pose::in_report_frame(b));
-    fn names(d: &Document) -> std::collections::BTreeSet<&str> {
-        d.meshes.iter().map(|m| m.name.as_str()).collect()
-    }
-    let (na, nb) = (names(&fa), names(&fb));
-    let by_name = na.len() == fa.meshes.len() && nb.len() == fb.meshes.len() && na == nb;
+    // Positions mapped into the report frame as they are compared (not whole documents copied).
+    let report = skelport_ir::Frame::REPORT;
+    let (pa, pb) = (FrameMap::new(&a.frame, &report), FrameMap::new(&b.frame, &report));
+    let names_b: HashMap<&str, usize> = b.meshes.iter().enumerate().map(|(j, m)| (m.name.as_str(), j)).collect();
+    let once_a = a.meshes.iter().map(|m| m.name.as_str()).collect::<std::collections::HashSet<_>>().len() == a.meshes.len();
+    let by_name = once_a && names_b.len() == b.meshes.len() && a.meshes.iter().all(|m| names_b.contains_key(m.name.as_str()));
     let pairs: Vec<(usize, usize)> = if by_name {
-        fa.meshes.iter().enumerate().filter_map(|(i, m)| Some((i, fb.meshes.iter().position(|n| n.name == m.name)?))).collect()
+        a.meshes.iter().enumerate().map(|(i, m)| (i, names_b[m.name.as_str()])).collect()
     } else {
-        (0..fa.meshes.len().min(fb.meshes.len())).map(|i| (i, i)).collect()
+        (0..a.meshes.len().min(b.meshes.len())).map(|i| (i, i)).collect()
     };
     for (i, j) in pairs {
-        let (ma, mb) = (&fa.meshes[i], &fb.meshes[j]);
+        let (ma, mb) = (&a.meshes[i], &b.meshes[j]);
         r.compared.meshes += 1;
         let label = if ma.name == mb.name { format!("mesh {:?}", ma.name) } else { format!("mesh {i} ({:?} / {:?})", ma.name, mb.name) };
         if ma.positions.len() != mb.positions.len() {
@@ -401,7 +402,7 @@ fn compare_meshes(a: &Document, b: &Document, tol: Tolerance, r: &mut DiffReport
         }
         let (mut worst, mut at, mut moved) = (0.0f64, 0usize, 0usize);
         for (v, (p, q)) in ma.positions.iter().zip(&mb.positions).enumerate() {
-            let d = p.distance(*q);
+            let d = pa.point(*p).distance(pb.point(*q));
             if d > tol.metres {
                 moved += 1;
             }
