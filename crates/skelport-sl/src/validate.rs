@@ -598,7 +598,10 @@ pub fn validate_target(
             }
         }
     };
+    // Whether a skin's joints were refused as not SL joints (then `NotSlRig` would repeat it).
+    let mut unrecognized = false;
     for v in validate_bytes(&bytes, &name, sl) {
+        unrecognized |= v.level == Level::Error && v.rule == "UnrecognizedJoint";
         // The report names the file once; each problem's location is the place in it.
         let location = match v.location.strip_prefix(name.as_str()) {
             Some("") => "file".to_owned(),
@@ -618,7 +621,7 @@ pub fn validate_target(
     // are not SL joints with no skin the importer would refuse for them (the controller's
     // `UnrecognizedJoint` says it for a skin's joints).
     let not_sl = crate::write::not_sl_joints(doc, sl);
-    if !not_sl.is_empty() && !report.problems.iter().any(|p| p.message.starts_with("[UnrecognizedJoint]")) {
+    if !not_sl.is_empty() && !unrecognized {
         let shown: Vec<&str> = not_sl.iter().copied().take(8).collect();
         report.problems.push(Problem {
             location: "file".into(),

@@ -359,10 +359,10 @@ fn skinned_skins(doc: &Document) -> Vec<usize> {
     doc.skins.iter().enumerate().filter(|(_, s)| s.skeleton.index() == 0 && s.mesh.is_some()).map(|(i, _)| i).collect()
 }
 
-/// The names an SL rig needs legal: every skin joint, or, without skins, every bone.
-fn rig_names(doc: &Document) -> Vec<&str> {
+/// The names an SL rig needs legal: every joint of the `skinned` skins, or, without skins, every
+/// bone.
+fn rig_names<'a>(doc: &'a Document, skinned: &[usize]) -> Vec<&'a str> {
     let Some(sk) = doc.skeletons.first() else { return Vec::new() };
-    let skinned = skinned_skins(doc);
     if skinned.is_empty() {
         sk.bones.iter().map(|b| b.name.as_str()).collect()
     } else {
@@ -370,20 +370,21 @@ fn rig_names(doc: &Document) -> Vec<&str> {
     }
 }
 
-fn has_rig_names(doc: &Document) -> bool {
-    !rig_names(doc).is_empty()
+/// Of `names` ([`rig_names`]), those that keep the document from being an SL rig: skin joints
+/// that are not legal skin-joint names (mRoot and mScreen are not), or, without skins, bones that
+/// are not SL joints (a skeleton alone may hold the viewer's own joints).
+fn illegal_names<'a>(names: &[&'a str], skinned: bool, sl: &SlSkeleton) -> Vec<&'a str> {
+    let legal = |n: &str| if skinned { sl.resolve(n).is_some() } else { sl.joint(n).is_some() };
+    let mut out: Vec<&str> = names.iter().copied().filter(|n| !legal(n)).collect();
+    out.dedup();
+    out
 }
 
 /// The joint names that keep `doc` from being an SL rig (the writer's `dae-not-sl`, and
-/// `validate --target sl`'s `NotSlRig`): skin joints that are not legal skin-joint names (mRoot
-/// and mScreen are not), or, without skins, bones that are not SL joints (a skeleton alone may
-/// hold the viewer's own joints). Empty: an SL rig, or no skeleton.
+/// `validate --target sl`'s `NotSlRig`). Empty: an SL rig, or no skeleton.
 pub(crate) fn not_sl_joints<'a>(doc: &'a Document, sl: &SlSkeleton) -> Vec<&'a str> {
-    let skinned = !skinned_skins(doc).is_empty();
-    let legal = |n: &str| if skinned { sl.resolve(n).is_some() } else { sl.joint(n).is_some() };
-    let mut not_sl: Vec<&str> = rig_names(doc).into_iter().filter(|n| !legal(n)).collect();
-    not_sl.dedup();
-    not_sl
+    let skinned = skinned_skins(doc);
+    illegal_names(&rig_names(doc, &skinned), !skinned.is_empty(), sl)
 }
 
 /// Write the document as a `.dae` string.
@@ -392,9 +393,10 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
         return Err(SlError::write("the document has no skeleton and no mesh: nothing to write"));
     }
     let skinned = skinned_skins(doc);
-    let not_sl = not_sl_joints(doc, sl);
     // An SL rig when every skin joint (or, without skins, every bone) has a legal SL name.
-    let sl_names = has_rig_names(doc) && not_sl.is_empty();
+    let names = rig_names(doc, &skinned);
+    let not_sl = illegal_names(&names, !skinned.is_empty(), sl);
+    let sl_names = !names.is_empty() && not_sl.is_empty();
     let mut doc = doc.clone();
     for sk in &mut doc.skeletons {
         skelport_ir::xml::make_names_holdable(sk, "dae-name", "Collada", diag);
