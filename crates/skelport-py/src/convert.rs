@@ -26,6 +26,26 @@ struct Done {
     written: Vec<PathBuf>,
 }
 
+impl Done {
+    /// `input`, nothing done yet (to be written to `output`).
+    fn new(input: &Path, output: Option<&Path>) -> Self {
+        Done {
+            input: input.to_path_buf(),
+            output: output.map(Path::to_path_buf),
+            from: None,
+            skipped: false,
+            failure: None,
+            diagnostics: Diagnostics::default(),
+            written: Vec::new(),
+        }
+    }
+
+    /// `input` refused before it was read: `code` and why.
+    fn refused(input: &Path, code: &'static str, why: String) -> Self {
+        Done { failure: Some(Failure::new(code, Some(&input.display().to_string()), why)), ..Done::new(input, None) }
+    }
+}
+
 /// An input of a batch and the weights joined to it (found beside an MPFB rig).
 type Input = (PathBuf, Option<PathBuf>);
 
@@ -76,15 +96,7 @@ impl Job {
     /// Read, convert and save one input, a panic included in the failure.
     fn run(&self, input: &Path, weights: Option<&Path>, output: &Path) -> Done {
         let shown = input.display().to_string();
-        let mut done = Done {
-            input: input.to_path_buf(),
-            output: Some(output.to_path_buf()),
-            from: None,
-            skipped: false,
-            failure: None,
-            diagnostics: Diagnostics::default(),
-            written: Vec::new(),
-        };
+        let mut done = Done::new(input, Some(output));
         let r = guard(Some(&shown), || {
             let o = self.convert_file(input, weights, output, || true).expect("nothing here gives up before the save");
             done.from = o.from;
@@ -195,11 +207,12 @@ pub fn convert(
     };
     let job =
         Job { target, read: options::read_options(from_, &mesh, &weights, &e), map: map_arg(map)?, max_influences, strict, mesh, extra: e };
+    // As on the command line, one input or a batch: each MPFB rig.<name>.json is joined to the
+    // weights.<name>.json beside it, and a batch's weights files are no inputs of their own (those
+    // whose rig is not converted are refused, saying so; a weights file given alone is refused by
+    // the reader, naming its rig).
+    let plan = skelport::mpfb_folder::plan_batch(&inputs, job.read.reader.weights.as_deref()).map_err(|e| Failure::from(e).into_py(py))?;
     if !batch {
-        // As on the command line: an MPFB rig.<name>.json is joined to the weights.<name>.json
-        // beside it (a weights file given alone is refused by the reader, naming its rig).
-        let plan = skelport::mpfb_folder::plan_batch(&inputs[..1], job.read.reader.weights.as_deref())
-            .map_err(|e| Failure::from(e).into_py(py))?;
         let beside = plan.jobs.first().and_then(|j| j.weights.clone());
         let mut d = py.detach(|| job.run(&inputs[0], beside.as_deref(), &output));
         if let Some(mut f) = d.failure.take() {
@@ -212,10 +225,6 @@ pub fn convert(
         Failure::new("output", Some(&output.display().to_string()), format!("{}: cannot create the output folder: {err}", output.display()))
             .into_py(py)
     })?;
-    // A batch's MPFB rigs are joined to the weights beside them, and its weights files are no
-    // inputs of their own (those whose rig is not converted are refused, saying so), as the
-    // command line's batch does.
-    let plan = skelport::mpfb_folder::plan_batch(&inputs, job.read.reader.weights.as_deref()).map_err(|e| Failure::from(e).into_py(py))?;
     let (jobs, refused): (Vec<Input>, Vec<(PathBuf, String)>) =
         (plan.jobs.into_iter().map(|j| (j.input, j.weights)).collect(), plan.refused);
     let inputs: Vec<PathBuf> = jobs.iter().map(|j| j.0.clone()).collect();
@@ -225,18 +234,7 @@ pub fn convert(
             .map(|b| b.conflict.map_or(Ok(b.main), Err))
             .collect();
     let mut done = run_batch(py, Arc::new(job), jobs, planned)?;
-    done.extend(refused.into_iter().map(|(input, why)| {
-        let shown = input.display().to_string();
-        Done {
-            input,
-            output: None,
-            from: None,
-            skipped: false,
-            failure: Some(Failure::new("input.kind", Some(&shown), why)),
-            diagnostics: Diagnostics::default(),
-            written: Vec::new(),
-        }
-    }));
+    done.extend(refused.into_iter().map(|(input, why)| Done::refused(&input, "input.kind", why)));
     let files = done.into_iter().map(|d| file_report(py, d, target)).collect::<PyResult<Vec<_>>>()?;
     Ok(Report { files })
 }
@@ -254,27 +252,11 @@ fn run_batch(py: Python<'_>, job: Arc<Job>, inputs: Vec<Input>, planned: Vec<Res
                 .par_iter()
                 .zip(planned.par_iter())
                 .map(|((input, weights), plan)| {
-                    let refused = |why: String| Done {
-                        input: input.clone(),
-                        output: None,
-                        from: None,
-                        skipped: false,
-                        failure: Some(Failure::new("output", Some(&input.display().to_string()), format!("{}: {why}", input.display()))),
-                        diagnostics: Diagnostics::default(),
-                        written: Vec::new(),
-                    };
+                    let refused = |why: String| Done::refused(input, "output", format!("{}: {why}", input.display()));
                     match plan {
                         Err(why) => refused(why.clone()),
                         Ok(_) if stop.load(Ordering::SeqCst) => refused("interrupted before it started".into()),
-                        Ok(out) if job.extra.skip_existing && out.exists() => Done {
-                            input: input.clone(),
-                            output: Some(out.clone()),
-                            from: None,
-                            skipped: true,
-                            failure: None,
-                            diagnostics: Diagnostics::default(),
-                            written: Vec::new(),
-                        },
+                        Ok(out) if job.extra.skip_existing && out.exists() => Done { skipped: true, ..Done::new(input, Some(out)) },
                         Ok(out) => job.run(input, weights.as_deref(), out),
                     }
                 })
