@@ -563,7 +563,8 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
         let size = model_size(&doc);
         let name = &doc.skins[skin].name;
         diag.loss_at(
-            codes::DUAL_QUATERNION, Place::named("skin", &name),
+            codes::DUAL_QUATERNION,
+            Place::named("skin", name),
             format!(
                 "skin \"{name}\": dual-quaternion skinning{} becomes linear blend skinning (what every target format does); under the pose test (rotations up to {POSE_ANGLE} rad) vertices move up to {:.3} mm from where dual quaternions put them ({:.3}% of the model's size)",
                 if share.is_some() { " (blended with linear per vertex)" } else { "" },

@@ -436,7 +436,8 @@ fn local_matrix(n: &Value, path: &str, file: &str) -> Result<Local, G4mfError> {
 fn to_transform(m: &DMat4, what: &str, diag: &mut Diagnostics) -> Transform {
     Transform::from_matrix(m).unwrap_or_else(|| {
         diag.loss_at(
-            "g4mf.shear", Place::path(what),
+            "g4mf.shear",
+            Place::path(what),
             format!("{what}: its transform has shear or a flip, which the IR's TRS cannot hold; the nearest TRS is its rest pose (skins bind the exact transform)"),
         );
         nearest_trs(m)

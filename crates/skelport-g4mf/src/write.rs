@@ -193,7 +193,8 @@ fn bind_attributes(
         None => {
             computed = Normals::PerVertex(proc::smooth_normals(&mesh.positions, &mesh.faces));
             diag.info_at(
-                "g4mf.computed-normals", Place::named("mesh", &mesh.name),
+                "g4mf.computed-normals",
+                Place::named("mesh", &mesh.name),
                 format!("mesh \"{}\" has no normals: smooth normals computed (area-weighted per vertex), since G4MF draws a surface without normals flat", mesh.name),
             );
             &computed
@@ -320,7 +321,8 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
                 w.push(m);
             }
             diag.info_at(
-                "g4mf.rest-pose", Place::named("skeleton", &sk.name),
+                "g4mf.rest-pose",
+                Place::named("skeleton", &sk.name),
                 format!("skeleton \"{}\": the rest pose differs from the bind pose for {moved} bone(s); G4MF stores one pose, so the bind pose is written (what other readers see) and the rest pose is kept in skelport extras (skelport reads it back)", sk.name),
             );
             (w, DMat4::IDENTITY)

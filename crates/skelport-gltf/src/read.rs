@@ -767,7 +767,8 @@ impl Reader<'_> {
                         ));
                     }
                     self.diag.warn_at(
-                        IBM_STRIDE, Place::path(&at),
+                        IBM_STRIDE,
+                        Place::path(&at),
                         format!(
                             "{at}: byteStride {stride} on the view of skin {si}'s inverse bind matrices, which glTF forbids; it equals the packed matrix size, so the matrices were read as if it were absent (skelport writes no stride there)"
                         ),
@@ -1148,7 +1149,8 @@ impl Reader<'_> {
                 let many = uv_accs.iter().filter(|a| a.0 as usize >= MAX_UV_SETS).count();
                 if many > 0 {
                     self.diag.loss_at(
-                        "gltf.uv-sets", Place::path(&pp),
+                        "gltf.uv-sets",
+                        Place::path(&pp),
                         format!("{pp}: {many} TEXCOORD sets numbered {MAX_UV_SETS} or more are not read (skelport reads TEXCOORD_0 to TEXCOORD_{})", MAX_UV_SETS - 1),
                     );
                     uv_accs.retain(|a| (a.0 as usize) < MAX_UV_SETS);
@@ -1353,7 +1355,8 @@ impl Reader<'_> {
             && lists.len() == total;
         if !fits {
             self.diag.info_at(
-                "gltf.split-ignored", place.clone(),
+                "gltf.split-ignored",
+                place.clone(),
                 format!("{place}: the mesh's list of vertices split at seams does not match it (edited since skelport wrote it?); its vertices are kept as they are"),
             );
             return;

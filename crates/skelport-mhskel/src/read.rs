@@ -367,7 +367,8 @@ fn reference_weights(
     let beside = |name: &str| folder.map(|d| d.join(name)).filter(|p| p.exists());
     let (Some(rig_path), Some(weights_path)) = (beside(REFERENCE_RIG), beside(REFERENCE_WEIGHTS)) else {
         diag.warn_at(
-            "mhskel.reference-weights", Place::path(format!("$.bones.{first}")),
+            "mhskel.reference-weights",
+            Place::path(format!("$.bones.{first}")),
             format!(
                 "$.bones.{first}: the rig names no weights file; MakeHuman gives its {} bone(s) with reference bones the weights of its default rig through them, and {REFERENCE_RIG} and {REFERENCE_WEIGHTS} are not beside it: no skin was read; put them beside it (MakeHuman's data/rigs/) or give weights with --weights",
                 referring.len()
@@ -520,7 +521,8 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
         let names: Vec<&str> = left_out.iter().map(|&i| rig.bones[i].0.as_str()).collect();
         let first = names[0];
         diag.warn_at(
-            "mhskel.parent", Place::path(format!("$.bones.{first}.parent")),
+            "mhskel.parent",
+            Place::path(format!("$.bones.{first}.parent")),
             format!(
                 "$.bones.{first}.parent: {} bone(s) have a parent that names no bone (or a cycle) and are left out, as MakeHuman leaves them: {}",
                 names.len(),

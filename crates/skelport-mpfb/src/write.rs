@@ -177,7 +177,8 @@ fn geometry_not_written(d: &Document, diag: &mut Diagnostics) {
         // Any other mesh is the `mpfb.mesh` loss (one line for them all, where the skin is written).
         if from_base {
             diag.info_at(
-                "mpfb.mesh-not-written", Place::named("mesh", &m.name),
+                "mpfb.mesh-not-written",
+                Place::named("mesh", &m.name),
                 format!("mesh \"{}\" ({what}) is MakeHuman's base mesh: an MPFB rig refers to it and holds none; read it back with --mesh base.obj", m.name),
             );
         }
@@ -421,7 +422,8 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
     // left behind, as when a target drops it (the facade refuses this without allow_loss).
     if let Some(mesh) = skins.first().and_then(|s| d.mesh_of(s)).filter(|m| is_foreign(m)) {
         diag.loss_at(
-            "skin.mesh-not-written", Place::named("skin", &skins[0].name),
+            "skin.mesh-not-written",
+            Place::named("skin", &skins[0].name),
             format!(
                 "skin \"{}\" numbers the vertices of mesh \"{}\", which is not written: its weights file fits no body MPFB or skelport can read it with",
                 skins[0].name, mesh.name

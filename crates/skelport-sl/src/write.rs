@@ -322,7 +322,8 @@ fn sl_influences(skin: &Skin, mesh: &Mesh, opts: &WriteOptions, diag: &mut Diagn
     let small = inf.weights.iter().filter(|&&w| w < MIN_WEIGHT).count();
     if small > 0 {
         diag.info_at(
-            "dae-small-weights", Place::named("skin", &skin.name),
+            "dae-small-weights",
+            Place::named("skin", &skin.name),
             format!(
                 "skin \"{}\": {small} weight(s) below {MIN_WEIGHT} written as they are; the viewer raises them to {MIN_WEIGHT} when it decodes the upload",
                 skin.name
@@ -514,7 +515,8 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
                 if !lost.is_empty() {
                     let shown: Vec<String> = lost.iter().take(8).map(|v| v.to_string()).collect();
                     diag.loss_at(
-                        "dae-shared-position-weights", Place::named("skin", &skin.name),
+                        "dae-shared-position-weights",
+                        Place::named("skin", &skin.name),
                         format!(
                             "skin \"{}\": {} vertex(es) share a position with a vertex weighted otherwise (vertex {}{}); the SL importer keys weights by position and gives them that vertex's weights",
                             skin.name,
@@ -726,7 +728,8 @@ fn sl_faces(m: &Mesh, diag: &mut Diagnostics) -> Result<(), SlError> {
     let faces = sl_runs(&m.faces.counts).iter().filter(|r| !r.is_empty()).count();
     if faces > FACES_PER_MODEL {
         diag.warn_at(
-            "dae-model-split", Place::named("mesh", &m.name),
+            "dae-model-split",
+            Place::named("mesh", &m.name),
             format!(
                 "mesh \"{}\": {faces} faces of at most 21,844 triangles each; the SL importer puts 8 faces in a model and makes {} models of this mesh",
                 m.name,

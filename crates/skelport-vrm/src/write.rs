@@ -341,7 +341,8 @@ fn four_influences(doc: &mut Document, diag: &mut Diagnostics) {
         skin.influences.prune(0.0);
         skin.influences.limit(MAX_INFLUENCES);
         diag.loss_at(
-            "vrm.max-influences", Place::named("skin", &skin.name),
+            "vrm.max-influences",
+            Place::named("skin", &skin.name),
             format!(
                 "skin \"{}\": {vertices} vertices have more than {MAX_INFLUENCES} influences, which VRM readers do not read; each keeps its {MAX_INFLUENCES} largest, renormalised (the largest weight dropped: {largest:.4})",
                 skin.name

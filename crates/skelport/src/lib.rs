@@ -618,7 +618,8 @@ fn skin_losses(doc: &Document, from: &dyn Format, target: &dyn Format, diags: &m
         if skin.joints.is_empty() {
             n += 1;
             diags.loss_at(
-                "skin.empty", ir::Place::element(format!("skin '{}'", skin.name)),
+                "skin.empty",
+                ir::Place::element(format!("skin '{}'", skin.name)),
                 format!(
                     "skin '{}' binds no vertex to a bone (its weight groups match no bone of the skeleton: weights made for another rig?); {} would be written without it",
                     skin.name,
@@ -628,7 +629,8 @@ fn skin_losses(doc: &Document, from: &dyn Format, target: &dyn Format, diags: &m
         } else if weighted > 0 && holds.meshes && doc.mesh_of(skin).is_none() {
             n += 1;
             diags.loss_at(
-                "skin.dropped", ir::Place::element(format!("skin '{}'", skin.name)),
+                "skin.dropped",
+                ir::Place::element(format!("skin '{}'", skin.name)),
                 format!(
                     "skin '{}' has weights on {weighted} vertices but no mesh to bind them to, and {} keeps weights only on a mesh{mesh_hint}",
                     skin.name,
