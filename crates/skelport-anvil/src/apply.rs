@@ -165,8 +165,8 @@ pub fn apply(model: &mut AnvilSkeleton, sk: &Skeleton, names: &Names, diag: &mut
     if !removed.is_empty() {
         let notes = fix_references(model, &removed);
         diag.info("anvil.removed", format!("{} bone(s) removed", removed.len()));
-        for m in notes {
-            diag.warn("anvil.reference-removed", m);
+        for (place, m) in notes {
+            diag.warn_at("anvil.reference-removed", place, m);
         }
     }
     // RootBone: the first IR root.

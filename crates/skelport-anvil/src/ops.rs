@@ -7,7 +7,7 @@ use crate::model::*;
 use crate::names::{hash_of_display, hex_name, mirror_name, parse_hex_name, Names};
 use crate::pose::{compose, relative, Pose};
 use crate::text::Txt;
-use skelport_ir::{DQuat, DVec3};
+use skelport_ir::{DQuat, DVec3, Place};
 use std::collections::{HashMap, HashSet};
 
 fn bone_item(o: Object) -> Field {
@@ -146,7 +146,7 @@ impl AnvilSkeleton {
         }
         self.bone_items_mut().remove(i);
         let removed: HashSet<u64> = [id].into_iter().collect();
-        notes.extend(fix_references(self, &removed));
+        notes.extend(fix_references(self, &removed).into_iter().map(|(_, note)| note));
         Ok(notes)
     }
 
@@ -198,8 +198,9 @@ impl NewBone {
 
 /// After bones with these IDs were removed: MirrorBone links to them point back to their own
 /// bone, and other links to them are removed (list items dropped, single links set to null).
-/// Returns one note per reference removed.
-pub fn fix_references(model: &mut AnvilSkeleton, removed: &HashSet<u64>) -> Vec<String> {
+/// Returns one note per reference removed, with the bone that held it (`None`: the skeleton's
+/// RootBone).
+pub fn fix_references(model: &mut AnvilSkeleton, removed: &HashSet<u64>) -> Vec<(Option<Place>, String)> {
     let mut notes = Vec::new();
     let names = Names::builtin();
     for i in 0..model.bone_count() {
@@ -208,22 +209,32 @@ pub fn fix_references(model: &mut AnvilSkeleton, removed: &HashSet<u64>) -> Vec<
         if b.bone_mirror().map(|m| removed.contains(&m)).unwrap_or(false) {
             let own = b.id;
             b.set_link(names::MIRROR, own);
-            notes.push(format!("bone '{display}': MirrorBone pointed to a removed bone; now points to itself"));
+            notes.push((
+                Some(bone_place(&display)),
+                format!("bone '{display}': MirrorBone pointed to a removed bone; now points to itself"),
+            ));
         }
         for f in &mut b.fields {
             if f.name() == names::FATHER || f.name() == names::MIRROR {
                 continue;
             }
             let path = f.name().to_string();
-            strip_links(&mut f.value, &path, removed, &mut |what: String| notes.push(format!("bone '{display}': {what}")));
+            strip_links(&mut f.value, &path, removed, &mut |what: String| {
+                notes.push((Some(bone_place(&display)), format!("bone '{display}': {what}")))
+            });
         }
     }
     if model.root_bone().map(|r| removed.contains(&r)).unwrap_or(false) {
         let first_root = model.bones().find(|b| b.bone_parent().filter(|&p| p != 0).is_none()).and_then(|b| b.id);
         model.root.set_link(names::ROOT_BONE, first_root);
-        notes.push("RootBone pointed to a removed bone; now points to the first root".into());
+        notes.push((None, "RootBone pointed to a removed bone; now points to the first root".into()));
     }
     notes
+}
+
+/// A bone as AnvilToolkit's messages name it: `bone 'calf_l'`.
+pub(crate) fn bone_place(display: &str) -> Place {
+    Place::element(format!("bone '{display}'"))
 }
 
 /// Remove links to `removed` inside a value at `path` (`Class.Field` …); `note` gets a

@@ -338,8 +338,9 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
         let world = if world.is_finite() { world } else { mat(&node.node_to_world) };
         raw_world[i] = world;
         let rot = rotation_of(&world).unwrap_or_else(|| {
-            diag.warn(
+            diag.warn_at(
                 codes::ODD,
+                Place::bone(&node.element.name),
                 format!("bone \"{}\": its bind matrix has no rotation (a zero scale); read unrotated", node.element.name),
             );
             DQuat::IDENTITY
@@ -360,7 +361,11 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
         *count += 1;
         if *count > 1 {
             let new = format!("{name}.{:03}", *count - 1);
-            diag.warn(codes::RENAMED, format!("bone \"{name}\" is named twice in the file; the second is called \"{new}\""));
+            diag.warn_at(
+                codes::RENAMED,
+                Place::bone(&name),
+                format!("bone \"{name}\" is named twice in the file; the second is called \"{new}\""),
+            );
             name = new;
         }
         let mut bone = Bone::new(name, p.and_then(|q| bone_of[q]), rest);
@@ -402,7 +407,11 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
         let Some(node) = mesh.element.instances.iter().next() else { continue };
         let mesh_name = if node.element.name.is_empty() { mesh.element.name.to_string() } else { node.element.name.to_string() };
         if mesh.skin_deformers.len() > 1 {
-            diag.warn(codes::ODD, format!("mesh \"{mesh_name}\": {} skin deformers; the first is read", mesh.skin_deformers.len()));
+            diag.warn_at(
+                codes::ODD,
+                Place::named("mesh", &mesh_name),
+                format!("mesh \"{mesh_name}\": {} skin deformers; the first is read", mesh.skin_deformers.len()),
+            );
         }
         budget.charge_items::<DVec3>(mesh.num_vertices + 2 * mesh.num_indices, &file, &format!("mesh \"{mesh_name}\""))?;
         budget.charge_items::<(u32, u32, f64)>(deformer.weights.len(), &file, &format!("skin \"{mesh_name}\""))?;
@@ -482,8 +491,9 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
         for cl in &deformer.clusters {
             let bone = cl.bone_node.as_ref().and_then(|b| bone_of.get(id(b)).copied().flatten());
             let Some(bone) = bone else {
-                diag.warn(
+                diag.warn_at(
                     codes::ODD,
+                    Place::named("skin", &mesh_name),
                     format!("skin \"{mesh_name}\": cluster \"{}\" binds no node; its weights are dropped", cl.element.name),
                 );
                 slot_of_cluster.push(None);
@@ -552,8 +562,9 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
         let moved = dual_quaternion_gap(&doc, skin, share.as_deref());
         let size = model_size(&doc);
         let name = &doc.skins[skin].name;
-        diag.loss(
+        diag.loss_at(
             codes::DUAL_QUATERNION,
+            Place::named("skin", name),
             format!(
                 "skin \"{name}\": dual-quaternion skinning{} becomes linear blend skinning (what every target format does); under the pose test (rotations up to {POSE_ANGLE} rad) vertices move up to {:.3} mm from where dual quaternions put them ({:.3}% of the model's size)",
                 if share.is_some() { " (blended with linear per vertex)" } else { "" },

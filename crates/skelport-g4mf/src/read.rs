@@ -8,7 +8,7 @@ use skelport_ir::{
     Bone, BoneId, DMat3, DMat4, DVec2, DVec3, Diagnostics, Document, Faces, Frame, Influences, Mesh, ReadOptions, Skeleton, Skin,
     Transform, UvSet,
 };
-use skelport_ir::{Budget, FaultKind, Input};
+use skelport_ir::{Budget, FaultKind, Input, Place};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -209,11 +209,15 @@ fn check_structure(root: &Value, diag: &mut Diagnostics) {
     for (i, v) in views.iter().enumerate() {
         let path = format!("bufferViews[{i}]");
         let Some(bi) = Some(u64_of(v, "buffer").unwrap_or(0) as usize).filter(|&b| b < buffers.len()) else {
-            diag.warn(STRUCTURE, format!("{path}.buffer: must name one of the {} buffers", buffers.len()));
+            diag.warn_at(
+                STRUCTURE,
+                Place::path(format!("{path}.buffer")),
+                format!("{path}.buffer: must name one of the {} buffers", buffers.len()),
+            );
             continue;
         };
         let Some(len) = u64_of(v, "byteLength") else {
-            diag.warn(STRUCTURE, format!("{path}: byteLength is required"));
+            diag.warn_at(STRUCTURE, Place::path(&path), format!("{path}: byteLength is required"));
             continue;
         };
         let off = u64_of(v, "byteOffset").unwrap_or(0);
@@ -221,8 +225,9 @@ fn check_structure(root: &Value, diag: &mut Diagnostics) {
         // "The declared byte offset plus the declared byte length MUST NOT exceed the buffer's
         // byte length."
         if off.checked_add(len).is_none_or(|end| end > declared) {
-            diag.warn(
+            diag.warn_at(
                 STRUCTURE,
+                Place::path(&path),
                 format!("{path}: bytes {off}..{} run past the end of buffer {bi} ({declared} bytes)", off as u128 + len as u128),
             );
         }
@@ -230,11 +235,15 @@ fn check_structure(root: &Value, diag: &mut Diagnostics) {
     for (i, a) in array(root, "accessors").iter().enumerate() {
         let path = format!("accessors[{i}]");
         let Some(vi) = u64_of(a, "bufferView").map(|b| b as usize).filter(|&b| b < views.len()) else {
-            diag.warn(STRUCTURE, format!("{path}.bufferView: must name one of the {} buffer views", views.len()));
+            diag.warn_at(
+                STRUCTURE,
+                Place::path(format!("{path}.bufferView")),
+                format!("{path}.bufferView: must name one of the {} buffer views", views.len()),
+            );
             continue;
         };
         let Some(t) = a.get("componentType").and_then(Value::as_str) else {
-            diag.warn(STRUCTURE, format!("{path}: componentType is required"));
+            diag.warn_at(STRUCTURE, Place::path(&path), format!("{path}: componentType is required"));
             continue;
         };
         let vs = u64_of(a, "vectorSize").unwrap_or(1);
@@ -243,16 +252,28 @@ fn check_structure(root: &Value, diag: &mut Diagnostics) {
         let (off, len) = (u64_of(&views[vi], "byteOffset").unwrap_or(0), u64_of(&views[vi], "byteLength").unwrap_or(0));
         let elem = cs as u64 * vs;
         if vs == 0 || len % elem != 0 {
-            diag.warn(STRUCTURE, format!("{path}: its buffer view's {len} bytes are not a whole number of {t} × {vs} elements"));
+            diag.warn_at(
+                STRUCTURE,
+                Place::path(&path),
+                format!("{path}: its buffer view's {len} bytes are not a whole number of {t} × {vs} elements"),
+            );
         } else if off % cs as u64 != 0 {
-            diag.warn(STRUCTURE, format!("{path}: its buffer view's byteOffset {off} is not a multiple of the {t} size {cs}"));
+            diag.warn_at(
+                STRUCTURE,
+                Place::path(&path),
+                format!("{path}: its buffer view's byteOffset {off} is not a multiple of the {t} size {cs}"),
+            );
         }
     }
     let names = |k: &str| array(root, k).iter().filter_map(Value::as_str).collect::<Vec<_>>();
     let used = names("extensionsUsed");
     for (i, r) in names("extensionsRequired").iter().enumerate() {
         if !used.contains(r) {
-            diag.warn(STRUCTURE, format!("extensionsRequired[{i}]: \"{r}\" must also be listed in extensionsUsed"));
+            diag.warn_at(
+                STRUCTURE,
+                Place::path(format!("extensionsRequired[{i}]")),
+                format!("extensionsRequired[{i}]: \"{r}\" must also be listed in extensionsUsed"),
+            );
         }
     }
 }
@@ -414,8 +435,9 @@ fn local_matrix(n: &Value, path: &str, file: &str) -> Result<Local, G4mfError> {
 
 fn to_transform(m: &DMat4, what: &str, diag: &mut Diagnostics) -> Transform {
     Transform::from_matrix(m).unwrap_or_else(|| {
-        diag.loss(
+        diag.loss_at(
             "g4mf.shear",
+            Place::path(what),
             format!("{what}: its transform has shear or a flip, which the IR's TRS cannot hold; the nearest TRS is its rest pose (skins bind the exact transform)"),
         );
         nearest_trs(m)
@@ -500,7 +522,7 @@ fn read_document(
         .first()
         .is_some_and(|n| n.get("position").is_some() || n.get("rotor").is_some() || n.get("scale").is_some() || n.get("basis").is_some())
     {
-        diag.warn("g4mf.root-transform", "node 0 must not have a transform");
+        diag.warn_at("g4mf.root-transform", Place::numbered("node", 0), "node 0 must not have a transform");
     }
     let budget = opts.budget_for(input);
     let buffers = load_buffers(root, input, chunks, opts, &budget)?;
@@ -633,7 +655,11 @@ fn read_document(
             *count += 1;
             if *count > 1 {
                 let renamed = format!("{name}_{count}");
-                diag.warn("g4mf.duplicate-name", format!("{bpath}: bone name \"{name}\" repeats; renamed \"{renamed}\""));
+                diag.warn_at(
+                    "g4mf.duplicate-name",
+                    Place::path(&bpath),
+                    format!("{bpath}: bone name \"{name}\" repeats; renamed \"{renamed}\""),
+                );
                 name = renamed;
             }
             let mut b = Bone::new(name, p, rest);
@@ -801,7 +827,11 @@ fn read_binding(
         return Err(err(file, &vpath, format!("element {} is not a finite number", k / vs)));
     }
     if vs > width {
-        diag.loss("g4mf.binding-width", format!("{vpath}: {vs} components per value; skelport keeps the first {width}"));
+        diag.loss_at(
+            "g4mf.binding-width",
+            Place::path(&vpath),
+            format!("{vpath}: {vs} components per value; skelport keeps the first {width}"),
+        );
     }
     let count = values.len() / vs;
     let (key, per) = if b.get("simplexes").is_some() {
@@ -809,7 +839,11 @@ fn read_binding(
     } else if b.get("perSimplex").is_some() {
         ("perSimplex", 1)
     } else {
-        diag.warn("g4mf.binding", format!("{path}: no simplexes or perSimplex index (polytope geometry bindings are not read); ignored"));
+        diag.warn_at(
+            "g4mf.binding",
+            Place::path(path),
+            format!("{path}: no simplexes or perSimplex index (polytope geometry bindings are not read); ignored"),
+        );
         return Ok(None);
     };
     let ipath = format!("{path}.{key}");
@@ -915,14 +949,16 @@ fn read_geometry(ctx: &Ctx<'_>, mesh: &Value, mesh_i: usize, to_doc: &DMat4, dia
         }
     }
     if flat > 0 && !faces.is_empty() {
-        diag.info(
+        diag.info_at(
             "g4mf.flat-normals",
+            Place::path(&mpath),
             format!("{mpath}: {flat} surface(s) without normals are flat-shaded, as G4MF says: each corner has its face's normal"),
         );
     }
     if with_uv > 0 && without_uv > 0 {
-        diag.warn(
+        diag.warn_at(
             "g4mf.partial-uvs",
+            Place::path(&mpath),
             format!("{mpath}: {without_uv} surface(s) have no texture map where others do; their corners get UV (0, 0)"),
         );
     }
@@ -1055,7 +1091,7 @@ fn read_skinned_mesh(
             prev_w = f64::INFINITY;
         }
         if wv[k] > prev_w + 1e-12 && !order_warned {
-            diag.warn("g4mf.skin-order", format!("{kpath}: weights of vertex {v} do not descend"));
+            diag.warn_at("g4mf.skin-order", Place::path(&kpath), format!("{kpath}: weights of vertex {v} do not descend"));
             order_warned = true;
         }
         prev_v = v;

@@ -5,6 +5,7 @@ use base64::Engine;
 use serde_json::{json, Map, Value};
 use skelport_ir::names::{Suffix, UniqueNames};
 use skelport_ir::proc::{self, VertexSplit};
+use skelport_ir::Place;
 use skelport_ir::{
     Attribute, BoneId, DMat3, DMat4, DVec2, DVec3, Diagnostics, Document, Frame, Mesh, Normals, Output, Transform, WriteOptions,
 };
@@ -191,8 +192,9 @@ fn bind_attributes(
         Some(n) => n,
         None => {
             computed = Normals::PerVertex(proc::smooth_normals(&mesh.positions, &mesh.faces));
-            diag.info(
+            diag.info_at(
                 "g4mf.computed-normals",
+                Place::named("mesh", &mesh.name),
                 format!("mesh \"{}\" has no normals: smooth normals computed (area-weighted per vertex), since G4MF draws a surface without normals flat", mesh.name),
             );
             &computed
@@ -223,8 +225,9 @@ fn bind_attributes(
         surface.insert("textureMap".into(), b);
     }
     if mesh.uvs.len() > 1 {
-        diag.loss(
+        diag.loss_at(
             "g4mf.uv-sets",
+            Place::named("mesh", &mesh.name),
             format!("mesh \"{}\": a G4MF surface has one texture map; {} more UV set(s) not written", mesh.name, mesh.uvs.len() - 1),
         );
     }
@@ -287,8 +290,9 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
                 let bind = ibm.inverse();
                 if let Some(prev) = bind_of.insert(j.index(), bind) {
                     if !close(&prev, &bind, tol) {
-                        diag.loss(
+                        diag.loss_at(
                             "g4mf.bind-conflict",
+                            Place::bone(&sk.bones[j.index()].name),
                             format!(
                                 "bone \"{}\" has different bind poses in two skins; G4MF keeps one (the last)",
                                 sk.bones[j.index()].name
@@ -316,8 +320,9 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
                 }
                 w.push(m);
             }
-            diag.info(
+            diag.info_at(
                 "g4mf.rest-pose",
+                Place::named("skeleton", &sk.name),
                 format!("skeleton \"{}\": the rest pose differs from the bind pose for {moved} bone(s); G4MF stores one pose, so the bind pose is written (what other readers see) and the rest pose is kept in skelport extras (skelport reads it back)", sk.name),
             );
             (w, DMat4::IDENTITY)
@@ -415,7 +420,11 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
         for &k in &skins {
             let s = &d.skins[k];
             let Some(mesh) = d.mesh_of(s) else {
-                diag.loss("g4mf.skin-without-mesh", format!("skin \"{}\" has no mesh; G4MF keeps skins on meshes only", s.name));
+                diag.loss_at(
+                    "g4mf.skin-without-mesh",
+                    Place::named("skin", &s.name),
+                    format!("skin \"{}\" has no mesh; G4MF keeps skins on meshes only", s.name),
+                );
                 continue;
             };
             // Vertices go where the source's own skinning puts them at rest (Σ wⱼ·restⱼ·IBMⱼ·v).
@@ -568,7 +577,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, binary: bool, diag: &mut Diagn
     }
     for (k, s) in d.skins.iter().enumerate() {
         if d.get_skeleton(s.skeleton).is_none() {
-            diag.loss("g4mf.skin", format!("skin {k} refers to a missing skeleton and is not written"));
+            diag.loss_at("g4mf.skin", Place::numbered("skin", k), format!("skin {k} refers to a missing skeleton and is not written"));
         }
     }
     if !names.renamed.is_empty() {

@@ -16,11 +16,11 @@ use gltf_json::Root;
 use skelport_ir::jsonskip::JsonSkip;
 use skelport_ir::names::{Suffix, UniqueNames};
 use skelport_ir::proc;
-use skelport_ir::FaultKind;
 use skelport_ir::{
     Bone, BoneId, Budget, DMat4, DQuat, DVec2, DVec3, Diagnostics, Document, Frame, Influences, Input, Mesh, Normals, ReadOptions,
     Skeleton, Skin, Transform, UvSet, Uvs,
 };
+use skelport_ir::{FaultKind, Place};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -394,7 +394,7 @@ impl Reader<'_> {
         }
         for i in 0..self.root.accessors.len() {
             if let Some(why) = buffers::accessor_misfit(self.root, i) {
-                self.diag.warn(ACCESSOR_RANGE, format!("/accessors/{i}: {why}"));
+                self.diag.warn_at(ACCESSOR_RANGE, Place::path(format!("/accessors/{i}")), format!("/accessors/{i}: {why}"));
             }
         }
         for (mi, m) in self.root.meshes.iter().enumerate() {
@@ -443,8 +443,9 @@ impl Reader<'_> {
                             "node has a skin but its mesh has no JOINTS_0/WEIGHTS_0 attributes",
                         ))
                     }
-                    (false, true) => self.diag.warn(
+                    (false, true) => self.diag.warn_at(
                         "gltf.skinned-mesh-without-skin",
+                        Place::numbered("node", i),
                         format!(
                             "node {} ({}) has a mesh with joints but no skin; read as an unskinned mesh (its joints and weights are not)",
                             i, g.names[i]
@@ -765,8 +766,9 @@ impl Reader<'_> {
                             ),
                         ));
                     }
-                    self.diag.warn(
+                    self.diag.warn_at(
                         IBM_STRIDE,
+                        Place::path(&at),
                         format!(
                             "{at}: byteStride {stride} on the view of skin {si}'s inverse bind matrices, which glTF forbids; it equals the packed matrix size, so the matrices were read as if it were absent (skelport writes no stride there)"
                         ),
@@ -778,7 +780,11 @@ impl Reader<'_> {
                 let data = self.accessor(ai, &p)?;
                 let backed = acc.buffer_view.is_some();
                 if !backed {
-                    self.diag.warn("gltf.ibm-zero", format!("skin {si}: inverse bind matrices have no buffer view, so they are all zero"));
+                    self.diag.warn_at(
+                        "gltf.ibm-zero",
+                        Place::numbered("skin", si),
+                        format!("skin {si}: inverse bind matrices have no buffer view, so they are all zero"),
+                    );
                 }
                 let mut out = Vec::with_capacity(joints.len());
                 for k in 0..joints.len() {
@@ -809,8 +815,9 @@ impl Reader<'_> {
                 }
             }
             if g.parent[mn].is_some() || g.local[mn] != DMat4::IDENTITY {
-                self.diag.info(
+                self.diag.info_at(
                     "gltf.skinned-mesh-transform",
+                    Place::numbered("node", mn),
                     format!("node {} ({}): its transform and its parents' are ignored, as glTF skinning requires", mn, g.names[mn]),
                 );
             }
@@ -920,8 +927,9 @@ impl Reader<'_> {
             for b in &mut doc.skeletons[built[k].index].bones {
                 b.deform = true;
             }
-            self.diag.info(
+            self.diag.info_at(
                 "gltf.unskinned-skeleton",
+                Place::numbered("node", lca),
                 format!(
                     "node {lca} ({name}): {} named bone(s) that no skin binds; its {} nodes read as a skeleton",
                     nodes.len(),
@@ -990,8 +998,9 @@ impl Reader<'_> {
             let is_root = root_set.contains(&node);
             let m = if is_root { g.world[node] } else { g.local[node] };
             let rest = Transform::from_matrix(&m).unwrap_or_else(|| {
-                self.diag.warn(
+                self.diag.warn_at(
                     "gltf.shear",
+                    Place::numbered("node", node),
                     format!("node {node} ({}): transform has shear or a mirror that TRS cannot hold; approximated", g.names[node]),
                 );
                 let (s, r, t) = m.to_scale_rotation_translation();
@@ -1007,7 +1016,11 @@ impl Reader<'_> {
             let base = extras.as_ref().and_then(|x| x.name.clone()).filter(|n| !n.is_empty()).unwrap_or_else(|| g.names[node].clone());
             let name = used.unique(&base, Suffix::Dot3);
             if name != base {
-                self.diag.warn("gltf.duplicate-name", format!("node {node}: name '{base}' is used more than once; renamed to '{name}'"));
+                self.diag.warn_at(
+                    "gltf.duplicate-name",
+                    Place::numbered("node", node),
+                    format!("node {node}: name '{base}' is used more than once; renamed to '{name}'"),
+                );
             }
             let mut bone = Bone::new(name, parent, rest);
             bone.deform = joint_set.contains(&node);
@@ -1028,8 +1041,9 @@ impl Reader<'_> {
         if let Some(&first) = unnamed.first() {
             let shown: Vec<String> = unnamed.iter().take(5).map(|&n| format!("node {n} '{}'", g.names[n])).collect();
             let more = if unnamed.len() > 5 { format!(" and {} more", unnamed.len() - 5) } else { String::new() };
-            self.diag.warn(
+            self.diag.warn_at(
                 "gltf.unnamed-node",
+                Place::numbered("node", first),
                 format!(
                     "node {first}: {} node(s) of skeleton '{}' have no name; called them after their index: {}{more}",
                     unnamed.len(),
@@ -1052,9 +1066,9 @@ impl Reader<'_> {
     /// Every primitive of `mesh_ids` as one IR mesh, with the influences of skin `skin` (`None`:
     /// an unskinned mesh node, whose JOINTS/WEIGHTS, if any, are not read).
     fn merge_meshes(&mut self, mesh_ids: &[usize], joint_count: usize, skin: Option<usize>) -> Result<(Mesh, Influences), GltfError> {
-        let what = match skin {
-            Some(si) => format!("skin {si}"),
-            None => format!("mesh {}", mesh_ids.first().copied().unwrap_or(0)),
+        let place = match skin {
+            Some(si) => Place::numbered("skin", si),
+            None => Place::numbered("mesh", mesh_ids.first().copied().unwrap_or(0)),
         };
         let mut mesh = Mesh::default();
         let mut normals: Vec<DVec3> = Vec::new();
@@ -1099,7 +1113,7 @@ impl Reader<'_> {
                     }
                 }
                 let Some(pa) = pos_acc else {
-                    self.diag.warn("gltf.no-position", format!("{pp}: primitive has no POSITION; skipped"));
+                    self.diag.warn_at("gltf.no-position", Place::path(&pp), format!("{pp}: primitive has no POSITION; skipped"));
                     continue;
                 };
                 let pos = self.accessor(pa, &format!("{pp}/attributes/POSITION"))?;
@@ -1134,8 +1148,9 @@ impl Reader<'_> {
                 // value for every vertex so far; one that some primitive lacks is dropped below.
                 let many = uv_accs.iter().filter(|a| a.0 as usize >= MAX_UV_SETS).count();
                 if many > 0 {
-                    self.diag.loss(
+                    self.diag.loss_at(
                         "gltf.uv-sets",
+                        Place::path(&pp),
                         format!("{pp}: {many} TEXCOORD sets numbered {MAX_UV_SETS} or more are not read (skelport reads TEXCOORD_0 to TEXCOORD_{})", MAX_UV_SETS - 1),
                     );
                     uv_accs.retain(|a| (a.0 as usize) < MAX_UV_SETS);
@@ -1220,7 +1235,11 @@ impl Reader<'_> {
                         }
                     }
                     _ => {
-                        self.diag.loss("gltf.non-triangle-primitive", format!("{pp}: points/lines primitive: vertices kept, no faces"));
+                        self.diag.loss_at(
+                            "gltf.non-triangle-primitive",
+                            Place::path(&pp),
+                            format!("{pp}: points/lines primitive: vertices kept, no faces"),
+                        );
                     }
                 }
                 // Influences: a list per vertex, at most four entries per JOINTS_n set.
@@ -1282,31 +1301,42 @@ impl Reader<'_> {
             }
         }
         if renormalized > 0 {
-            self.diag
-                .warn("gltf.weights-not-normalized", format!("{what}: {renormalized} vertices had weights not summing to 1; renormalized"));
+            self.diag.warn_at(
+                "gltf.weights-not-normalized",
+                place.clone(),
+                format!("{place}: {renormalized} vertices had weights not summing to 1; renormalized"),
+            );
         }
         let unweighted = lists.iter().filter(|l| l.is_empty()).count();
         if unweighted > 0 && skin.is_some() {
-            self.diag.warn("gltf.unweighted-vertices", format!("{what}: {unweighted} vertices have no influence"));
+            self.diag.warn_at("gltf.unweighted-vertices", place.clone(), format!("{place}: {unweighted} vertices have no influence"));
         }
         if prim_count > 1 {
-            self.diag.info("gltf.merged-primitives", format!("{what}: {prim_count} primitives merged into one mesh"));
+            self.diag.info_at("gltf.merged-primitives", place.clone(), format!("{place}: {prim_count} primitives merged into one mesh"));
         }
         if all_normals && !normals.is_empty() && normals.len() == mesh.positions.len() {
             mesh.normals = Some(Normals::PerVertex(normals));
         } else if !normals.is_empty() {
-            self.diag.loss("gltf.partial-normals", format!("{what}: only some primitives have normals; normals dropped"));
+            self.diag.loss_at(
+                "gltf.partial-normals",
+                place.clone(),
+                format!("{place}: only some primitives have normals; normals dropped"),
+            );
         }
         for (t, (set, complete)) in uvs.into_iter().zip(uv_complete).enumerate() {
             if complete {
                 let name = extras.uv_names.get(t).cloned().unwrap_or_default();
                 mesh.uvs.push(UvSet { name, uvs: Uvs::PerVertex(set) });
             } else {
-                self.diag.loss("gltf.partial-uvs", format!("{what}: only some primitives have TEXCOORD_{t}; that UV set is dropped"));
+                self.diag.loss_at(
+                    "gltf.partial-uvs",
+                    place.clone(),
+                    format!("{place}: only some primitives have TEXCOORD_{t}; that UV set is dropped"),
+                );
             }
         }
         if prim_count == 1 && !extras.split_from.is_empty() {
-            self.fold_split(&mut mesh, &mut lists, &extras.split_from, &what);
+            self.fold_split(&mut mesh, &mut lists, &extras.split_from, &place);
         }
         Ok((mesh, Influences::from_lists(lists)))
     }
@@ -1317,16 +1347,17 @@ impl Reader<'_> {
     /// when the list fits the primitive and every copy stands exactly where its source vertex
     /// does; otherwise (a file edited since, by a tool that kept the extras) the vertices are
     /// kept as they are, with a note.
-    fn fold_split(&mut self, mesh: &mut Mesh, lists: &mut Vec<Vec<(u32, f64)>>, split_from: &[u32], what: &str) {
+    fn fold_split(&mut self, mesh: &mut Mesh, lists: &mut Vec<Vec<(u32, f64)>>, split_from: &[u32], place: &Place) {
         let total = mesh.positions.len();
         let n = total.wrapping_sub(split_from.len());
         let fits = split_from.len() < total
             && split_from.iter().enumerate().all(|(k, &v)| (v as usize) < n && mesh.positions[n + k] == mesh.positions[v as usize])
             && lists.len() == total;
         if !fits {
-            self.diag.info(
+            self.diag.info_at(
                 "gltf.split-ignored",
-                format!("{what}: the mesh's list of vertices split at seams does not match it (edited since skelport wrote it?); its vertices are kept as they are"),
+                place.clone(),
+                format!("{place}: the mesh's list of vertices split at seams does not match it (edited since skelport wrote it?); its vertices are kept as they are"),
             );
             return;
         }

@@ -18,7 +18,7 @@ use crate::extras::{BoneExtras, DocExtras, MeshExtras, SkinExtras};
 use crate::EXTRAS_KEY;
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
-use skelport_ir::proc;
+use skelport_ir::{proc, Place};
 use skelport_ir::{
     Attribute, BoneId, DMat3, DMat4, DQuat, DVec2, DVec3, Diagnostics, Document, Frame, Mesh, Normals, Output, Skin, UvSet, WriteOptions,
 };
@@ -267,7 +267,7 @@ pub(crate) fn write_edited(
     for (si, sk) in doc.skeletons.iter().enumerate() {
         if sk.bones.is_empty() {
             // Nothing is lost: an empty skeleton holds nothing glTF could write.
-            diag.info("gltf.empty-skeleton", format!("skeleton '{}' has no bones; not written", sk.name));
+            diag.info_at("gltf.empty-skeleton", named("skeleton", &sk.name), format!("skeleton '{}' has no bones; not written", sk.name));
             continue;
         }
         // (index in the document, skin): borrowed, not cloned (a skin holds all its weights).
@@ -329,7 +329,11 @@ pub(crate) fn write_edited(
             } else {
                 format!("it has {} roots", roots.len())
             };
-            diag.info("gltf.synthetic-root", format!("skeleton '{}': {why}; added an identity node above it", sk.name));
+            diag.info_at(
+                "gltf.synthetic-root",
+                named("skeleton", &sk.name),
+                format!("skeleton '{}': {why}; added an identity node above it", sk.name),
+            );
         }
         for (i, bone) in sk.bones.iter().enumerate() {
             let mut n = Map::new();
@@ -376,7 +380,11 @@ pub(crate) fn write_edited(
         for (k, (doc_skin, skin)) in skins.iter().enumerate() {
             if skin.joints.is_empty() {
                 // glTF skins need at least one joint; the mesh is then written unskinned below.
-                diag.loss("gltf.skin-without-joints", format!("skin '{}' has no joints; written without a skin", skin.name));
+                diag.loss_at(
+                    "gltf.skin-without-joints",
+                    named("skin", &skin.name),
+                    format!("skin '{}' has no joints; written without a skin", skin.name),
+                );
                 continue;
             }
             let skin_index = skins_json.len();
@@ -384,8 +392,9 @@ pub(crate) fn write_edited(
             let mut ibm_bytes = Vec::with_capacity(n * 64);
             for (slot, j) in skin.joints.iter().enumerate() {
                 let m = skin.inverse_bind.get(slot).copied().unwrap_or_else(|| {
-                    diag.warn(
+                    diag.warn_at(
                         "gltf.missing-ibm",
+                        named("skin", &skin.name),
                         format!("skin '{}': joint slot {slot} has no inverse bind matrix; using the rest pose", skin.name),
                     );
                     world.get(j.index()).map(|w| w.inverse()).unwrap_or(DMat4::IDENTITY)
@@ -426,8 +435,9 @@ pub(crate) fn write_edited(
                     }
                 }
                 None if skin.influences.weighted_vertices() > 0 => {
-                    diag.loss(
+                    diag.loss_at(
                         "gltf.skin-without-mesh",
+                        named("skin", &skin.name),
                         format!("skin '{}' has weights but no mesh geometry; weights not written", skin.name),
                     );
                 }
@@ -437,7 +447,11 @@ pub(crate) fn write_edited(
     }
     for s in &doc.skins {
         if doc.get_skeleton(s.skeleton).is_none() {
-            diag.loss("gltf.skin-bad-skeleton", format!("skin '{}' points at a missing skeleton; not written", s.name));
+            diag.loss_at(
+                "gltf.skin-bad-skeleton",
+                named("skin", &s.name),
+                format!("skin '{}' points at a missing skeleton; not written", s.name),
+            );
         }
     }
     for (mi, mesh) in doc.meshes.iter().enumerate() {
@@ -615,7 +629,7 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
     let mut diag = Diagnostics::default();
     let nv = mesh.positions.len();
     if nv == 0 {
-        diag.loss("gltf.empty-mesh", format!("mesh '{}' has no vertices; not written", mesh.name));
+        diag.loss_at("gltf.empty-mesh", named("mesh", &mesh.name), format!("mesh '{}' has no vertices; not written", mesh.name));
         return Ok(Encoded { diag, accessors: None, split_from: Vec::new() });
     }
     if u32::try_from(nv).is_err() {
@@ -628,7 +642,11 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
         Some(n) if fits(n.is_per_corner(), n.values().len()) => Some(std::borrow::Cow::Borrowed(n)),
         Some(n) => {
             let what = if n.is_per_corner() { "corner" } else { "vertex" };
-            diag.loss("gltf.normals", format!("mesh '{}': normal count differs from {what} count; normals dropped", mesh.name));
+            diag.loss_at(
+                "gltf.normals",
+                named("mesh", &mesh.name),
+                format!("mesh '{}': normal count differs from {what} count; normals dropped", mesh.name),
+            );
             None
         }
         None => None,
@@ -644,7 +662,11 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
         if fits(set.uvs.is_per_corner(), set.uvs.values().len()) {
             uv_sets.push(set);
         } else {
-            diag.loss("gltf.uvs", format!("mesh '{}': UV set {k} has the wrong count of values; not written", mesh.name));
+            diag.loss_at(
+                "gltf.uvs",
+                named("mesh", &mesh.name),
+                format!("mesh '{}': UV set {k} has the wrong count of values; not written", mesh.name),
+            );
         }
     }
     // Split where per-corner values differ; no split (and no copy of anything) without them.
@@ -712,12 +734,17 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
         }
         if computed {
             let alone = if fixed > 0 { format!(" ({fixed} vertices on no face of any area got +Y)") } else { String::new() };
-            diag.info(
+            diag.info_at(
                 "gltf.computed-normals",
+                named("mesh", &mesh.name),
                 format!("mesh '{}' has no normals: smooth normals computed (area-weighted per vertex){alone}", mesh.name),
             );
         } else if fixed > 0 {
-            diag.warn("gltf.zero-normal", format!("mesh '{}': {fixed} zero-length normals replaced by +Y", mesh.name));
+            diag.warn_at(
+                "gltf.zero-normal",
+                named("mesh", &mesh.name),
+                format!("mesh '{}': {fixed} zero-length normals replaced by +Y", mesh.name),
+            );
         }
         out.push(attr("NORMAL", bytes, FLOAT, out_n, "VEC3"));
     }
@@ -744,7 +771,11 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
     let vertex_of = |c: u32| mesh.faces.indices[c as usize];
     let bad = tri_corners.chunks_exact(3).filter(|t| t.iter().any(|&c| vertex_of(c) as usize >= nv)).count();
     if bad > 0 {
-        diag.loss("gltf.bad-face", format!("mesh '{}': {bad} triangles refer to missing vertices; dropped", mesh.name));
+        diag.loss_at(
+            "gltf.bad-face",
+            named("mesh", &mesh.name),
+            format!("mesh '{}': {bad} triangles refer to missing vertices; dropped", mesh.name),
+        );
     }
     let mut tris: Vec<u32> = Vec::with_capacity(tri_corners.len());
     let output_vertex = |c: u32| split.as_ref().map_or(vertex_of(c), |s| s.corner_vertex[c as usize]);
@@ -754,7 +785,7 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
         }
     }
     if tris.is_empty() {
-        diag.info("gltf.points", format!("mesh '{}' has no faces; written as points", mesh.name));
+        diag.info_at("gltf.points", named("mesh", &mesh.name), format!("mesh '{}' has no faces; written as points", mesh.name));
     } else {
         // 65535 is the primitive-restart value, so 16-bit indices need fewer vertices than that.
         // Plain loops into a sized buffer: `flat_map(..).collect()` cannot size its output.
@@ -895,8 +926,9 @@ fn encode_influences(
 ) -> Vec<(Vec<u8>, bool, Vec<u8>)> {
     let nv = mesh.positions.len();
     if skin.influences.vertex_count() != nv {
-        diag.warn(
+        diag.warn_at(
             "gltf.influence-count",
+            named("skin", &skin.name),
             format!(
                 "skin '{}' has influences for {} vertices but mesh '{}' has {nv}",
                 skin.name,
@@ -907,8 +939,9 @@ fn encode_influences(
     }
     let (lists, limited, unbound) = prepared_lists(skin, nv, opts.max_influences);
     if limited > 0 {
-        diag.loss(
+        diag.loss_at(
             "gltf.max-influences",
+            named("skin", &skin.name),
             format!(
                 "skin '{}': {limited} vertices kept only their {} largest influences (renormalized)",
                 skin.name,
@@ -918,8 +951,9 @@ fn encode_influences(
     }
     if unbound > 0 {
         let first = skin.joints.first().map(|j| j.raw()).unwrap_or(0);
-        diag.loss(
+        diag.loss_at(
             "gltf.unweighted-vertices",
+            named("skin", &skin.name),
             format!(
                 "skin '{}': {unbound} vertices had no influence; bound to the first joint (bone #{first}) with weight 1, as glTF requires",
                 skin.name
@@ -960,6 +994,11 @@ fn encode_influences(
         out.push((jb, wide, wb));
     }
     out
+}
+
+/// An element as this crate's messages name it, its name in single quotes: `skin 'body'`.
+fn named(kind: &str, name: &str) -> Place {
+    Place::element(format!("{kind} '{name}'"))
 }
 
 #[cfg(test)]

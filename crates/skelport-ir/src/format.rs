@@ -153,6 +153,26 @@ impl Place {
     pub fn line(line: usize) -> Self {
         Place::Text { line, column: None }
     }
+    /// A path into the document, as it is written: `/accessors/1`, `$.bones.calf_l`, `nodes[3]`.
+    pub fn path(path: impl Into<String>) -> Self {
+        Place::Path(path.into())
+    }
+    /// One element, as messages name it: `bone 'calf_l'`, `node 12 (hips)`.
+    pub fn element(element: impl Into<String>) -> Self {
+        Place::Element(element.into())
+    }
+    /// An element of `kind` by its name in double quotes: `bone "calf_l"`, `skin "body"`.
+    pub fn named(kind: &str, name: &str) -> Self {
+        Place::Element(format!("{kind} \"{name}\""))
+    }
+    /// A bone by its name: `bone "calf_l"`.
+    pub fn bone(name: &str) -> Self {
+        Place::named("bone", name)
+    }
+    /// An element of `kind` by its number: `skin 0`, `node 12`.
+    pub fn numbered(kind: &str, n: usize) -> Self {
+        Place::Element(format!("{kind} {n}"))
+    }
     /// How the place follows a file's name in a message: `:3:17` for text (as compilers
     /// print), `: <place>` for the rest.
     pub fn after_file(&self) -> String {
@@ -327,9 +347,8 @@ pub struct Diagnostic {
     /// What happened, naming the bone, vertex or element.
     pub message: String,
     /// The element of the file the diagnostic is about (`bone "calf_l"`, `skin 0`,
-    /// `/meshes/0/primitives/1`, `nodes[3]`); `None` for the file as a whole. Given by the
-    /// reporter ([`Diagnostics::push_at`]), or, for one recorded without it, the element its
-    /// message begins with (`place_of`).
+    /// `/meshes/0/primitives/1`, `nodes[3]`); `None` for the file as a whole. Given as data by the
+    /// code that reports it ([`Diagnostics::warn_at`] and its kin), never read out of the message.
     #[serde(skip_serializing_if = "Option::is_none", serialize_with = "place_as_text")]
     pub place: Option<Place>,
 }
@@ -358,36 +377,10 @@ impl Diagnostic {
     }
 }
 
-/// The words that begin a message's place: the element's kind, then its name (quoted) or number.
-const PLACE_WORDS: &[&str] =
-    &["bone", "joint", "skeleton", "skin", "mesh", "node", "primitive", "vertex", "face", "group", "controller", "accessor"];
-
-/// The place a message begins with, by the convention diagnostics and errors follow: an
-/// element's kind and its quoted name or its number (`bone 'x' has no scale`, `bone "x": …`,
-/// `skin 0: …`), or a path into the file without blanks, then `": "` (`/accessors/1: …`,
-/// `nodes[3].skin: …`, `$.bones.calf_l: …`). A message beginning otherwise (`3 bone(s) renamed: …`,
-/// `the file has no skins: …`) is about no one element.
-pub(crate) fn place_of(message: &str) -> Option<&str> {
-    if let Some((word, rest)) = message.split_once(' ') {
-        if PLACE_WORDS.contains(&word) {
-            let len = match rest.as_bytes().first() {
-                // A quoted name may hold ": " itself: the place ends at the closing quote.
-                Some(&q @ (b'\'' | b'"')) => rest[1..].find(q as char).map(|e| e + 2),
-                Some(b) if b.is_ascii_digit() => Some(rest.bytes().take_while(u8::is_ascii_digit).count()),
-                _ => None,
-            };
-            let end = word.len() + 1 + len?;
-            let rest = &message[end..];
-            return (rest.is_empty() || rest.starts_with(": ") || rest.starts_with(' ')).then(|| &message[..end]);
-        }
-    }
-    let end = message.find(": ")?;
-    let p = &message[..end];
-    let path = !p.contains(char::is_whitespace) && (p.starts_with('/') || p.starts_with('$') || p.contains('['));
-    path.then_some(p)
-}
-
-/// A sink for diagnostics.
+/// A sink for diagnostics. [`Diagnostics::warn`], [`Diagnostics::loss`] and [`Diagnostics::info`]
+/// report on the file or document as a whole; [`Diagnostics::warn_at`], [`Diagnostics::loss_at`]
+/// and [`Diagnostics::info_at`] on one place in it, given as data by the code that knows it (a
+/// message about one element begins with it, which [`Diagnostic::what`] leaves out).
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(transparent)]
 pub struct Diagnostics {
@@ -395,30 +388,33 @@ pub struct Diagnostics {
 }
 
 impl Diagnostics {
-    /// Record a warning.
+    /// Record a warning about the file as a whole.
     pub fn warn(&mut self, code: &str, message: impl Into<String>) {
         self.push(Severity::Warning, code, message);
     }
-    /// Record a loss (something the target cannot hold).
+    /// Record a loss (something the target cannot hold) of the document as a whole.
     pub fn loss(&mut self, code: &str, message: impl Into<String>) {
         self.push(Severity::Loss, code, message);
     }
-    /// Record a note.
+    /// Record a note about the file as a whole.
     pub fn info(&mut self, code: &str, message: impl Into<String>) {
         self.push(Severity::Info, code, message);
     }
-    /// Record any diagnostic. Its place is the element its message begins with, by the
-    /// convention messages follow (`place_of`); [`Diagnostics::push_at`] gives it as data.
+    /// Record a warning about `place`.
+    pub fn warn_at(&mut self, code: &str, place: impl Into<Option<Place>>, message: impl Into<String>) {
+        self.push_at(Severity::Warning, code, place.into(), message);
+    }
+    /// Record a loss of what `place` holds.
+    pub fn loss_at(&mut self, code: &str, place: impl Into<Option<Place>>, message: impl Into<String>) {
+        self.push_at(Severity::Loss, code, place.into(), message);
+    }
+    /// Record a note about `place`.
+    pub fn info_at(&mut self, code: &str, place: impl Into<Option<Place>>, message: impl Into<String>) {
+        self.push_at(Severity::Info, code, place.into(), message);
+    }
+    /// Record any diagnostic about the file as a whole.
     pub fn push(&mut self, severity: Severity, code: &str, message: impl Into<String>) {
-        let message = message.into();
-        let place = place_of(&message).map(|p| {
-            if p.starts_with(['/', '$']) || p.contains('[') {
-                Place::Path(p.to_owned())
-            } else {
-                Place::Element(p.to_owned())
-            }
-        });
-        self.items.push(Diagnostic { severity, code: code.to_owned(), message, place });
+        self.push_at(severity, code, None, message);
     }
     /// Record a diagnostic about `place` (`None`: the file as a whole).
     pub fn push_at(&mut self, severity: Severity, code: &str, place: Option<Place>, message: impl Into<String>) {
@@ -782,31 +778,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn places_are_read_from_the_message_convention() {
-        let cases = [
-            ("bone 'calf_l': AnvilToolkit bones have no scale; dropped", Some("bone 'calf_l'")),
-            ("bone \"a: b\": parent is missing", Some("bone \"a: b\"")),
-            ("skin 0: 12 vertices have no influence", Some("skin 0")),
-            ("node 12 has no name; called it 'node_12'", Some("node 12")),
-            ("bone \"Root\" has no counterpart in map m; its weights are dropped", Some("bone \"Root\"")),
-            ("skin 'x' has no joints; written without a skin", Some("skin 'x'")),
-            ("skin 0", Some("skin 0")),
-            ("skin 0x: not a number", None),
-            ("bones 'x': not the word", None),
-            ("mesh 'body': 3 zero-length normals replaced by +Y", Some("mesh 'body'")),
-            ("/meshes/0/primitives/1: primitive has no POSITION; skipped", Some("/meshes/0/primitives/1")),
-            ("nodes[3]: bone name \"x\" is used twice", Some("nodes[3]")),
-            ("$.bones.calf_l: needs three numbers", Some("$.bones.calf_l")),
-            ("3 bone(s) renamed: their BoneID hashes were recomputed", None),
-            ("no --mesh given: every bone is placed at its default_position", None),
-            ("the file has no skins: no skeleton was read", None),
-            ("bone 'unterminated: text", None),
-            ("", None),
-        ];
-        for (message, want) in cases {
-            let mut d = Diagnostics::default();
-            d.warn("x", message);
-            assert_eq!(d.items[0].place().as_deref(), want, "{message}");
-        }
+    fn places_are_given_as_data_and_left_out_of_what() {
+        let mut d = Diagnostics::default();
+        d.warn_at("x", Place::bone("a: b"), "bone \"a: b\": parent is missing");
+        d.loss_at("x", Place::numbered("skin", 0), "skin 0: 12 vertices have no influence");
+        d.info_at("x", Place::path("/meshes/0/primitives/1"), "/meshes/0/primitives/1: primitive has no POSITION; skipped");
+        d.warn_at("x", Place::named("node", "hips"), "node \"hips\" has no name");
+        d.warn_at("x", None, "bone \"x\": said, but about the file");
+        // A message that begins like a place is about the file unless its place is given.
+        d.warn("x", "skin 0: 12 vertices have no influence");
+        d.loss("x", "$.bones.calf_l: needs three numbers");
+        let got: Vec<(Option<String>, &str)> = d.items.iter().map(|i| (i.place(), i.what())).collect();
+        assert_eq!(
+            got,
+            [
+                (Some("bone \"a: b\"".into()), "parent is missing"),
+                (Some("skin 0".into()), "12 vertices have no influence"),
+                (Some("/meshes/0/primitives/1".into()), "primitive has no POSITION; skipped"),
+                (Some("node \"hips\"".into()), "has no name"),
+                (None, "bone \"x\": said, but about the file"),
+                (None, "skin 0: 12 vertices have no influence"),
+                (None, "$.bones.calf_l: needs three numbers"),
+            ]
+        );
+        let json = serde_json::to_value(&d).unwrap();
+        assert_eq!(json[0]["place"], "bone \"a: b\"");
+        assert!(json[4].get("place").is_none());
     }
 }

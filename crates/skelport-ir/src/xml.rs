@@ -76,8 +76,9 @@ pub fn make_names_holdable(skeleton: &mut crate::Skeleton, code: &str, format: &
     for b in &mut skeleton.bones {
         let Cow::Owned(base) = replace_unholdable(&b.name) else { continue };
         let name = taken.unique(&base, crate::names::Suffix::Underscore);
-        diag.loss(
+        diag.loss_at(
             code,
+            crate::Place::element(format!("bone {:?}", b.name)),
             format!(
                 "bone {:?} is written as \"{name}\": {format} is XML, which cannot hold its character(s) {}",
                 b.name,

@@ -5,8 +5,8 @@ use crate::place::{bone_normal, orientation, plane_normal, RollPlanes};
 use crate::{MhskelError, FRAME, NAMESPACE, POSITIONS_KEY};
 use serde_json::{Map, Value};
 use skelport_ir::{
-    Attribute, Bone, BoneId, Budget, DMat4, DQuat, DVec3, Diagnostics, Document, Faces, InMemoryFile, Influences, Input, Mesh, ReadOptions,
-    Skeleton, Skin, Transform, UvSet, VertexGroup,
+    Attribute, Bone, BoneId, Budget, DMat4, DQuat, DVec3, Diagnostics, Document, Faces, InMemoryFile, Influences, Input, Mesh, Place,
+    ReadOptions, Skeleton, Skin, Transform, UvSet, VertexGroup,
 };
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -366,8 +366,9 @@ fn reference_weights(
     let folder = input.path.map(|p| p.parent().unwrap_or(Path::new("")));
     let beside = |name: &str| folder.map(|d| d.join(name)).filter(|p| p.exists());
     let (Some(rig_path), Some(weights_path)) = (beside(REFERENCE_RIG), beside(REFERENCE_WEIGHTS)) else {
-        diag.warn(
+        diag.warn_at(
             "mhskel.reference-weights",
+            Place::path(format!("$.bones.{first}")),
             format!(
                 "$.bones.{first}: the rig names no weights file; MakeHuman gives its {} bone(s) with reference bones the weights of its default rig through them, and {REFERENCE_RIG} and {REFERENCE_WEIGHTS} are not beside it: no skin was read; put them beside it (MakeHuman's data/rigs/) or give weights with --weights",
                 referring.len()
@@ -519,8 +520,9 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
     if !left_out.is_empty() {
         let names: Vec<&str> = left_out.iter().map(|&i| rig.bones[i].0.as_str()).collect();
         let first = names[0];
-        diag.warn(
+        diag.warn_at(
             "mhskel.parent",
+            Place::path(format!("$.bones.{first}.parent")),
             format!(
                 "$.bones.{first}.parent: {} bone(s) have a parent that names no bone (or a cycle) and are left out, as MakeHuman leaves them: {}",
                 names.len(),
@@ -540,8 +542,9 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
         let t = place(tail_j, &mut positions)?;
         let planes = roll_planes(b.get("rotation_plane"));
         if b.get("rotation_plane").and_then(Value::as_array).is_some_and(|a| !a.is_empty() && a.iter().all(Value::is_null)) {
-            diag.warn(
+            diag.warn_at(
                 "mhskel.rotation-plane",
+                Place::path(format!("$.bones.{name}.rotation_plane")),
                 format!("$.bones.{name}.rotation_plane: [null, null, null] names no plane: the bone's normal is +Y, as in MakeHuman"),
             );
         }

@@ -15,7 +15,7 @@ use crate::place::{bone_normal, orientation, plane_normal};
 use crate::read::{given, roll_planes, BaseMesh};
 use crate::{MhskelError, FRAME, NAMESPACE, POSITIONS_KEY};
 use serde_json::{json, Map, Value};
-use skelport_ir::{AnchorStrategy, DQuat, DVec3, Diagnostics, Document, Output, WriteOptions};
+use skelport_ir::{AnchorStrategy, DQuat, DVec3, Diagnostics, Document, Output, Place, WriteOptions};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Joints within this distance (decimetres, 10 µm) of where the bone stands are the same joint.
@@ -484,8 +484,9 @@ fn geometry_not_written(d: &Document, diag: &mut Diagnostics) {
     for m in &d.meshes {
         let from_base = m.ext.raw(NAMESPACE).and_then(|e| e.get("base_vertex_count")).is_some();
         if from_base {
-            diag.info(
+            diag.info_at(
                 "mhskel.mesh-not-written",
+                Place::named("mesh", &m.name),
                 format!(
                     "mesh \"{}\" is MakeHuman's base mesh: a .mhskel refers to it and holds none; read it back with --mesh base.obj",
                     m.name

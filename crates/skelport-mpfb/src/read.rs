@@ -3,6 +3,7 @@
 use crate::{MpfbError, NAMESPACE};
 use serde_json::{Map, Value};
 use skelport_ir::proc::{bone_from_head_tail, vec_roll_to_mat3};
+use skelport_ir::Place;
 use skelport_ir::{
     Anchor, AnchorStrategy, Attribute, Bone, BoneAnchors, BoneId, Budget, DMat4, DQuat, DVec3, Diagnostics, Document, Faces, FaultKind,
     Frame, InMemoryFile, Influences, Mesh, ReadOptions, Skeleton, Skin, Transform, UvSet, VertexGroup,
@@ -428,17 +429,20 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
         if let Some(rs) = b.get("roll_strategy").and_then(Value::as_str) {
             match roll_for_strategy(rs, dir) {
                 Some(r) => roll = r,
-                None => {
-                    diag.warn("mpfb.roll-strategy", format!("bone \"{name}\": unknown roll_strategy \"{rs}\"; the file's roll is used"))
-                }
+                None => diag.warn_at(
+                    "mpfb.roll-strategy",
+                    Place::bone(name),
+                    format!("bone \"{name}\": unknown roll_strategy \"{rs}\"; the file's roll is used"),
+                ),
             }
         }
         let (q, len) = bone_from_head_tail(h, t, roll);
         let parent = b.get("parent").and_then(Value::as_str).filter(|p| !p.is_empty()).and_then(|p| index.get(p).copied());
         if parent.is_none() && b.get("parent").and_then(Value::as_str).is_some_and(|p| !p.is_empty()) {
             let p = b.get("parent").and_then(Value::as_str).unwrap_or_default();
-            diag.warn(
+            diag.warn_at(
                 "mpfb.parent",
+                Place::path(format!("$.bones.{name}.parent")),
                 // The place first, as messages about one element begin (`Diagnostic::place`).
                 format!("$.bones.{name}.parent: bone \"{name}\": parent \"{p}\" does not exist; made a root"),
             );

@@ -6,7 +6,7 @@ use crate::read::{base_mesh, BaseMesh, Companion, BASE_VERTEX_COUNT};
 use crate::{MpfbError, NAMESPACE};
 use serde_json::{json, Map, Value};
 use skelport_ir::proc::{bone_from_head_tail, mat3_to_vec_roll};
-use skelport_ir::{AnchorStrategy, DMat3, DQuat, DVec3, Diagnostics, Document, Frame, Output, WriteOptions};
+use skelport_ir::{AnchorStrategy, DMat3, DQuat, DVec3, Diagnostics, Document, Frame, Output, Place, WriteOptions};
 use std::collections::BTreeMap;
 
 /// MPFB's `round(x, 5) + 0`: 5 decimals, and no negative zero.
@@ -176,8 +176,9 @@ fn geometry_not_written(d: &Document, diag: &mut Diagnostics) {
         let from_base = m.ext.raw(NAMESPACE).and_then(|e| e.get("base_vertex_count")).is_some();
         // Any other mesh is the `mpfb.mesh` loss (one line for them all, where the skin is written).
         if from_base {
-            diag.info(
+            diag.info_at(
                 "mpfb.mesh-not-written",
+                Place::named("mesh", &m.name),
                 format!("mesh \"{}\" ({what}) is MakeHuman's base mesh: an MPFB rig refers to it and holds none; read it back with --mesh base.obj", m.name),
             );
         }
@@ -420,8 +421,9 @@ pub fn write(doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Res
     // Weights that number a mesh no written file holds (not MakeHuman's base mesh): the skin is
     // left behind, as when a target drops it (the facade refuses this without allow_loss).
     if let Some(mesh) = skins.first().and_then(|s| d.mesh_of(s)).filter(|m| is_foreign(m)) {
-        diag.loss(
+        diag.loss_at(
             "skin.mesh-not-written",
+            Place::named("skin", &skins[0].name),
             format!(
                 "skin \"{}\" numbers the vertices of mesh \"{}\", which is not written: its weights file fits no body MPFB or skelport can read it with",
                 skins[0].name, mesh.name

@@ -20,6 +20,7 @@ use crate::error::SlError;
 use crate::skeleton::{SlJoint, SlSkeleton};
 use skelport_ir::frame::FrameMap;
 use skelport_ir::names::{Suffix, UniqueNames};
+use skelport_ir::Place;
 use skelport_ir::{
     Axis, Bone, BoneId, DMat4, DVec3, Diagnostics, Document, Faces, Frame, Handedness, Influences, Mesh, Normals, ReadOptions, Skeleton,
     Skin, Transform, UvSet, Uvs,
@@ -323,8 +324,9 @@ fn influences(
         inf.offsets.push(inf.joints.len() as u32);
     }
     if bind_shape_pairs > 0 {
-        diag.info(
+        diag.info_at(
             "dae-bind-shape-weight",
+            Place::named("controller", &c.id),
             format!(
                 "controller \"{}\": {bind_shape_pairs} influence(s) on joint -1 (the bind shape) dropped, as the SL importer does",
                 c.id
@@ -332,10 +334,18 @@ fn influences(
         );
     }
     if dropped > 0 {
-        diag.info("dae-zero-weight", format!("controller \"{}\": {dropped} zero weight(s) dropped", c.id));
+        diag.info_at(
+            "dae-zero-weight",
+            Place::named("controller", &c.id),
+            format!("controller \"{}\": {dropped} zero weight(s) dropped", c.id),
+        );
     }
     if bad > 0 {
-        diag.warn("dae-bad-weight", format!("controller \"{}\": {bad} negative or non-finite weight(s) dropped", c.id));
+        diag.warn_at(
+            "dae-bad-weight",
+            Place::named("controller", &c.id),
+            format!("controller \"{}\": {bad} negative or non-finite weight(s) dropped", c.id),
+        );
     }
     Ok(inf)
 }

@@ -15,7 +15,7 @@
 use crate::error::SlError;
 use crate::importer::{FACES_PER_MODEL, FACE_SPLIT};
 use crate::skeleton::{SlJoint, SlSkeleton, MAX_INFLUENCES, MAX_JOINTS_PER_SKIN, MIN_WEIGHT};
-use skelport_ir::{BoneId, DMat4, DVec2, DVec3, Diagnostics, Document, Frame, Influences, Mesh, Skin, WriteOptions};
+use skelport_ir::{BoneId, DMat4, DVec2, DVec3, Diagnostics, Document, Frame, Influences, Mesh, Place, Skin, WriteOptions};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
@@ -306,8 +306,9 @@ fn sl_influences(skin: &Skin, mesh: &Mesh, opts: &WriteOptions, diag: &mut Diagn
     let over = (0..inf.vertex_count()).filter(|&v| inf.vertex(v).count() > limit).count();
     if over > 0 {
         inf.limit(limit);
-        diag.loss(
+        diag.loss_at(
             "dae-influences",
+            Place::named("skin", &skin.name),
             format!(
                 "skin \"{}\": {over} vertex(es) had more than {limit} influences; the {limit} largest kept and renormalized",
                 skin.name
@@ -320,8 +321,9 @@ fn sl_influences(skin: &Skin, mesh: &Mesh, opts: &WriteOptions, diag: &mut Diagn
     // here would change the file for nothing.
     let small = inf.weights.iter().filter(|&&w| w < MIN_WEIGHT).count();
     if small > 0 {
-        diag.info(
+        diag.info_at(
             "dae-small-weights",
+            Place::named("skin", &skin.name),
             format!(
                 "skin \"{}\": {small} weight(s) below {MIN_WEIGHT} written as they are; the viewer raises them to {MIN_WEIGHT} when it decodes the upload",
                 skin.name
@@ -336,8 +338,9 @@ fn sl_influences(skin: &Skin, mesh: &Mesh, opts: &WriteOptions, diag: &mut Diagn
             if n < unweighted.len() {
                 return Err(SlError::write(format!("skin \"{}\" has no weighted vertex to copy weights from", skin.name)));
             }
-            diag.warn(
+            diag.warn_at(
                 "dae-fixed-unweighted",
+                Place::named("skin", &skin.name),
                 format!("skin \"{}\": {n} unweighted vertex(es) given their nearest weighted neighbour's weights (--fix)", skin.name),
             );
         } else {
@@ -410,7 +413,11 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
     let mut taken: HashSet<String> = HashSet::new();
     for (i, s) in doc.skins.iter().enumerate() {
         if !skinned.contains(&i) {
-            diag.loss("dae-skin-dropped", format!("skin \"{}\" has no mesh or belongs to another skeleton: not written", s.name));
+            diag.loss_at(
+                "dae-skin-dropped",
+                Place::named("skin", &s.name),
+                format!("skin \"{}\" has no mesh or belongs to another skeleton: not written", s.name),
+            );
         }
     }
     let rig = if doc.skeletons.is_empty() {
@@ -461,8 +468,9 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
             // primitive: lldaeloader.cpp get_dom_sources), so an SL rig gets the first.
             let sets = if rig.sl { 1 } else { usize::MAX };
             if m.uvs.len() > sets {
-                diag.loss(
+                diag.loss_at(
                     "dae-uv-sets",
+                    Place::named("mesh", &m.name),
                     format!(
                         "mesh \"{}\": {} texture coordinate sets; the SL importer reads one, so only the first (\"{}\") is written",
                         m.name,
@@ -506,8 +514,9 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
                 let lost = crate::importer::shared_position_losses(&mesh.positions, &lists);
                 if !lost.is_empty() {
                     let shown: Vec<String> = lost.iter().take(8).map(|v| v.to_string()).collect();
-                    diag.loss(
+                    diag.loss_at(
                         "dae-shared-position-weights",
+                        Place::named("skin", &skin.name),
                         format!(
                             "skin \"{}\": {} vertex(es) share a position with a vertex weighted otherwise (vertex {}{}); the SL importer keys weights by position and gives them that vertex's weights",
                             skin.name,
@@ -590,7 +599,11 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
         let node = fresh_id(&m.name, &mut taken);
         let name = if names.contains(&m.name) { node.clone() } else { m.name.clone() };
         if name != m.name {
-            diag.info("dae-renamed-node", format!("mesh \"{}\" has a joint's name; its node is named \"{name}\"", m.name));
+            diag.info_at(
+                "dae-renamed-node",
+                Place::named("mesh", &m.name),
+                format!("mesh \"{}\" has a joint's name; its node is named \"{name}\"", m.name),
+            );
         }
         names.insert(name.clone());
         let _ = writeln!(o, "      <node id=\"{node}\" name=\"{}\" type=\"NODE\">", esc(&name));
@@ -623,7 +636,11 @@ fn generic_influences(skin: &Skin, opts: &WriteOptions, diag: &mut Diagnostics) 
         let over = (0..inf.vertex_count()).filter(|&v| inf.vertex(v).count() > n).count();
         if over > 0 {
             inf.limit(n.max(1));
-            diag.loss("dae-influences", format!("skin \"{}\": {over} vertex(es) limited to {n} influences", skin.name));
+            diag.loss_at(
+                "dae-influences",
+                Place::named("skin", &skin.name),
+                format!("skin \"{}\": {over} vertex(es) limited to {n} influences", skin.name),
+            );
         }
     }
     inf
@@ -699,8 +716,9 @@ fn sl_faces(m: &Mesh, diag: &mut Diagnostics) -> Result<(), SlError> {
     }
     let degenerate = m.faces.counts.iter().filter(|&&n| n < 3).count();
     if degenerate > 0 {
-        diag.loss(
+        diag.loss_at(
             "dae-degenerate-faces",
+            Place::named("mesh", &m.name),
             format!(
                 "mesh \"{}\": {degenerate} face(s) with fewer than 3 corners left out: the SL importer makes no triangle of them",
                 m.name
@@ -709,8 +727,9 @@ fn sl_faces(m: &Mesh, diag: &mut Diagnostics) -> Result<(), SlError> {
     }
     let faces = sl_runs(&m.faces.counts).iter().filter(|r| !r.is_empty()).count();
     if faces > FACES_PER_MODEL {
-        diag.warn(
+        diag.warn_at(
             "dae-model-split",
+            Place::named("mesh", &m.name),
             format!(
                 "mesh \"{}\": {faces} faces of at most 21,844 triangles each; the SL importer puts 8 faces in a model and makes {} models of this mesh",
                 m.name,

@@ -119,9 +119,9 @@ pub(crate) fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics)
             match (e.get("bone").and_then(Value::as_str), e.get("node").and_then(Value::as_u64)) {
                 (Some(b), Some(n)) => match spec::role_from_v0(b) {
                     Some(r) => pairs.push((r, n, at)),
-                    None => diag.warn("vrm.unknown-bone", format!("{at}: \"{b}\" is no VRM humanoid bone; ignored")),
+                    None => diag.warn_at("vrm.unknown-bone", Place::path(&at), format!("{at}: \"{b}\" is no VRM humanoid bone; ignored")),
                 },
-                _ => diag.warn("vrm.bad-bone", format!("{at}: needs a \"bone\" name and a \"node\" index; ignored")),
+                _ => diag.warn_at("vrm.bad-bone", Place::path(&at), format!("{at}: needs a \"bone\" name and a \"node\" index; ignored")),
             }
         }
     } else {
@@ -136,8 +136,10 @@ pub(crate) fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics)
             let at = format!("/extensions/VRMC_vrm/humanoid/humanBones/{name}");
             match (HumanBone::from_name(name), v.get("node").and_then(Value::as_u64)) {
                 (Some(r), Some(n)) => pairs.push((r, n, at)),
-                (None, _) => diag.warn("vrm.unknown-bone", format!("{at}: \"{name}\" is no VRM 1.0 humanoid bone; ignored")),
-                (_, None) => diag.warn("vrm.bad-bone", format!("{at}: needs a \"node\" index; ignored")),
+                (None, _) => {
+                    diag.warn_at("vrm.unknown-bone", Place::path(&at), format!("{at}: \"{name}\" is no VRM 1.0 humanoid bone; ignored"))
+                }
+                (_, None) => diag.warn_at("vrm.bad-bone", Place::path(&at), format!("{at}: needs a \"node\" index; ignored")),
             }
         }
     }
@@ -155,8 +157,11 @@ pub(crate) fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics)
             Some((si, b)) => {
                 per.entry(si).or_default().insert(role, b);
             }
-            None => diag
-                .warn(BONE_NOT_READ, format!("{at}: node {node} does not exist (the file has {} nodes); {role} is not kept", nodes.len())),
+            None => diag.warn_at(
+                BONE_NOT_READ,
+                Place::path(&at),
+                format!("{at}: node {node} does not exist (the file has {} nodes); {role} is not kept", nodes.len()),
+            ),
         }
     }
     let Some((&si, h)) = per.iter().max_by_key(|(si, h)| (h.len(), usize::MAX - **si)) else {
@@ -167,15 +172,20 @@ pub(crate) fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics)
     };
     let missing: Vec<&str> = spec::required().filter(|r| !h.contains_key(r)).map(|r| r.name()).collect();
     if !missing.is_empty() {
-        diag.warn(MISSING_REQUIRED, format!("{humanoid_at}: the humanoid lacks required bones {}: not a valid VRM", missing.join(", ")));
+        diag.warn_at(
+            MISSING_REQUIRED,
+            Place::path(humanoid_at),
+            format!("{humanoid_at}: the humanoid lacks required bones {}: not a valid VRM", missing.join(", ")),
+        );
     }
     if v0 {
         // VRM 0.x also requires chest and neck (specification/0.0, "Defined bones"); 1.0 does not,
         // so a migrated file without them is valid.
         let v0_missing: Vec<&str> = [HumanBone::Chest, HumanBone::Neck].iter().filter(|r| !h.contains_key(r)).map(|r| r.name()).collect();
         if !v0_missing.is_empty() {
-            diag.warn(
+            diag.warn_at(
                 "vrm.v0-required",
+                Place::path(humanoid_at),
                 format!("{humanoid_at}: VRM 0.x requires {} too, which the humanoid lacks (VRM 1.0 does not)", v0_missing.join(", ")),
             );
         }

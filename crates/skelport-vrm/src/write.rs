@@ -12,7 +12,7 @@ use crate::meta::Meta;
 use crate::spec;
 use serde_json::{json, Map, Value};
 use skelport_ir::rest::{self, HumanBone, Humanoid, Rebind, RestPose};
-use skelport_ir::{Axis, DMat4, DVec3, Diagnostics, Document, Frame, Output, WriteOptions};
+use skelport_ir::{Axis, DMat4, DVec3, Diagnostics, Document, Frame, Output, Place, WriteOptions};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Largest relative spread of a bone's scale components taken as float noise (files from other
@@ -340,8 +340,9 @@ fn four_influences(doc: &mut Document, diag: &mut Diagnostics) {
         // Zero weights are no influence: dropped first, so they never take one of the four places.
         skin.influences.prune(0.0);
         skin.influences.limit(MAX_INFLUENCES);
-        diag.loss(
+        diag.loss_at(
             "vrm.max-influences",
+            Place::named("skin", &skin.name),
             format!(
                 "skin \"{}\": {vertices} vertices have more than {MAX_INFLUENCES} influences, which VRM readers do not read; each keeps its {MAX_INFLUENCES} largest, renormalised (the largest weight dropped: {largest:.4})",
                 skin.name

@@ -617,8 +617,9 @@ fn skin_losses(doc: &Document, from: &dyn Format, target: &dyn Format, diags: &m
         // through skins): nothing is lost. One with no joints had weights that matched no bone.
         if skin.joints.is_empty() {
             n += 1;
-            diags.loss(
+            diags.loss_at(
                 "skin.empty",
+                ir::Place::element(format!("skin '{}'", skin.name)),
                 format!(
                     "skin '{}' binds no vertex to a bone (its weight groups match no bone of the skeleton: weights made for another rig?); {} would be written without it",
                     skin.name,
@@ -627,8 +628,9 @@ fn skin_losses(doc: &Document, from: &dyn Format, target: &dyn Format, diags: &m
             );
         } else if weighted > 0 && holds.meshes && doc.mesh_of(skin).is_none() {
             n += 1;
-            diags.loss(
+            diags.loss_at(
                 "skin.dropped",
+                ir::Place::element(format!("skin '{}'", skin.name)),
                 format!(
                     "skin '{}' has weights on {weighted} vertices but no mesh to bind them to, and {} keeps weights only on a mesh{mesh_hint}",
                     skin.name,
@@ -682,14 +684,14 @@ pub fn retarget(doc: &mut Document, map: &ir::retarget::RetargetMap, diags: &mut
         if !weighted.contains(bone) {
             // Nothing of the skin goes with it: a note, not a loss.
             let msg = format!("bone \"{bone}\" has no counterpart in map {} and no weights; left out", map.name);
-            diags.info("retarget.left-out", msg);
+            diags.info_at("retarget.left-out", ir::Place::bone(bone), msg);
             continue;
         }
         let msg = match into {
             Some(t) => format!("bone \"{bone}\" has no counterpart in map {}; its weights merge into \"{t}\"", map.name),
             None => format!("bone \"{bone}\" has no counterpart in map {} and no mapped ancestor; its weights are dropped", map.name),
         };
-        diags.loss("retarget.dropped", msg);
+        diags.loss_at("retarget.dropped", ir::Place::bone(bone), msg);
     }
     Ok(())
 }

@@ -59,8 +59,8 @@ pub fn validate(path: &Path, loaded: &Loaded, target: Option<&str>, sl_skeleton:
     Ok(Validation { format: loaded.format, problems, warnings })
 }
 
-/// A structural diagnostic as a problem: at the place its message begins with
-/// ([`Diagnostic::place`]: `bufferViews[6]`, `$.bones.x.parent`), or the file as a whole.
+/// A structural diagnostic as a problem: at its place ([`Diagnostic::place`]: `bufferViews[6]`,
+/// `$.bones.x.parent`), or the file as a whole.
 fn structural_problem(d: &Diagnostic) -> Problem {
     match d.place() {
         Some(place) => Problem { location: place, message: d.what().to_owned() },
