@@ -105,11 +105,18 @@ def make_inputs(corpus: Path, cli, root: Path) -> "tuple[list[str], list[str]]":
     n_rigs = MPFB_FOLDERS * len(MPFB_RIGS)
     copies = root / "in" / "copies"
     copies.mkdir(parents=True)
+    # A MakeHuman 1.x skeleton is placed on the base mesh of the data folder it sits in, with the
+    # weights file it names beside it: its copies go into such a folder (links to the corpus).
+    mh_rigs = root / "in" / "makehuman1" / "data" / "rigs"
+    mh_rigs.mkdir(parents=True)
+    (mh_rigs.parent / "3dobjs").mkdir()
+    (mh_rigs.parent / "3dobjs" / "base.obj").symlink_to(corpus / "makehuman1" / "data" / "3dobjs" / "base.obj")
+    (mh_rigs / "default_weights.mhw").symlink_to(corpus / "makehuman1" / "data" / "rigs" / "default_weights.mhw")
     k = 0
     while n_rigs + k < TOTAL:
         s = good_seeds[k % len(good_seeds)]
         name = s.name
-        p = copies / f"{k:04d}-{name}"
+        p = (mh_rigs if s.suffix == ".mhskel" else copies) / f"{k:04d}-{name}"
         p.write_bytes(s.read_bytes())
         good.append(str(p))
         k += 1
