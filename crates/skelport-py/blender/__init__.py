@@ -34,6 +34,7 @@ bl_info = {
 TO_BLENDER = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
 TO_REPORT = TO_BLENDER.T
 MIN_LENGTH = 1e-3  # Blender deletes zero-length bones
+JOINTS = "skelport_joints"  # the armature object's custom property: its skin's joints, in order
 
 
 def rotation_matrices(q):
@@ -96,10 +97,21 @@ def build_mesh(context, mesh, skin, armature_obj):
         corners = mesh.faces[mesh.faces >= 0]
         uv = mesh.uvs if mesh.uvs_per_corner else mesh.uvs[corners]
         layer.data.foreach_set("uv", np.ascontiguousarray(uv, dtype=np.float32).reshape(-1))
+    if mesh.normals is not None:
+        normals = np.ascontiguousarray(mesh.normals @ TO_BLENDER.T)
+        if bpy.app.version < (4, 1, 0):
+            me.use_auto_smooth = True  # custom normals need it before Blender 4.1
+        if mesh.normals_per_corner:
+            me.normals_split_custom_set(normals.tolist())
+        else:
+            me.normals_split_custom_set_from_vertices(normals.tolist())
     me.update()
     obj = bpy.data.objects.new(mesh.name or "mesh", me)
     context.collection.objects.link(obj)
     if skin is not None:
+        # Which bones are the skin's joints (the bones without weights among them): Blender has
+        # no place for it, the exporter reads it back.
+        armature_obj[JOINTS] = list(skin.joint_names)
         joints, weights = skin.influences()
         groups = [obj.vertex_groups.new(name=n) for n in skin.joint_names]
         for v, (js, ws) in enumerate(zip(joints.tolist(), weights.tolist())):
@@ -208,8 +220,30 @@ def document_from_blender(armature_obj, mesh_obj=None):
                     groups[name][0].append(v.index)
                     groups[name][1].append(g.weight)
         if groups:
-            args.update(groups=groups, joint_names=[b.name for b in bones if b.name in groups])
+            # The joints the file had (import keeps them on the armature), else every bone that
+            # has weights.
+            kept = [str(n) for n in armature_obj.get(JOINTS, [])]
+            joints = kept if kept and set(groups) <= set(kept) <= set(index) else [b.name for b in bones if b.name in groups]
+            args.update(groups=groups, joint_names=joints)
+        normals = _corner_normals(me)
+        if normals is not None:
+            args.update(normals=normals @ m[:3, :3].T @ TO_REPORT.T, normals_per_corner=True)
     return skelport.from_arrays([b.name for b in bones], [index[b.parent.name] if b.parent else -1 for b in bones], matrices, **args)
+
+
+def _corner_normals(me):
+    """(corners, 3) normals as Blender shades the mesh (custom ones included), or None when it has
+    neither custom normals nor sharp edges (skelport computes the same smooth ones)."""
+    if not me.has_custom_normals:
+        return None
+    n = np.empty(len(me.loops) * 3)
+    if bpy.app.version >= (4, 1, 0):
+        me.corner_normals.foreach_get("vector", n)
+    else:
+        me.calc_normals_split()
+        me.loops.foreach_get("normal", n)
+    n = n.reshape(-1, 3)
+    return n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
 
 
 def _deformed_mesh(context, armature_obj):
