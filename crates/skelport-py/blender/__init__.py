@@ -12,6 +12,8 @@ As an extension (Blender 4.2+) the abi3 ``skelport`` wheel is bundled; for Blend
 file is a legacy add-on (``bl_info``) with the wheel installed beside it (docs/python.md).
 """
 
+import json
+
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
@@ -34,7 +36,12 @@ bl_info = {
 TO_BLENDER = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
 TO_REPORT = TO_BLENDER.T
 MIN_LENGTH = 1e-3  # Blender deletes zero-length bones
-JOINTS = "skelport_joints"  # the armature object's custom property: its skin's joints, in order
+# Custom properties the importer leaves for the exporter: what Blender has no place for, so that
+# import then export keeps the file (an AnvilToolkit skeleton byte for byte) and an edit keeps the
+# rest. On bones: the exact rest matrix (Blender keeps float32), the file's length, roll and mirror
+# bone, MPFB placement, format data. On the armature: the skeleton's and document's format data. On
+# meshes: their position in the file, format data, and the skin's name and joints.
+PROP = "skelport"
 
 
 def rotation_matrices(q):
@@ -59,7 +66,20 @@ def _report(op, diagnostics):
 # Import
 
 
-def build_armature(context, sk, name):
+def _json(value):
+    return json.dumps(value, separators=(",", ":")) if value else ""
+
+
+def _rest_matrices(sk):
+    """(n, 4, 4) world rest matrices in the report frame, row-major, as from_arrays takes them."""
+    m = np.zeros((len(sk), 4, 4))
+    m[:, :3, :3] = rotation_matrices(sk.rotations)
+    m[:, :3, 3] = sk.heads
+    m[:, 3, 3] = 1.0
+    return m
+
+
+def build_armature(context, sk, name, doc_ext):
     arm = bpy.data.armatures.new(name)
     obj = bpy.data.objects.new(name, arm)
     context.collection.objects.link(obj)
@@ -84,10 +104,26 @@ def build_armature(context, sk, name):
             eb.parent = bones[sk.parents[i]]
         bones.append(eb)
     bpy.ops.object.mode_set(mode="OBJECT")
+    rest, shown = _rest_matrices(sk), lengths
+    lengths, rolls, mirrors = sk.lengths, sk.rolls, sk.mirrors
+    anchors, exts = sk.bone_anchors, sk.bone_extensions
+    for i, bone_name in enumerate(sk.bone_names):
+        b = arm.bones[bone_name]
+        b.use_deform = bool(sk.deform[i])
+        b[PROP] = {
+            "rest": rest[i].reshape(-1).tolist(),
+            "shown_length": float(shown[i]),
+            "length": float(lengths[i]),
+            "roll": float(rolls[i]),
+            "mirror": sk.bone_names[mirrors[i]] if mirrors[i] >= 0 else "",
+            "anchors": _json(anchors[i]),
+            "ext": _json(exts[i]),
+        }
+    obj[PROP] = {"skeleton_ext": _json(sk.extensions), "document_ext": _json(doc_ext), "name": sk.name}
     return obj
 
 
-def build_mesh(context, mesh, skin, armature_obj):
+def build_mesh(context, mesh, index, skin, armature_obj):
     positions = mesh.positions @ TO_BLENDER.T
     faces = [f[f >= 0].tolist() for f in mesh.faces]
     me = bpy.data.meshes.new(mesh.name or "mesh")
@@ -108,10 +144,12 @@ def build_mesh(context, mesh, skin, armature_obj):
     me.update()
     obj = bpy.data.objects.new(mesh.name or "mesh", me)
     context.collection.objects.link(obj)
+    obj[PROP] = {"index": index, "name": mesh.name, "ext": _json(mesh.extensions)}
+    if armature_obj is not None:
+        obj.parent = armature_obj
     if skin is not None:
-        # Which bones are the skin's joints (the bones without weights among them): Blender has
-        # no place for it, the exporter reads it back.
-        armature_obj[JOINTS] = list(skin.joint_names)
+        # Which bones are the skin's joints (the bones without weights among them too).
+        obj[PROP] = dict(obj[PROP].to_dict(), skin_name=skin.name, skin_ext=_json(skin.extensions), joints=list(skin.joint_names))
         joints, weights = skin.influences()
         groups = [obj.vertex_groups.new(name=n) for n in skin.joint_names]
         for v, (js, ws) in enumerate(zip(joints.tolist(), weights.tolist())):
@@ -120,7 +158,6 @@ def build_mesh(context, mesh, skin, armature_obj):
                     groups[j].add([v], w, "REPLACE")
         mod = obj.modifiers.new("Armature", "ARMATURE")
         mod.object = armature_obj
-        obj.parent = armature_obj
     return obj
 
 
@@ -128,10 +165,13 @@ def import_file(context, path, **options):
     """Read `path` with skelport and build its armatures and meshes; returns the document and
     the armature objects."""
     doc = skelport.load(path, **{k: v for k, v in options.items() if v})
-    armatures = [build_armature(context, sk, sk.name or "skeleton") for sk in doc.skeletons]
+    doc_ext = doc.extensions
+    armatures = [build_armature(context, sk, sk.name or "skeleton", doc_ext) for sk in doc.skeletons]
     for k, m in enumerate(doc.meshes):
         skin = next((s for s in doc.skins if s.mesh == k), None)
-        build_mesh(context, m, skin, armatures[skin.skeleton] if skin is not None else None)
+        # An unskinned mesh goes with the only armature (so that it is exported with it).
+        owner = armatures[skin.skeleton] if skin is not None else (armatures[0] if len(armatures) == 1 else None)
+        build_mesh(context, m, k, skin, owner)
     return doc, armatures
 
 
@@ -177,42 +217,86 @@ def _parents_first(bones):
     return order
 
 
-def document_from_blender(armature_obj, mesh_obj=None):
-    """A skelport Document of an armature object (and one mesh it deforms), in the report
-    frame, from Blender's data directly."""
+# How far Blender's float32 copy of a bone's rest matrix may be from the exact one the importer
+# kept for the bone to count as not edited (then the exact one is exported).
+SAME_REST = 1e-5
+
+
+def _unchanged(exact, current):
+    return bool(np.all(np.abs(exact - current) <= SAME_REST * np.maximum(1.0, np.abs(exact))))
+
+
+def _mesh_arrays(mesh_obj):
+    """One mesh object's arrays, in the report frame, as from_arrays' `meshes` takes them."""
+    me = mesh_obj.data
+    kept = mesh_obj.get(PROP)
+    kept = kept.to_dict() if kept is not None else {}
+    n = len(me.vertices)
+    co = np.empty(n * 3)
+    me.vertices.foreach_get("co", co)
+    m = np.array(mesh_obj.matrix_world)
+    co = co.reshape(n, 3) @ m[:3, :3].T + m[:3, 3]
+    loops = np.empty(len(me.loops), dtype=np.int64)
+    me.loops.foreach_get("vertex_index", loops)
+    sizes = np.empty(len(me.polygons), dtype=np.int64)
+    me.polygons.foreach_get("loop_total", sizes)
+    starts = np.empty(len(me.polygons), dtype=np.int64)
+    me.polygons.foreach_get("loop_start", starts)
+    faces = np.full((len(sizes), int(sizes.max()) if len(sizes) else 3), -1, dtype=np.int64)
+    # Corner c of face f is loop starts[f] + c; `order` lists the loops face by face (Blender
+    # keeps them so, but does not promise it).
+    first = np.repeat(np.cumsum(sizes) - sizes, sizes)
+    corner = np.arange(int(sizes.sum())) - first
+    order = np.repeat(starts, sizes) + corner
+    faces[np.repeat(np.arange(len(sizes)), sizes), corner] = loops[order]
+    out = {"positions": co @ TO_REPORT.T, "faces": faces, "name": kept.get("name", mesh_obj.name), "extensions": _loads(kept.get("ext"))}
+    if me.uv_layers.active is not None:
+        uv = np.empty(len(me.loops) * 2)
+        me.uv_layers.active.data.foreach_get("uv", uv)
+        out.update(uvs=uv.reshape(-1, 2)[order], uvs_per_corner=True)
+    normals = _corner_normals(me)
+    if normals is not None:
+        out.update(normals=(normals @ m[:3, :3].T @ TO_REPORT.T)[order], normals_per_corner=True)
+    return out, kept
+
+
+def document_from_blender(armature_obj, mesh_objs=()):
+    """A skelport Document of an armature object and the meshes it deforms, in the report frame,
+    from Blender's data directly; what the importer kept (exact rest matrices, format data) is
+    used for every bone and mesh not edited since."""
     bones = _parents_first(list(armature_obj.data.bones))
     index = {b.name: i for i, b in enumerate(bones)}
     to_report = np.eye(4)
     to_report[:3, :3] = TO_REPORT
     world = np.array(armature_obj.matrix_world)
     matrices = np.array([to_report @ world @ np.array(b.matrix_local) @ to_report.T for b in bones])
-    args = {
-        "name": armature_obj.name,
-        "lengths": np.array([b.length for b in bones]),
-    }
-    if mesh_obj is not None:
-        me = mesh_obj.data
-        n = len(me.vertices)
-        co = np.empty(n * 3)
-        me.vertices.foreach_get("co", co)
-        m = np.array(mesh_obj.matrix_world)
-        co = co.reshape(n, 3) @ m[:3, :3].T + m[:3, 3]
-        loops = np.empty(len(me.loops), dtype=np.int64)
-        me.loops.foreach_get("vertex_index", loops)
-        sizes = np.array([p.loop_total for p in me.polygons], dtype=np.int64)
-        width = int(sizes.max()) if len(sizes) else 3
-        faces = np.full((len(sizes), width), -1, dtype=np.int64)
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(sizes) else []
-        for k, (s, c) in enumerate(zip(starts, sizes)):
-            faces[k, :c] = loops[s : s + c]
-        args.update(positions=co @ TO_REPORT.T, faces=faces, mesh_name=mesh_obj.name)
-        if me.uv_layers.active is not None:
-            uv = np.empty(len(me.loops) * 2)
-            me.uv_layers.active.data.foreach_get("uv", uv)
-            args.update(uvs=uv.reshape(-1, 2), uvs_per_corner=True)
+    n = len(bones)
+    lengths = np.array([b.length for b in bones])
+    rolls = np.full(n, np.nan)
+    mirrors = np.full(n, -1, dtype=np.int64)
+    anchors, exts = [None] * n, [None] * n
+    for i, b in enumerate(bones):
+        kept = b.get(PROP)
+        if kept is None:
+            continue
+        kept = kept.to_dict()
+        exact = np.array(kept["rest"]).reshape(4, 4)
+        if _unchanged(exact, matrices[i]):
+            matrices[i] = exact
+            rolls[i] = kept["roll"]
+            anchors[i] = _loads(kept["anchors"]) or None
+            if abs(lengths[i] - kept["shown_length"]) <= SAME_REST * max(1.0, kept["shown_length"]):
+                lengths[i] = kept["length"]  # NaN: the file gave none
+        mirrors[i] = index.get(kept["mirror"], -1)
+        exts[i] = _loads(kept["ext"])
+    arm_kept = armature_obj.get(PROP)
+    arm_kept = arm_kept.to_dict() if arm_kept is not None else {}
+    meshes = []
+    for mesh_obj in mesh_objs:
+        mesh, kept = _mesh_arrays(mesh_obj)
         names = {g.index: g.name for g in mesh_obj.vertex_groups}
         groups = {}
-        for v in me.vertices:
+        for v in mesh_obj.data.vertices:
             for g in v.groups:
                 name = names.get(g.group)
                 if name in index and g.weight > 0:
@@ -220,15 +304,31 @@ def document_from_blender(armature_obj, mesh_obj=None):
                     groups[name][0].append(v.index)
                     groups[name][1].append(g.weight)
         if groups:
-            # The joints the file had (import keeps them on the armature), else every bone that
-            # has weights.
-            kept = [str(n) for n in armature_obj.get(JOINTS, [])]
-            joints = kept if kept and set(groups) <= set(kept) <= set(index) else [b.name for b in bones if b.name in groups]
-            args.update(groups=groups, joint_names=joints)
-        normals = _corner_normals(me)
-        if normals is not None:
-            args.update(normals=normals @ m[:3, :3].T @ TO_REPORT.T, normals_per_corner=True)
-    return skelport.from_arrays([b.name for b in bones], [index[b.parent.name] if b.parent else -1 for b in bones], matrices, **args)
+            # The joints the file had (the importer keeps them), else every bone with weights.
+            joints = [str(j) for j in kept.get("joints", [])]
+            if not (joints and set(groups) <= set(joints) <= set(index)):
+                joints = [b.name for b in bones if b.name in groups]
+            mesh.update(groups=groups, joint_names=joints, skin_name=kept.get("skin_name"), skin_extensions=_loads(kept.get("skin_ext")))
+        meshes.append(mesh)
+    return skelport.from_arrays(
+        [b.name for b in bones],
+        [index[b.parent.name] if b.parent else -1 for b in bones],
+        matrices,
+        name=arm_kept.get("name", armature_obj.name),
+        lengths=lengths,
+        rolls=rolls,
+        deform=np.array([b.use_deform for b in bones]),
+        mirrors=mirrors,
+        bone_anchors=anchors,
+        meshes=meshes,
+        extensions=_loads(arm_kept.get("document_ext")),
+        skeleton_extensions=_loads(arm_kept.get("skeleton_ext")),
+        bone_extensions=exts,
+    )
+
+
+def _loads(text):
+    return json.loads(text) if text else None
 
 
 def _corner_normals(me):
@@ -246,11 +346,17 @@ def _corner_normals(me):
     return n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
 
 
-def _deformed_mesh(context, armature_obj):
-    for o in context.scene.objects:
-        if o.type == "MESH" and any(m.type == "ARMATURE" and m.object == armature_obj for m in o.modifiers):
-            return o
-    return None
+def _meshes_of(context, armature_obj):
+    """The meshes an armature deforms or holds as children, in the file's order where they came
+    from one (then the others by name)."""
+    found = [
+        o for o in context.scene.objects
+        if o.type == "MESH" and (o.parent == armature_obj or any(m.type == "ARMATURE" and m.object == armature_obj for m in o.modifiers))
+    ]
+    def key(o):
+        kept = o.get(PROP)
+        return (0, kept["index"], "") if kept is not None and "index" in kept else (1, 0, o.name)
+    return sorted(found, key=key)
 
 
 class ExportSkelport(bpy.types.Operator, ExportHelper):
@@ -279,7 +385,7 @@ class ExportSkelport(bpy.types.Operator, ExportHelper):
             self.report({"ERROR"}, "select an armature to export")
             return {"CANCELLED"}
         try:
-            doc = document_from_blender(arm, _deformed_mesh(context, arm))
+            doc = document_from_blender(arm, _meshes_of(context, arm))
             report = doc.save(
                 self.filepath,
                 to=None if self.format == "AUTO" else self.format,

@@ -18,6 +18,7 @@ import sys
 import time
 
 import bpy
+import mathutils
 
 args = sys.argv[sys.argv.index("--") + 1 :] if "--" in sys.argv else sys.argv[1:]
 spec = json.loads(open(args[0]).read())
@@ -84,6 +85,24 @@ def record():
     return arms, meshes
 
 
+def edit(case):
+    """A user's edit between import and export: a bone moved in Edit Mode (head and tail by the
+    same offset, Blender's frame), a vertex given weight in another vertex group."""
+    e = case.get("edit") or {}
+    arm = next(o for o in bpy.context.scene.objects if o.type == "ARMATURE")
+    if "move_bone" in e:
+        bpy.context.view_layer.objects.active = arm
+        bpy.ops.object.mode_set(mode="EDIT")
+        eb = arm.data.edit_bones[e["move_bone"]]
+        d = mathutils.Vector(e["by"])
+        eb.head, eb.tail = eb.head + d, eb.tail + d
+        bpy.ops.object.mode_set(mode="OBJECT")
+    if "paint" in e:
+        p = e["paint"]
+        obj = next(o for o in bpy.context.scene.objects if o.type == "MESH" and p["group"] in o.vertex_groups)
+        obj.vertex_groups[p["group"]].add([p["vertex"]], p["weight"], "REPLACE")
+
+
 def run(case):
     clear()
     opts = {k: v for k, v in case.get("import", {}).items() if v}
@@ -97,6 +116,8 @@ def run(case):
     if case.get("record", True):
         res.update(armatures=arms, meshes=meshes)
     res["bone_count"] = sum(len(a) for a in arms.values())
+    if case.get("edit"):
+        edit(case)
     if case.get("export"):
         arm = next(o for o in bpy.context.scene.objects if o.type == "ARMATURE")
         bpy.context.view_layer.objects.active = arm
