@@ -149,7 +149,13 @@ def build_mesh(context, mesh, index, skin, armature_obj):
         obj.parent = armature_obj
     if skin is not None:
         # Which bones are the skin's joints (the bones without weights among them too).
-        obj[PROP] = dict(obj[PROP].to_dict(), skin_name=skin.name, skin_ext=_json(skin.extensions), joints=list(skin.joint_names))
+        obj[PROP] = dict(
+            obj[PROP].to_dict(),
+            skin_name=skin.name,
+            skin_ext=_json(skin.extensions),
+            joints=list(skin.joint_names),
+            binds=skin.bind_matrices.reshape(-1).tolist(),
+        )
         joints, weights = skin.influences()
         groups = [obj.vertex_groups.new(name=n) for n in skin.joint_names]
         for v, (js, ws) in enumerate(zip(joints.tolist(), weights.tolist())):
@@ -275,6 +281,7 @@ def document_from_blender(armature_obj, mesh_objs=()):
     rolls = np.full(n, np.nan)
     mirrors = np.full(n, -1, dtype=np.int64)
     anchors, exts = [None] * n, [None] * n
+    unchanged = np.zeros(n, dtype=bool)
     for i, b in enumerate(bones):
         kept = b.get(PROP)
         if kept is None:
@@ -282,6 +289,7 @@ def document_from_blender(armature_obj, mesh_objs=()):
         kept = kept.to_dict()
         exact = np.array(kept["rest"]).reshape(4, 4)
         if _unchanged(exact, matrices[i]):
+            unchanged[i] = True
             matrices[i] = exact
             rolls[i] = kept["roll"]
             anchors[i] = _loads(kept["anchors"]) or None
@@ -309,6 +317,12 @@ def document_from_blender(armature_obj, mesh_objs=()):
             if not (joints and set(groups) <= set(joints) <= set(index)):
                 joints = [b.name for b in bones if b.name in groups]
             mesh.update(groups=groups, joint_names=joints, skin_name=kept.get("skin_name"), skin_extensions=_loads(kept.get("skin_ext")))
+            if joints == [str(j) for j in kept.get("joints", [])] and "binds" in kept:
+                # Where the file bound each joint, for joints whose bones were not edited (an
+                # edited bone binds at its new rest, as Blender shows it).
+                binds = np.array(kept["binds"]).reshape(-1, 4, 4)
+                rows = [index[j] for j in joints]
+                mesh["bind_matrices"] = np.where(unchanged[rows][:, None, None], binds, matrices[rows])
         meshes.append(mesh)
     return skelport.from_arrays(
         [b.name for b in bones],

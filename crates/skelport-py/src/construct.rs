@@ -180,6 +180,7 @@ struct MeshArgs<'py> {
     joints: Option<PyReadonlyArray2<'py, i64>>,
     weights: Option<PyReadonlyArray2<'py, f64>>,
     joint_names: Option<Vec<String>>,
+    bind_matrices: Option<PyReadonlyArray3<'py, f64>>,
     groups: Option<Bound<'py, PyDict>>,
     extensions: Option<String>,
     skin_name: Option<String>,
@@ -193,8 +194,9 @@ impl<'py> MeshArgs<'py> {
     /// a skin: `joints` ((v, k) indices into `joint_names`) and `weights` ((v, k), rows padded
     /// with weight 0, as `Skin.influences()` gives them), or `groups`, Blender's vertex groups
     /// `{bone name: (vertex indices, weights)}` (groups named after no joint left out);
-    /// `joint_names` (default: every bone, in bone order), `skin_name` (default: the skeleton's
-    /// name); `extensions` and `skin_extensions` (JSON text, as `from_arrays`' own). A missing
+    /// `joint_names` (default: every bone, in bone order), `bind_matrices` ((j, 4, 4) row-major,
+    /// where the skin binds each joint; default: at its bone's rest), `skin_name` (default: the
+    /// skeleton's name); `extensions` and `skin_extensions` (JSON text, as `from_arrays`' own). A missing
     /// key or `None` is the default.
     fn from_dict(d: &Bound<'py, PyDict>) -> PyResult<Self> {
         fn get<'py, T: pyo3::conversion::FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<T>> {
@@ -216,6 +218,7 @@ impl<'py> MeshArgs<'py> {
             "joints",
             "weights",
             "joint_names",
+            "bind_matrices",
             "groups",
             "extensions",
             "skin_name",
@@ -238,6 +241,7 @@ impl<'py> MeshArgs<'py> {
             joints: get(d, "joints")?,
             weights: get(d, "weights")?,
             joint_names: get(d, "joint_names")?,
+            bind_matrices: get(d, "bind_matrices")?,
             groups: get(d, "groups")?,
             extensions: get(d, "extensions")?,
             skin_name: get(d, "skin_name")?,
@@ -310,8 +314,8 @@ fn add_mesh(
     doc.meshes.push(mesh);
 
     if a.joints.is_none() && a.weights.is_none() && a.groups.is_none() {
-        if a.joint_names.is_some() || a.skin_extensions.is_some() {
-            return Err(bad("joint_names and skin_extensions belong to a skin: give joints and weights, or groups"));
+        if a.joint_names.is_some() || a.skin_extensions.is_some() || a.bind_matrices.is_some() {
+            return Err(bad("joint_names, bind_matrices and skin_extensions belong to a skin: give joints and weights, or groups"));
         }
         return Ok(());
     }
@@ -364,7 +368,24 @@ fn add_mesh(
         }
         _ => return Err(bad("a skin is joints and weights together, or groups")),
     }
-    let inverse_bind = slots.iter().map(|&b| world[b].inverse()).collect();
+    let inverse_bind = match &a.bind_matrices {
+        None => slots.iter().map(|&b| world[b].inverse()).collect(),
+        Some(m) => {
+            let m = m.as_array();
+            if m.shape() != [names.len(), 4, 4] {
+                return Err(bad(format!("bind_matrices must have shape ({}, 4, 4), one per joint, not {:?}", names.len(), m.shape())));
+            }
+            let mut out = Vec::with_capacity(names.len());
+            for j in 0..names.len() {
+                let b = DMat4::from_cols_array(&std::array::from_fn(|k| m[[j, k % 4, k / 4]]));
+                if !b.is_finite() || b.determinant().abs() < 1e-12 {
+                    return Err(bad(format!("bind_matrices[{j}] (joint {:?}) cannot be inverted", names[j])));
+                }
+                out.push(b.inverse());
+            }
+            out
+        }
+    };
     let mut influences = Influences::from_triples(v, triples);
     influences.sort_descending();
     doc.skins.push(Skin {

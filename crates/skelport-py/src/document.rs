@@ -24,11 +24,12 @@ pub struct Inner {
     pub keep_origin: bool,
     skeletons: OnceLock<Vec<Arc<SkeletonData>>>,
     meshes: OnceLock<Vec<skelport::ir::Mesh>>,
+    binds: OnceLock<Vec<Vec<f64>>>,
 }
 
 impl Inner {
     pub fn new(loaded: Loaded, mesh: Companion, keep_origin: bool) -> Self {
-        Inner { loaded, mesh, keep_origin, skeletons: OnceLock::new(), meshes: OnceLock::new() }
+        Inner { loaded, mesh, keep_origin, skeletons: OnceLock::new(), meshes: OnceLock::new(), binds: OnceLock::new() }
     }
 
     fn skeletons(&self) -> &[Arc<SkeletonData>] {
@@ -64,6 +65,34 @@ impl Inner {
                         bone_names: r.bones.into_iter().map(|b| b.name).collect(),
                         bind,
                     })
+                })
+                .collect()
+        })
+    }
+
+    /// Per skin, where it binds each joint in the report frame: the inverse of its inverse bind
+    /// matrix times its bind shape matrix, row-major, 16 numbers a joint.
+    fn binds(&self) -> &[Vec<f64>] {
+        self.binds.get_or_init(|| {
+            let doc = &self.loaded.doc;
+            // Only what is read is converted: the skins without their weights.
+            let skins = doc
+                .skins
+                .iter()
+                .map(|s| skelport::ir::Skin { influences: Default::default(), ext: Default::default(), mesh: None, ..s.clone() })
+                .collect();
+            let mut d = skelport::Document { skeletons: doc.skeletons.clone(), skins, ..skelport::Document::new(doc.frame) };
+            d.convert_frame(Frame::REPORT);
+            d.skins
+                .iter()
+                .map(|s| {
+                    s.inverse_bind
+                        .iter()
+                        .flat_map(|ibm| {
+                            let m = (*ibm * s.bind_shape).inverse().to_cols_array();
+                            (0..16).map(move |k| m[(k % 4) * 4 + k / 4])
+                        })
+                        .collect()
                 })
                 .collect()
         })
@@ -262,6 +291,15 @@ impl Skin {
     #[getter]
     fn joint_bones<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i32>> {
         Array1::from_iter(self.skin().joints.iter().map(|j| j.raw() as i32)).into_pyarray(py)
+    }
+    /// Where the skin binds each joint (float64, shape (j, 4, 4), row-major, `m[:3, 3]` the
+    /// position; the inverse of its inverse bind matrix times the bind shape matrix), as
+    /// `from_arrays` takes it back (a mesh's `bind_matrices`).
+    #[getter]
+    fn bind_matrices<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray3<f64>>> {
+        let b = &self.doc.binds()[self.index];
+        let a = Array3::from_shape_vec((b.len() / 16, 4, 4), b.clone()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(a.into_pyarray(py))
     }
     /// What formats keep of this skin beyond the IR (namespace → JSON value), as `from_arrays`
     /// takes it back (a mesh's `skin_extensions`).

@@ -31,6 +31,7 @@ import skelport
 from conftest import DEMO, IN_CI, ROOT
 
 DRIVER = Path(__file__).resolve().parent / "blender_driver.py"
+VRM_DRIVER = Path(__file__).resolve().parent / "blender_vrm_addon.py"
 DIST = Path(os.environ.get("SKELPORT_BLENDER_DIST", ROOT / "dist"))
 TO_BLENDER = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
 HEAD_TOL, ANGLE_TOL, WEIGHT_TOL, UV_TOL = 1e-5, 1e-4, 1e-6, 1e-6
@@ -77,6 +78,9 @@ def cases(corpus, out):
         ("mpfb", rigs / "rig.game_engine.json", mpfb, "glb"),
         ("mhskel", DEMO / "sample.mhskel", {}, "glb"),
         ("fbx", corpus / "fbx" / "ufbx_blender_279_sausage_7400_binary.fbx", {}, "glb"),
+        # Avatars: a MakeHuman character and the SL body to VRM (the VRM add-on reads them below).
+        ("mpfb to vrm", rigs / "rig.game_engine.json", mpfb, "vrm"),
+        ("dae (Linden female) to vrm", corpus / "sl" / "linden-lab" / "female_2016_08_05.dae", {}, "vrm"),
     ]
     ext = {f.name: f.extensions[0] for f in skelport.formats() if f.extensions}
     # Edits between import and export (see test_an_edit_in_blender_is_exported_and_the_rest_kept).
@@ -346,3 +350,32 @@ def test_an_edit_in_blender_is_exported_and_the_rest_kept(blender_run):
     assert abs(wb[0].get(group, 0.0) - 0.5) < 1e-6, wb[0]
     assert weights_diff(wa[1:], wb[1:]) <= WEIGHT_TOL
     print(f"{which}: vertex 0 painted into {group!r}: {wb[0]}; the other {len(wa) - 1} vertices' weights unchanged")
+
+
+def test_the_vrm_addon_finds_every_humanoid_bone(blender_run):
+    """The VRM add-on for Blender (saturday06/VRM-Addon-for-Blender) imports each VRM the
+    skelport add-on exported and assigns every humanoid role to the bone skelport wrote for it.
+    The add-on is on none of the registries CI installs from (PyPI, npm, Debian): give its
+    extension zip as `$SKELPORT_VRM_ADDON` (`git archive --format=zip -o vrm.zip HEAD:src/io_scene_vrm`
+    in its repository); without it the test skips."""
+    which, spec, results, stdout, tmp = blender_run
+    addon = os.environ.get("SKELPORT_VRM_ADDON")
+    if not addon or not Path(addon).is_file():
+        pytest.skip("$SKELPORT_VRM_ADDON (the VRM add-on's extension zip) is not given")
+    files = [c["export"] for c, r in zip(spec["cases"], results["cases"]) if c["to"] == "vrm" and r.get("export") == ["FINISHED"] and not c.get("edit")]
+    assert len(files) == 3, files
+    user = tmp / "vrm-user-resources"
+    user.mkdir(exist_ok=True)
+    out = tmp / "vrm-addon.json"
+    p = subprocess.run([bpy_python(), str(VRM_DRIVER), addon, str(out), *files], capture_output=True, text=True, timeout=1200,
+                       env=dict(os.environ, BLENDER_USER_RESOURCES=str(user)))
+    assert p.returncode == 0 and out.exists(), p.stdout[-3000:] + p.stderr[-3000:]
+    got = json.loads(out.read_text())
+    lines = [f"{which} exports, read by the VRM add-on in Blender {got['blender']}:"]
+    for f in files:
+        res = got["files"][f]
+        assert res.get("import") == ["FINISHED"], res
+        want = skelport.load(f).skeletons[0].extensions["vrm"]["humanoid"]
+        assert res["roles"] == want, {k: (want.get(k), res["roles"].get(k)) for k in set(want) | set(res["roles"]) if want.get(k) != res["roles"].get(k)}
+        lines.append(f"  {Path(f).name}: {len(want)} humanoid roles, every one on skelport's bone; {res['bones']} bones, {res['meshes']} mesh(es)")
+    print("\n".join(lines))

@@ -132,7 +132,8 @@ def take_apart(doc):
         }
         if skin is not None:
             joints, weights = skin.influences()
-            m.update(joints=joints, weights=weights, joint_names=skin.joint_names, skin_name=skin.name, skin_extensions=skin.extensions)
+            m.update(joints=joints, weights=weights, joint_names=skin.joint_names, skin_name=skin.name, skin_extensions=skin.extensions,
+                     bind_matrices=skin.bind_matrices)
         meshes.append(m)
     return skelport.from_arrays(
         sk.bone_names, sk.parents, rest_matrices(sk), name=sk.name, lengths=sk.lengths, rolls=sk.rolls, deform=sk.deform,

@@ -209,6 +209,9 @@ class Skin:
         """What formats keep of it beyond skelport's model (namespace -> JSON value), as
         ``from_arrays`` takes it back."""
     @property
+    def bind_matrices(self) -> npt.NDArray[np.float64]:
+        """Where the skin binds each joint, shape (j, 4, 4), row-major (m[:3, 3] the position)."""
+    @property
     def vertex_count(self) -> int: ...
     def influences(self, max: Optional[int] = None) -> Tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
         """(joints, weights), each shape (v, k): rows largest first, padded with joint 0 and weight 0.

@@ -40,6 +40,8 @@ def _mesh(m: "Mapping[str, Any]", k: int) -> "Dict[str, Any]":
     for key, dtype, ndim in (("positions", np.float64, 2), ("faces", np.int64, 2), ("uvs", np.float64, 2), ("normals", np.float64, 2), ("joints", np.int64, 2), ("weights", np.float64, 2)):
         if key in out:
             out[key] = _opt(out[key], dtype, ndim, where + key)
+    if out.get("bind_matrices") is not None:
+        out["bind_matrices"] = _opt(out["bind_matrices"], np.float64, 3, where + "bind_matrices")
     if out.get("joint_names") is not None:
         out["joint_names"] = [str(n) for n in out["joint_names"]]
     groups = out.get("groups")
@@ -98,8 +100,9 @@ def from_arrays(
       no joint are left out). ``joint_names`` default to every bone in bone order; each joint
       binds at its bone's rest matrix.
     * Several meshes: ``meshes``, a list of dicts with the keys above (``name`` for
-      ``mesh_name``), each with its own skin, plus ``skin_name``, ``extensions`` and
-      ``skin_extensions``; the one-mesh keywords, when given, are the first mesh.
+      ``mesh_name``), each with its own skin, plus ``skin_name``, ``bind_matrices`` ((j, 4, 4),
+      where the skin binds each joint, as ``Skin.bind_matrices``; default: at its bone's rest),
+      ``extensions`` and ``skin_extensions``; the one-mesh keywords, when given, are the first mesh.
     * Format data skelport's model does not hold, as the ``extensions`` properties of a loaded
       document give it (namespace -> JSON value): ``extensions`` (the document's),
       ``skeleton_extensions``, ``bone_extensions`` (one per bone, None or {} for none). A
