@@ -87,7 +87,7 @@ def build_armature(context, sk, name, doc_ext):
     obj.select_set(True)
     heads = sk.heads @ TO_BLENDER.T
     lengths = np.maximum(np.linalg.norm(sk.tails - sk.heads, axis=1), MIN_LENGTH)
-    rot = TO_BLENDER @ rotation_matrices(sk.rotations) @ TO_BLENDER.T
+    rot = TO_BLENDER @ rotation_matrices(sk.rotations)  # the bone's own axes kept: +Y along it
     bpy.ops.object.mode_set(mode="EDIT")
     bones = []
     for i, bone_name in enumerate(sk.bone_names):
@@ -232,9 +232,32 @@ def _unchanged(exact, current):
     return bool(np.all(np.abs(exact - current) <= SAME_REST * np.maximum(1.0, np.abs(exact))))
 
 
-def _mesh_arrays(mesh_obj):
-    """One mesh object's arrays, in the report frame, as from_arrays' `meshes` takes them."""
-    me = mesh_obj.data
+def _evaluated(context, mesh_obj):
+    """The mesh as Blender shows it at rest: shape keys and modifiers applied (MPFB's human hides
+    its helper geometry with a Mask modifier), but not the armature's deformation. A context
+    manager giving a temporary mesh (vertex groups kept)."""
+
+    class Evaluated:
+        def __enter__(self):
+            self.off = [m for m in mesh_obj.modifiers if m.type == "ARMATURE" and m.show_viewport]
+            for m in self.off:
+                m.show_viewport = False
+            context.view_layer.update()
+            self.obj = mesh_obj.evaluated_get(context.evaluated_depsgraph_get())
+            return self.obj.to_mesh()
+
+        def __exit__(self, *exc):
+            self.obj.to_mesh_clear()
+            for m in self.off:
+                m.show_viewport = True
+            context.view_layer.update()
+
+    return Evaluated()
+
+
+def _mesh_arrays(mesh_obj, me):
+    """One mesh object's arrays (`me`: its mesh as evaluated), in the report frame, as
+    from_arrays' `meshes` takes them."""
     kept = mesh_obj.get(PROP)
     kept = kept.to_dict() if kept is not None else {}
     n = len(me.vertices)
@@ -266,7 +289,7 @@ def _mesh_arrays(mesh_obj):
     return out, kept
 
 
-def document_from_blender(armature_obj, mesh_objs=()):
+def document_from_blender(armature_obj, mesh_objs=(), context=None):
     """A skelport Document of an armature object and the meshes it deforms, in the report frame,
     from Blender's data directly; what the importer kept (exact rest matrices, format data) is
     used for every bone and mesh not edited since."""
@@ -275,7 +298,11 @@ def document_from_blender(armature_obj, mesh_objs=()):
     to_report = np.eye(4)
     to_report[:3, :3] = TO_REPORT
     world = np.array(armature_obj.matrix_world)
-    matrices = np.array([to_report @ world @ np.array(b.matrix_local) @ to_report.T for b in bones])
+    matrices = np.array([to_report @ world @ np.array(b.matrix_local) for b in bones])
+    # Blender computes a bone's matrix from head, tail and roll in float32: its axes can be off
+    # square by 1e-5 (MPFB's thighs). The nearest rotation (polar decomposition) is the bone's.
+    u, _, vt = np.linalg.svd(matrices[:, :3, :3])
+    matrices[:, :3, :3] = u @ vt
     n = len(bones)
     lengths = np.array([b.length for b in bones])
     rolls = np.full(n, np.nan)
@@ -301,16 +328,17 @@ def document_from_blender(armature_obj, mesh_objs=()):
     arm_kept = arm_kept.to_dict() if arm_kept is not None else {}
     meshes = []
     for mesh_obj in mesh_objs:
-        mesh, kept = _mesh_arrays(mesh_obj)
-        names = {g.index: g.name for g in mesh_obj.vertex_groups}
-        groups = {}
-        for v in mesh_obj.data.vertices:
-            for g in v.groups:
-                name = names.get(g.group)
-                if name in index and g.weight > 0:
-                    groups.setdefault(name, ([], []))
-                    groups[name][0].append(v.index)
-                    groups[name][1].append(g.weight)
+        with _evaluated(context or bpy.context, mesh_obj) as me:
+            mesh, kept = _mesh_arrays(mesh_obj, me)
+            names = {g.index: g.name for g in mesh_obj.vertex_groups}
+            groups = {}
+            for v in me.vertices:
+                for g in v.groups:
+                    name = names.get(g.group)
+                    if name in index and g.weight > 0:
+                        groups.setdefault(name, ([], []))
+                        groups[name][0].append(v.index)
+                        groups[name][1].append(g.weight)
         if groups:
             # The joints the file had (the importer keeps them), else every bone with weights.
             joints = [str(j) for j in kept.get("joints", [])]
@@ -392,6 +420,12 @@ class ExportSkelport(bpy.types.Operator, ExportHelper):
     max_influences: IntProperty(name="Max influences", description="Joints per vertex, 0 for the target's own limit (--max-influences)", default=0, min=0, max=64)
     limit: IntProperty(name="Bone limit", description="Most bones the target may hold, 0 for none (--limit)", default=0, min=0)
     t_pose: BoolProperty(name="VRM T-pose", description="Bake the rest pose into a T-pose (--rest-pose t-pose)", default=False)
+    map: StringProperty(
+        name="Bone map",
+        description="Rename bones with a map file or a built-in map, e.g. mpfb-game_engine-to-sl for an SL rig (--map)",
+    )
+    vrm_meta: StringProperty(name="VRM meta", description="The avatar's VRM meta: name, authors, licence (--vrm-meta)", subtype="FILE_PATH")
+    allow_loss: BoolProperty(name="Allow loss", description="Write even where the result would be skinless or a skin is left behind (--allow-loss)", default=False)
 
     def execute(self, context):
         arm = context.active_object if context.active_object and context.active_object.type == "ARMATURE" else None
@@ -399,7 +433,7 @@ class ExportSkelport(bpy.types.Operator, ExportHelper):
             self.report({"ERROR"}, "select an armature to export")
             return {"CANCELLED"}
         try:
-            doc = document_from_blender(arm, _meshes_of(context, arm))
+            doc = document_from_blender(arm, _meshes_of(context, arm), context)
             report = doc.save(
                 self.filepath,
                 to=None if self.format == "AUTO" else self.format,
@@ -408,6 +442,9 @@ class ExportSkelport(bpy.types.Operator, ExportHelper):
                 default_joints=self.default_joints,
                 limit=self.limit or None,
                 rest_pose="t-pose" if self.t_pose else None,
+                map=self.map or None,
+                vrm_meta=bpy.path.abspath(self.vrm_meta) if self.vrm_meta else None,
+                allow_loss=self.allow_loss,
             )
         except (skelport.Error, ValueError) as e:
             self.report({"ERROR"}, str(e))

@@ -58,7 +58,12 @@ def record():
             bones = {}
             for b in o.data.bones:
                 m = w @ b.matrix_local
-                bones[b.name] = {"head": list(m.translation), "rotation": [list(m[r][:3]) for r in range(3)], "parent": b.parent.name if b.parent else None}
+                bones[b.name] = {
+                    "head": list(m.translation),
+                    "tail": list(w @ b.tail_local),
+                    "rotation": [list(m[r][:3]) for r in range(3)],
+                    "parent": b.parent.name if b.parent else None,
+                }
             arms[o.name] = bones
     for o in bpy.context.scene.objects:
         if o.type != "MESH":

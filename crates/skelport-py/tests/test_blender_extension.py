@@ -32,6 +32,7 @@ from conftest import DEMO, IN_CI, ROOT
 
 DRIVER = Path(__file__).resolve().parent / "blender_driver.py"
 VRM_DRIVER = Path(__file__).resolve().parent / "blender_vrm_addon.py"
+MPFB_DRIVER = Path(__file__).resolve().parent / "blender_mpfb.py"
 DIST = Path(os.environ.get("SKELPORT_BLENDER_DIST", ROOT / "dist"))
 TO_BLENDER = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
 HEAD_TOL, ANGLE_TOL, WEIGHT_TOL, UV_TOL = 1e-5, 1e-4, 1e-6, 1e-6
@@ -167,8 +168,10 @@ def quat_matrix(q):
     ])
 
 
-def bones_against_inspect(armatures, rep):
-    """Worst head distance (m) and orientation (rad) of Blender's bones against the report."""
+def bones_against_inspect(armatures, rep, lengths):
+    """Worst head distance (m) and orientation (rad) of Blender's bones against the report; where
+    the file gives a bone's length (`lengths`: the bones that have one), the Blender bone (its +Y)
+    ends at the report's tail (bones shorter than the 1 mm Blender keeps aside)."""
     placed = {}
     for bones in armatures.values():
         placed.update(bones)
@@ -178,8 +181,11 @@ def bones_against_inspect(armatures, rep):
         for b in sk["bones"]:
             got = placed[b["name"]]
             worst_head = max(worst_head, float(np.linalg.norm(np.array(got["head"]) - TO_BLENDER @ np.array(b["head"]))))
-            want = TO_BLENDER @ quat_matrix(b["rotation"]) @ TO_BLENDER.T
+            want = TO_BLENDER @ quat_matrix(b["rotation"])
             worst_angle = max(worst_angle, angle(np.array(got["rotation"]), want))
+            length = float(np.linalg.norm(np.array(b["tail"]) - np.array(b["head"])))
+            if length >= 1e-3 and b["name"] in lengths:
+                worst_head = max(worst_head, float(np.linalg.norm(np.array(got["tail"]) - TO_BLENDER @ np.array(b["tail"]))))
             n += 1
     assert n == len(placed)
     return n, worst_head, worst_angle
@@ -249,7 +255,7 @@ def import_args(case):
 def test_blender_imports_and_exports_every_format(blender_run, cli, corpus):
     which, spec, results, stdout, tmp = blender_run
     table = [f"{which}: Blender {results['blender']}, add-on module {results['module']}",
-             "| format (file) | bones | head err (m) | angle err (rad) | weights err | UV err | export | export vs `skelport convert` |",
+             "| format (file) | bones | head, tail err (m) | angle err (rad) | weights err | UV err | export | export vs `skelport convert` |",
              "|---|---|---|---|---|---|---|---|"]
     failures = []
     for case, res in zip(spec["cases"], results["cases"]):
@@ -260,8 +266,9 @@ def test_blender_imports_and_exports_every_format(blender_run, cli, corpus):
             failures.append(f"{key}: import {res}")
             continue
         rep = cli.json("inspect", *import_args(case))
-        n, head, ang = bones_against_inspect(res["armatures"], rep)
         doc = skelport.load(case["input"], **case["import"])
+        lengths = {n for sk in doc.skeletons for n, x in zip(sk.bone_names, sk.lengths) if not math.isnan(x)}
+        n, head, ang = bones_against_inspect(res["armatures"], rep, lengths)
         want_w = [w for w in vertex_weights(doc)]
         got = res["meshes"]
         skinned = [(m, w) for m, w in zip(doc.meshes, want_w)]
@@ -379,3 +386,48 @@ def test_the_vrm_addon_finds_every_humanoid_bone(blender_run):
         assert res["roles"] == want, {k: (want.get(k), res["roles"].get(k)) for k in set(want) | set(res["roles"]) if want.get(k) != res["roles"].get(k)}
         lines.append(f"  {Path(f).name}: {len(want)} humanoid roles, every one on skelport's bone; {res['bones']} bones, {res['meshes']} mesh(es)")
     print("\n".join(lines))
+
+
+def test_an_mpfb_human_exports_as_the_command_line_converts_it(cli, corpus, tmp_path):
+    """MPFB 2 (makehumancommunity/mpfb2) builds a default human with its game_engine rig and
+    weights in `bpy`; the skelport add-on exports it to Second Life Collada (with the
+    mpfb-game_engine-to-sl map), VRM, AnvilToolkit and G4MF, one operator call each. Each export
+    is what `skelport convert` makes of MPFB's rig and weights files on the same body (MPFB's
+    base.obj with the human's positions): `diff` same, weights and UVs equal. MPFB is on none of
+    the registries CI installs from: give its extension zip as `$SKELPORT_MPFB` (its `src/mpfb`
+    folder zipped); without it the test skips."""
+    addon = os.environ.get("SKELPORT_MPFB")
+    if not addon or not Path(addon).is_file():
+        pytest.skip("$SKELPORT_MPFB (MPFB 2's extension zip) is not given")
+    rigs = corpus / "mpfb" / "rigs" / "standard"
+    character = tmp_path / "character.obj"
+    targets = [("dae", {"map": "mpfb-game_engine-to-sl"}), ("vrm", {}), ("anvil", {"allow_loss": True}), ("g4b", {})]
+    ext = {f.name: f.extensions[0].lstrip(".") for f in skelport.formats() if f.extensions}
+    exports = [{"path": str(tmp_path / f"human.{ext[to]}"), "options": dict(opts, format=to)} for to, opts in targets]
+    spec = {"mpfb": addon, "skelport": str(_zip(legacy=False)), "base_obj": str(corpus / "mpfb" / "3dobjs" / "base.obj"),
+            "character_obj": str(character), "rig": "game_engine", "exports": exports}
+    (tmp_path / "user").mkdir()
+    res, _ = run_blender([bpy_python(), str(MPFB_DRIVER)], dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "user")), spec, tmp_path)
+    lines = [f"MPFB human in Blender {res['blender']}: {res['bones']} bones, {res['vertices']} vertices, {res['groups']} vertex groups, "
+             f"{res.get('shape_keys', 0)} shape keys (moving vertices up to {res.get('shape_moved_max', 0):.3f} m); built in {res['build_seconds']:.1f} s"]
+    failures = []
+    for (to, opts), e in zip(targets, res["exports"]):
+        if e.get("result") != ["FINISHED"]:
+            failures.append(f"{to}: {e}")
+            continue
+        ref = tmp_path / f"ref.{ext[to]}"
+        flags = ["--map", opts["map"]] if "map" in opts else []
+        cli.run("convert", rigs / "rig.game_engine.json", "--weights", rigs / "weights.game_engine.json", "--mesh", character,
+                "--to", to, *flags, "-o", ref, "--allow-loss")
+        d = skelport.diff(str(ref), e["path"])
+        we, uve = compare_documents(skelport.load(str(ref)), skelport.load(e["path"]))
+        ok = d["same"] and we <= WEIGHT_TOL and uve <= UV_TOL
+        lines.append(f"  {to}: export {e['seconds']:.2f} s; against `skelport convert`: diff {'same' if d['same'] else 'DIFFERS'} "
+                     f"({d['compared']['bones']} bones, {d['compared']['meshes']} meshes), max head {d['max_head_distance']:.1e} m, "
+                     f"weights {we:.1e}, UVs {uve:.1e}")
+        if not ok:
+            failures.append(lines[-1])
+    print("\n".join(lines))
+    (TABLE).mkdir(parents=True, exist_ok=True)
+    (TABLE / "mpfb.md").write_text("\n".join(lines) + "\n")
+    assert not failures, "\n".join(failures)
