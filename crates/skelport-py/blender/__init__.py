@@ -12,11 +12,12 @@ As an extension (Blender 4.2+) the abi3 ``skelport`` wheel is bundled; for Blend
 file is a legacy add-on (``bl_info``) with the wheel installed beside it (docs/python.md).
 """
 
+import json
+
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
-from mathutils import Matrix
 
 import skelport
 
@@ -34,6 +35,12 @@ bl_info = {
 TO_BLENDER = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
 TO_REPORT = TO_BLENDER.T
 MIN_LENGTH = 1e-3  # Blender deletes zero-length bones
+# Custom properties the importer leaves for the exporter: what Blender has no place for, so that
+# import then export keeps the file (an AnvilToolkit skeleton byte for byte) and an edit keeps the
+# rest. On bones: the exact rest matrix (Blender keeps float32), the file's length, roll and mirror
+# bone, MPFB placement, format data. On the armature: the skeleton's and document's format data. On
+# meshes: their position in the file, format data, and the skin's name and joints.
+PROP = "skelport"
 
 
 def rotation_matrices(q):
@@ -58,7 +65,20 @@ def _report(op, diagnostics):
 # Import
 
 
-def build_armature(context, sk, name):
+def _json(value):
+    return json.dumps(value, separators=(",", ":")) if value else ""
+
+
+def _rest_matrices(sk):
+    """(n, 4, 4) world rest matrices in the report frame, row-major, as from_arrays takes them."""
+    m = np.zeros((len(sk), 4, 4))
+    m[:, :3, :3] = rotation_matrices(sk.rotations)
+    m[:, :3, 3] = sk.heads
+    m[:, 3, 3] = 1.0
+    return m
+
+
+def build_armature(context, sk, name, doc_ext):
     arm = bpy.data.armatures.new(name)
     obj = bpy.data.objects.new(name, arm)
     context.collection.objects.link(obj)
@@ -66,27 +86,47 @@ def build_armature(context, sk, name):
     obj.select_set(True)
     heads = sk.heads @ TO_BLENDER.T
     lengths = np.maximum(np.linalg.norm(sk.tails - sk.heads, axis=1), MIN_LENGTH)
-    rot = TO_BLENDER @ rotation_matrices(sk.rotations) @ TO_BLENDER.T
+    rot = TO_BLENDER @ rotation_matrices(sk.rotations)  # the bone's own axes kept: +Y along it
+    n = len(sk.bone_names)
+    world = np.zeros((n, 4, 4))
+    world[:, :3, :3] = rot
+    world[:, :3, 3] = heads
+    world[:, 3, 3] = 1.0
     bpy.ops.object.mode_set(mode="EDIT")
-    bones = []
-    for i, bone_name in enumerate(sk.bone_names):
-        eb = arm.edit_bones.new(bone_name)
-        eb.head = heads[i]
-        eb.tail = heads[i] + rot[i][:, 1] * lengths[i]
-        m = Matrix.Identity(4)
-        for r in range(3):
-            for c in range(3):
-                m[r][c] = rot[i][r, c]
-            m[r][3] = heads[i][r]
-        eb.matrix = m  # the exact orientation (roll included); keeps head and length
-        if sk.parents[i] >= 0:
-            eb.parent = bones[sk.parents[i]]
-        bones.append(eb)
+    ebs = arm.edit_bones
+    bones = [ebs.new(bone_name) for bone_name in sk.bone_names]
+    # In bulk: setting one edit bone's head or tail runs an update over every bone (an import
+    # of 65,535 bones took ten minutes bone by bone). The matrix gives the exact orientation (roll
+    # included) and keeps head and length.
+    ebs.foreach_set("head", np.ascontiguousarray(heads, dtype=np.float32).reshape(-1))
+    ebs.foreach_set("tail", np.ascontiguousarray(heads + rot[:, :, 1] * lengths[:, None], dtype=np.float32).reshape(-1))
+    ebs.foreach_set("matrix", np.ascontiguousarray(world.transpose(0, 2, 1), dtype=np.float32).reshape(-1))
+    for eb, p in zip(bones, sk.parents.tolist()):
+        if p >= 0:
+            eb.parent = bones[p]
+    names = [eb.name for eb in bones]  # as Blender keeps them (at most 63 bytes)
     bpy.ops.object.mode_set(mode="OBJECT")
+    rest, shown = _rest_matrices(sk), lengths
+    lengths, rolls, mirrors = sk.lengths, sk.rolls, sk.mirrors
+    anchors, exts = sk.bone_anchors, sk.bone_extensions
+    deform = sk.deform.tolist()
+    for i, bone_name in enumerate(names):
+        b = arm.bones[bone_name]
+        b.use_deform = deform[i]
+        b[PROP] = {
+            "rest": rest[i].reshape(-1).tolist(),
+            "shown_length": float(shown[i]),
+            "length": float(lengths[i]),
+            "roll": float(rolls[i]),
+            "mirror": names[mirrors[i]] if mirrors[i] >= 0 else "",
+            "anchors": _json(anchors[i]),
+            "ext": _json(exts[i]),
+        }
+    obj[PROP] = {"skeleton_ext": _json(sk.extensions), "document_ext": _json(doc_ext), "name": sk.name}
     return obj
 
 
-def build_mesh(context, mesh, skin, armature_obj):
+def build_mesh(context, mesh, index, skin, armature_obj):
     positions = mesh.positions @ TO_BLENDER.T
     faces = [f[f >= 0].tolist() for f in mesh.faces]
     me = bpy.data.meshes.new(mesh.name or "mesh")
@@ -96,10 +136,29 @@ def build_mesh(context, mesh, skin, armature_obj):
         corners = mesh.faces[mesh.faces >= 0]
         uv = mesh.uvs if mesh.uvs_per_corner else mesh.uvs[corners]
         layer.data.foreach_set("uv", np.ascontiguousarray(uv, dtype=np.float32).reshape(-1))
+    if mesh.normals is not None:
+        normals = np.ascontiguousarray(mesh.normals @ TO_BLENDER.T)
+        if bpy.app.version < (4, 1, 0):
+            me.use_auto_smooth = True  # custom normals need it before Blender 4.1
+        if mesh.normals_per_corner:
+            me.normals_split_custom_set(normals.tolist())
+        else:
+            me.normals_split_custom_set_from_vertices(normals.tolist())
     me.update()
     obj = bpy.data.objects.new(mesh.name or "mesh", me)
     context.collection.objects.link(obj)
+    obj[PROP] = {"index": index, "name": mesh.name, "ext": _json(mesh.extensions)}
+    if armature_obj is not None:
+        obj.parent = armature_obj
     if skin is not None:
+        # Which bones are the skin's joints (the bones without weights among them too).
+        obj[PROP] = dict(
+            obj[PROP].to_dict(),
+            skin_name=skin.name,
+            skin_ext=_json(skin.extensions),
+            joints=list(skin.joint_names),
+            binds=skin.bind_matrices.reshape(-1).tolist(),
+        )
         joints, weights = skin.influences()
         groups = [obj.vertex_groups.new(name=n) for n in skin.joint_names]
         for v, (js, ws) in enumerate(zip(joints.tolist(), weights.tolist())):
@@ -108,7 +167,6 @@ def build_mesh(context, mesh, skin, armature_obj):
                     groups[j].add([v], w, "REPLACE")
         mod = obj.modifiers.new("Armature", "ARMATURE")
         mod.object = armature_obj
-        obj.parent = armature_obj
     return obj
 
 
@@ -116,10 +174,13 @@ def import_file(context, path, **options):
     """Read `path` with skelport and build its armatures and meshes; returns the document and
     the armature objects."""
     doc = skelport.load(path, **{k: v for k, v in options.items() if v})
-    armatures = [build_armature(context, sk, sk.name or "skeleton") for sk in doc.skeletons]
+    doc_ext = doc.extensions
+    armatures = [build_armature(context, sk, sk.name or "skeleton", doc_ext) for sk in doc.skeletons]
     for k, m in enumerate(doc.meshes):
         skin = next((s for s in doc.skins if s.mesh == k), None)
-        build_mesh(context, m, skin, armatures[skin.skeleton] if skin is not None else None)
+        # An unskinned mesh goes with the only armature (so that it is exported with it).
+        owner = armatures[skin.skeleton] if skin is not None else (armatures[0] if len(armatures) == 1 else None)
+        build_mesh(context, m, k, skin, owner)
     return doc, armatures
 
 
@@ -165,58 +226,182 @@ def _parents_first(bones):
     return order
 
 
-def document_from_blender(armature_obj, mesh_obj=None):
-    """A skelport Document of an armature object (and one mesh it deforms), in the report
-    frame, from Blender's data directly."""
+# How far Blender's float32 copy of a bone's rest matrix may be from the exact one the importer
+# kept for the bone to count as not edited (then the exact one is exported).
+SAME_REST = 1e-5
+
+
+def _unchanged(exact, current):
+    return bool(np.all(np.abs(exact - current) <= SAME_REST * np.maximum(1.0, np.abs(exact))))
+
+
+def _evaluated(context, mesh_obj):
+    """The mesh as Blender shows it at rest: shape keys and modifiers applied (MPFB's human hides
+    its helper geometry with a Mask modifier), but not the armature's deformation. A context
+    manager giving a temporary mesh (vertex groups kept)."""
+
+    class Evaluated:
+        def __enter__(self):
+            self.off = [m for m in mesh_obj.modifiers if m.type == "ARMATURE" and m.show_viewport]
+            for m in self.off:
+                m.show_viewport = False
+            context.view_layer.update()
+            self.obj = mesh_obj.evaluated_get(context.evaluated_depsgraph_get())
+            return self.obj.to_mesh()
+
+        def __exit__(self, *exc):
+            self.obj.to_mesh_clear()
+            for m in self.off:
+                m.show_viewport = True
+            context.view_layer.update()
+
+    return Evaluated()
+
+
+def _mesh_arrays(mesh_obj, me):
+    """One mesh object's arrays (`me`: its mesh as evaluated), in the report frame, as
+    from_arrays' `meshes` takes them."""
+    kept = mesh_obj.get(PROP)
+    kept = kept.to_dict() if kept is not None else {}
+    n = len(me.vertices)
+    co = np.empty(n * 3)
+    me.vertices.foreach_get("co", co)
+    m = np.array(mesh_obj.matrix_world)
+    co = co.reshape(n, 3) @ m[:3, :3].T + m[:3, 3]
+    loops = np.empty(len(me.loops), dtype=np.int64)
+    me.loops.foreach_get("vertex_index", loops)
+    sizes = np.empty(len(me.polygons), dtype=np.int64)
+    me.polygons.foreach_get("loop_total", sizes)
+    starts = np.empty(len(me.polygons), dtype=np.int64)
+    me.polygons.foreach_get("loop_start", starts)
+    faces = np.full((len(sizes), int(sizes.max()) if len(sizes) else 3), -1, dtype=np.int64)
+    # Corner c of face f is loop starts[f] + c; `order` lists the loops face by face (Blender
+    # keeps them so, but does not promise it).
+    first = np.repeat(np.cumsum(sizes) - sizes, sizes)
+    corner = np.arange(int(sizes.sum())) - first
+    order = np.repeat(starts, sizes) + corner
+    faces[np.repeat(np.arange(len(sizes)), sizes), corner] = loops[order]
+    out = {"positions": co @ TO_REPORT.T, "faces": faces, "name": kept.get("name", mesh_obj.name), "extensions": _loads(kept.get("ext"))}
+    if me.uv_layers.active is not None:
+        uv = np.empty(len(me.loops) * 2)
+        me.uv_layers.active.data.foreach_get("uv", uv)
+        out.update(uvs=uv.reshape(-1, 2)[order], uvs_per_corner=True)
+    normals = _corner_normals(me)
+    if normals is not None:
+        out.update(normals=(normals @ m[:3, :3].T @ TO_REPORT.T)[order], normals_per_corner=True)
+    return out, kept
+
+
+def document_from_blender(armature_obj, mesh_objs=(), context=None):
+    """A skelport Document of an armature object and the meshes it deforms, in the report frame,
+    from Blender's data directly; what the importer kept (exact rest matrices, format data) is
+    used for every bone and mesh not edited since."""
     bones = _parents_first(list(armature_obj.data.bones))
     index = {b.name: i for i, b in enumerate(bones)}
     to_report = np.eye(4)
     to_report[:3, :3] = TO_REPORT
     world = np.array(armature_obj.matrix_world)
-    matrices = np.array([to_report @ world @ np.array(b.matrix_local) @ to_report.T for b in bones])
-    args = {
-        "name": armature_obj.name,
-        "lengths": np.array([b.length for b in bones]),
-    }
-    if mesh_obj is not None:
-        me = mesh_obj.data
-        n = len(me.vertices)
-        co = np.empty(n * 3)
-        me.vertices.foreach_get("co", co)
-        m = np.array(mesh_obj.matrix_world)
-        co = co.reshape(n, 3) @ m[:3, :3].T + m[:3, 3]
-        loops = np.empty(len(me.loops), dtype=np.int64)
-        me.loops.foreach_get("vertex_index", loops)
-        sizes = np.array([p.loop_total for p in me.polygons], dtype=np.int64)
-        width = int(sizes.max()) if len(sizes) else 3
-        faces = np.full((len(sizes), width), -1, dtype=np.int64)
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(sizes) else []
-        for k, (s, c) in enumerate(zip(starts, sizes)):
-            faces[k, :c] = loops[s : s + c]
-        args.update(positions=co @ TO_REPORT.T, faces=faces, mesh_name=mesh_obj.name)
-        if me.uv_layers.active is not None:
-            uv = np.empty(len(me.loops) * 2)
-            me.uv_layers.active.data.foreach_get("uv", uv)
-            args.update(uvs=uv.reshape(-1, 2), uvs_per_corner=True)
-        names = {g.index: g.name for g in mesh_obj.vertex_groups}
-        groups = {}
-        for v in me.vertices:
-            for g in v.groups:
-                name = names.get(g.group)
-                if name in index and g.weight > 0:
-                    groups.setdefault(name, ([], []))
-                    groups[name][0].append(v.index)
-                    groups[name][1].append(g.weight)
+    matrices = np.array([to_report @ world @ np.array(b.matrix_local) for b in bones])
+    # Blender computes a bone's matrix from head, tail and roll in float32: its axes can be off
+    # square by 1e-5 (MPFB's thighs). The nearest rotation (polar decomposition) is the bone's.
+    u, _, vt = np.linalg.svd(matrices[:, :3, :3])
+    matrices[:, :3, :3] = u @ vt
+    n = len(bones)
+    lengths = np.array([b.length for b in bones])
+    rolls = np.full(n, np.nan)
+    mirrors = np.full(n, -1, dtype=np.int64)
+    anchors, exts = [None] * n, [None] * n
+    unchanged = np.zeros(n, dtype=bool)
+    for i, b in enumerate(bones):
+        kept = b.get(PROP)
+        if kept is None:
+            continue
+        kept = kept.to_dict()
+        exact = np.array(kept["rest"]).reshape(4, 4)
+        if _unchanged(exact, matrices[i]):
+            unchanged[i] = True
+            matrices[i] = exact
+            rolls[i] = kept["roll"]
+            anchors[i] = _loads(kept["anchors"]) or None
+            if abs(lengths[i] - kept["shown_length"]) <= SAME_REST * max(1.0, kept["shown_length"]):
+                lengths[i] = kept["length"]  # NaN: the file gave none
+        mirrors[i] = index.get(kept["mirror"], -1)
+        exts[i] = _loads(kept["ext"])
+    arm_kept = armature_obj.get(PROP)
+    arm_kept = arm_kept.to_dict() if arm_kept is not None else {}
+    meshes = []
+    for mesh_obj in mesh_objs:
+        with _evaluated(context or bpy.context, mesh_obj) as me:
+            mesh, kept = _mesh_arrays(mesh_obj, me)
+            names = {g.index: g.name for g in mesh_obj.vertex_groups}
+            groups = {}
+            for v in me.vertices:
+                for g in v.groups:
+                    name = names.get(g.group)
+                    if name in index and g.weight > 0:
+                        groups.setdefault(name, ([], []))
+                        groups[name][0].append(v.index)
+                        groups[name][1].append(g.weight)
         if groups:
-            args.update(groups=groups, joint_names=[b.name for b in bones if b.name in groups])
-    return skelport.from_arrays([b.name for b in bones], [index[b.parent.name] if b.parent else -1 for b in bones], matrices, **args)
+            # The joints the file had (the importer keeps them), else every bone with weights.
+            joints = [str(j) for j in kept.get("joints", [])]
+            if not (joints and set(groups) <= set(joints) <= set(index)):
+                joints = [b.name for b in bones if b.name in groups]
+            mesh.update(groups=groups, joint_names=joints, skin_name=kept.get("skin_name"), skin_extensions=_loads(kept.get("skin_ext")))
+            if joints == [str(j) for j in kept.get("joints", [])] and "binds" in kept:
+                # Where the file bound each joint, for joints whose bones were not edited (an
+                # edited bone binds at its new rest, as Blender shows it).
+                binds = np.array(kept["binds"]).reshape(-1, 4, 4)
+                rows = [index[j] for j in joints]
+                mesh["bind_matrices"] = np.where(unchanged[rows][:, None, None], binds, matrices[rows])
+        meshes.append(mesh)
+    return skelport.from_arrays(
+        [b.name for b in bones],
+        [index[b.parent.name] if b.parent else -1 for b in bones],
+        matrices,
+        name=arm_kept.get("name", armature_obj.name),
+        lengths=lengths,
+        rolls=rolls,
+        deform=np.array([b.use_deform for b in bones]),
+        mirrors=mirrors,
+        bone_anchors=anchors,
+        meshes=meshes,
+        extensions=_loads(arm_kept.get("document_ext")),
+        skeleton_extensions=_loads(arm_kept.get("skeleton_ext")),
+        bone_extensions=exts,
+    )
 
 
-def _deformed_mesh(context, armature_obj):
-    for o in context.scene.objects:
-        if o.type == "MESH" and any(m.type == "ARMATURE" and m.object == armature_obj for m in o.modifiers):
-            return o
-    return None
+def _loads(text):
+    return json.loads(text) if text else None
+
+
+def _corner_normals(me):
+    """(corners, 3) normals as Blender shades the mesh (custom ones included), or None when it has
+    neither custom normals nor sharp edges (skelport computes the same smooth ones)."""
+    if not me.has_custom_normals:
+        return None
+    n = np.empty(len(me.loops) * 3)
+    if bpy.app.version >= (4, 1, 0):
+        me.corner_normals.foreach_get("vector", n)
+    else:
+        me.calc_normals_split()
+        me.loops.foreach_get("normal", n)
+    n = n.reshape(-1, 3)
+    return n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
+
+
+def _meshes_of(context, armature_obj):
+    """The meshes an armature deforms or holds as children, in the file's order where they came
+    from one (then the others by name)."""
+    found = [
+        o for o in context.scene.objects
+        if o.type == "MESH" and (o.parent == armature_obj or any(m.type == "ARMATURE" and m.object == armature_obj for m in o.modifiers))
+    ]
+    def key(o):
+        kept = o.get(PROP)
+        return (0, kept["index"], "") if kept is not None and "index" in kept else (1, 0, o.name)
+    return sorted(found, key=key)
 
 
 class ExportSkelport(bpy.types.Operator, ExportHelper):
@@ -238,6 +423,12 @@ class ExportSkelport(bpy.types.Operator, ExportHelper):
     max_influences: IntProperty(name="Max influences", description="Joints per vertex, 0 for the target's own limit (--max-influences)", default=0, min=0, max=64)
     limit: IntProperty(name="Bone limit", description="Most bones the target may hold, 0 for none (--limit)", default=0, min=0)
     t_pose: BoolProperty(name="VRM T-pose", description="Bake the rest pose into a T-pose (--rest-pose t-pose)", default=False)
+    map: StringProperty(
+        name="Bone map",
+        description="Rename bones with a map file or a built-in map, e.g. mpfb-game_engine-to-sl for an SL rig (--map)",
+    )
+    vrm_meta: StringProperty(name="VRM meta", description="The avatar's VRM meta: name, authors, licence (--vrm-meta)", subtype="FILE_PATH")
+    allow_loss: BoolProperty(name="Allow loss", description="Write even where the result would be skinless or a skin is left behind (--allow-loss)", default=False)
 
     def execute(self, context):
         arm = context.active_object if context.active_object and context.active_object.type == "ARMATURE" else None
@@ -245,7 +436,7 @@ class ExportSkelport(bpy.types.Operator, ExportHelper):
             self.report({"ERROR"}, "select an armature to export")
             return {"CANCELLED"}
         try:
-            doc = document_from_blender(arm, _deformed_mesh(context, arm))
+            doc = document_from_blender(arm, _meshes_of(context, arm), context)
             report = doc.save(
                 self.filepath,
                 to=None if self.format == "AUTO" else self.format,
@@ -254,6 +445,9 @@ class ExportSkelport(bpy.types.Operator, ExportHelper):
                 default_joints=self.default_joints,
                 limit=self.limit or None,
                 rest_pose="t-pose" if self.t_pose else None,
+                map=self.map or None,
+                vrm_meta=bpy.path.abspath(self.vrm_meta) if self.vrm_meta else None,
+                allow_loss=self.allow_loss,
             )
         except (skelport.Error, ValueError) as e:
             self.report({"ERROR"}, str(e))

@@ -66,7 +66,7 @@ def build_armature(context, sk, name):
     obj.select_set(True)
     heads = sk.heads @ TO_BLENDER.T
     lengths = np.maximum(np.linalg.norm(sk.tails - sk.heads, axis=1), MIN_LENGTH)
-    rot = TO_BLENDER @ rotation_matrices(sk.rotations) @ TO_BLENDER.T
+    rot = TO_BLENDER @ rotation_matrices(sk.rotations)  # the bone's own axes kept: +Y along it
     bpy.ops.object.mode_set(mode="EDIT")
     bones = []
     for i, bone_name in enumerate(sk.bone_names):

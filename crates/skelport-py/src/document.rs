@@ -24,11 +24,12 @@ pub struct Inner {
     pub keep_origin: bool,
     skeletons: OnceLock<Vec<Arc<SkeletonData>>>,
     meshes: OnceLock<Vec<skelport::ir::Mesh>>,
+    binds: OnceLock<Vec<Vec<f64>>>,
 }
 
 impl Inner {
     pub fn new(loaded: Loaded, mesh: Companion, keep_origin: bool) -> Self {
-        Inner { loaded, mesh, keep_origin, skeletons: OnceLock::new(), meshes: OnceLock::new() }
+        Inner { loaded, mesh, keep_origin, skeletons: OnceLock::new(), meshes: OnceLock::new(), binds: OnceLock::new() }
     }
 
     fn skeletons(&self) -> &[Arc<SkeletonData>] {
@@ -69,6 +70,34 @@ impl Inner {
         })
     }
 
+    /// Per skin, where it binds each joint in the report frame: the inverse of its inverse bind
+    /// matrix times its bind shape matrix, row-major, 16 numbers a joint.
+    fn binds(&self) -> &[Vec<f64>] {
+        self.binds.get_or_init(|| {
+            let doc = &self.loaded.doc;
+            // Only what is read is converted: the skins without their weights.
+            let skins = doc
+                .skins
+                .iter()
+                .map(|s| skelport::ir::Skin { influences: Default::default(), ext: Default::default(), mesh: None, ..s.clone() })
+                .collect();
+            let mut d = skelport::Document { skeletons: doc.skeletons.clone(), skins, ..skelport::Document::new(doc.frame) };
+            d.convert_frame(Frame::REPORT);
+            d.skins
+                .iter()
+                .map(|s| {
+                    s.inverse_bind
+                        .iter()
+                        .flat_map(|ibm| {
+                            let m = (*ibm * s.bind_shape).inverse().to_cols_array();
+                            (0..16).map(move |k| m[(k % 4) * 4 + k / 4])
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+    }
+
     fn meshes(&self) -> &[skelport::ir::Mesh] {
         self.meshes.get_or_init(|| {
             let doc = &self.loaded.doc;
@@ -100,6 +129,20 @@ fn rows<'py, T: numpy::Element>(py: Python<'py>, v: Vec<T>, width: usize) -> PyR
 #[pyclass(module = "skelport", frozen)]
 pub struct Skeleton {
     data: Arc<SkeletonData>,
+    doc: Arc<Inner>,
+    index: usize,
+}
+
+/// Extension data (namespace → value, as the file's reader left it) as a Python dict; run-local
+/// namespaces are left out, as in every output.
+fn extensions<'py>(py: Python<'py>, ext: &skelport::ir::Extensions) -> PyResult<Bound<'py, PyAny>> {
+    crate::json_value(py, ext)
+}
+
+impl Skeleton {
+    fn bones(&self) -> &[skelport::ir::Bone] {
+        &self.doc.loaded.doc.skeletons[self.index].bones
+    }
 }
 
 #[pymethods]
@@ -144,6 +187,53 @@ impl Skeleton {
         let Some(b) = &self.data.bind else { return Ok(None) };
         let a = Array3::from_shape_vec((b.len() / 16, 4, 4), b.clone()).map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(Some(a.into_pyarray(py)))
+    }
+    /// What formats keep of this skeleton beyond the IR (namespace → JSON value, e.g. an
+    /// AnvilToolkit skeleton's source and form under `"anvil"`), as `from_arrays` takes it back
+    /// (`skeleton_extensions`).
+    #[getter]
+    fn extensions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        extensions(py, &self.doc.loaded.doc.skeletons[self.index].ext)
+    }
+    /// Head-to-tail length of each bone where the file gives one (float64, shape (n,), metres);
+    /// NaN where it gives none (`tails` then infers the tail).
+    #[getter]
+    fn lengths<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        let (h, t) = (&self.data.heads, &self.data.tails);
+        // `tails` is head + length along the bone where there is a length: its distance is the
+        // length in the report frame's metres.
+        let length = |i: usize| (0..3).map(|k| (t[3 * i + k] - h[3 * i + k]).powi(2)).sum::<f64>().sqrt();
+        Array1::from_iter(self.bones().iter().enumerate().map(|(i, b)| if b.length.is_some() { length(i) } else { f64::NAN }))
+            .into_pyarray(py)
+    }
+    /// Blender roll of each bone in radians, as the file gave it (float64, shape (n,)); NaN
+    /// where it gave none. Informational: `rotations` hold the orientation.
+    #[getter]
+    fn rolls<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        Array1::from_iter(self.bones().iter().map(|b| b.roll.unwrap_or(f64::NAN))).into_pyarray(py)
+    }
+    /// Whether each bone deforms geometry (bool, shape (n,)).
+    #[getter]
+    fn deform<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<bool>> {
+        Array1::from_iter(self.bones().iter().map(|b| b.deform)).into_pyarray(py)
+    }
+    /// Each bone's mirror counterpart (left <-> right) as a bone index (int32, shape (n,)); -1
+    /// for none.
+    #[getter]
+    fn mirrors<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i32>> {
+        Array1::from_iter(self.bones().iter().map(|b| b.mirror.map_or(-1, |m| m.raw() as i32))).into_pyarray(py)
+    }
+    /// How each bone's head and tail are placed on a base mesh (MPFB's strategies: a dict with
+    /// `head` and `tail`, as ir-json writes them), or None, per bone.
+    #[getter]
+    fn bone_anchors<'py>(&self, py: Python<'py>) -> PyResult<Vec<Option<Bound<'py, PyAny>>>> {
+        self.bones().iter().map(|b| b.anchors.as_ref().map(|a| crate::json_value(py, a)).transpose()).collect()
+    }
+    /// The same per bone, in bone order (a dict per bone, empty when there is none), as
+    /// `from_arrays` takes it back (`bone_extensions`).
+    #[getter]
+    fn bone_extensions<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        self.bones().iter().map(|b| extensions(py, &b.ext)).collect()
     }
     /// The index of the bone called `name`.
     fn index(&self, name: &str) -> PyResult<usize> {
@@ -202,6 +292,21 @@ impl Skin {
     fn joint_bones<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i32>> {
         Array1::from_iter(self.skin().joints.iter().map(|j| j.raw() as i32)).into_pyarray(py)
     }
+    /// Where the skin binds each joint (float64, shape (j, 4, 4), row-major, `m[:3, 3]` the
+    /// position; the inverse of its inverse bind matrix times the bind shape matrix), as
+    /// `from_arrays` takes it back (a mesh's `bind_matrices`).
+    #[getter]
+    fn bind_matrices<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray3<f64>>> {
+        let b = &self.doc.binds()[self.index];
+        let a = Array3::from_shape_vec((b.len() / 16, 4, 4), b.clone()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(a.into_pyarray(py))
+    }
+    /// What formats keep of this skin beyond the IR (namespace → JSON value), as `from_arrays`
+    /// takes it back (a mesh's `skin_extensions`).
+    #[getter]
+    fn extensions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        extensions(py, &self.skin().ext)
+    }
     /// Vertices of the skinned mesh (as `inspect` counts them).
     #[getter]
     fn vertex_count(&self) -> usize {
@@ -255,6 +360,12 @@ impl Mesh {
     #[getter]
     fn name(&self) -> &str {
         &self.mesh().name
+    }
+    /// What formats keep of this mesh beyond the IR (namespace → JSON value), as `from_arrays`
+    /// takes it back (a mesh's `extensions`).
+    #[getter]
+    fn extensions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        extensions(py, &self.doc.loaded.doc.meshes[self.index].ext)
     }
     /// Vertex positions (float64, shape (n, 3)), metres, +Y up.
     #[getter]
@@ -391,7 +502,7 @@ impl Document {
     /// The skeletons, in file order.
     #[getter]
     fn skeletons(&self) -> Vec<Skeleton> {
-        self.inner.skeletons().iter().map(|d| Skeleton { data: d.clone() }).collect()
+        self.inner.skeletons().iter().enumerate().map(|(index, d)| Skeleton { data: d.clone(), doc: self.inner.clone(), index }).collect()
     }
     /// The skins (a mesh's vertices bound to a skeleton's joints).
     #[getter]
@@ -402,6 +513,12 @@ impl Document {
     #[getter]
     fn meshes(&self) -> Vec<Mesh> {
         (0..self.inner.loaded.doc.meshes.len()).map(|index| Mesh { doc: self.inner.clone(), index }).collect()
+    }
+    /// What formats keep of the whole document beyond the IR (namespace → JSON value, e.g. VRM's
+    /// meta), as `from_arrays` takes it back (`extensions`).
+    #[getter]
+    fn extensions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        extensions(py, &self.inner.loaded.doc.ext)
     }
 
     /// Write the document to `path` (side files beside it), all or nothing, as `to` (a format

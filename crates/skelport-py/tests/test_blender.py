@@ -91,7 +91,7 @@ def test_blender_builds_every_bone_where_skelport_reports_it(blender, corpus, cl
             d = float(np.linalg.norm(np.array(got["head"]) - TO_BLENDER @ np.array(b["head"])))
             if d >= worst:
                 worst, worst_bone = d, b["name"]
-            want = TO_BLENDER @ quat_matrix(b["rotation"]) @ TO_BLENDER.T
+            want = TO_BLENDER @ quat_matrix(b["rotation"])
             worst_angle = max(worst_angle, angle(np.array(got["rotation"]), want))
             n += 1
     assert n == len(placed) and n > 0

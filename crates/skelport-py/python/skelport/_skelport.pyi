@@ -160,6 +160,28 @@ class Skeleton:
     def bind_matrices(self) -> Optional[npt.NDArray[np.float64]]:
         """Where skins bind each bone, shape (n, 4, 4), row-major (m[:3, 3] is the position);
         NaN rows for bones no skin binds; None when no skin binds this skeleton."""
+    @property
+    def extensions(self) -> Dict[str, Any]:
+        """What formats keep of it beyond skelport's model (namespace -> JSON value), as
+        ``from_arrays`` takes it back."""
+    @property
+    def lengths(self) -> npt.NDArray[np.float64]:
+        """Head-to-tail length where the file gives one, shape (n,); NaN where it gives none."""
+    @property
+    def rolls(self) -> npt.NDArray[np.float64]:
+        """Blender roll in radians as the file gave it, shape (n,); NaN where it gave none."""
+    @property
+    def deform(self) -> npt.NDArray[np.bool_]:
+        """Whether each bone deforms geometry, shape (n,)."""
+    @property
+    def mirrors(self) -> npt.NDArray[np.int32]:
+        """Each bone's mirror counterpart as a bone index, shape (n,); -1 for none."""
+    @property
+    def bone_anchors(self) -> List[Optional[Dict[str, Any]]]:
+        """Per bone, MPFB's placement of head and tail on a base mesh, or None."""
+    @property
+    def bone_extensions(self) -> List[Dict[str, Any]]:
+        """The same per bone, in bone order (empty dicts for none)."""
     def index(self, name: str) -> int:
         """The index of the bone called ``name`` (IndexError when there is none)."""
     def __len__(self) -> int: ...
@@ -182,6 +204,13 @@ class Skin:
     @property
     def joint_bones(self) -> npt.NDArray[np.int32]:
         """Each joint's bone index in its skeleton, shape (j,)."""
+    @property
+    def extensions(self) -> Dict[str, Any]:
+        """What formats keep of it beyond skelport's model (namespace -> JSON value), as
+        ``from_arrays`` takes it back."""
+    @property
+    def bind_matrices(self) -> npt.NDArray[np.float64]:
+        """Where the skin binds each joint, shape (j, 4, 4), row-major (m[:3, 3] the position)."""
     @property
     def vertex_count(self) -> int: ...
     def influences(self, max: Optional[int] = None) -> Tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
@@ -219,6 +248,10 @@ class Mesh:
         ``uvs_per_corner``) per face corner."""
     @property
     def uvs_per_corner(self) -> bool: ...
+    @property
+    def extensions(self) -> Dict[str, Any]:
+        """What formats keep of it beyond skelport's model (namespace -> JSON value), as
+        ``from_arrays`` takes it back."""
 
 @final
 class Document:
@@ -239,6 +272,10 @@ class Document:
     def skins(self) -> List[Skin]: ...
     @property
     def meshes(self) -> List[Mesh]: ...
+    @property
+    def extensions(self) -> Dict[str, Any]:
+        """What formats keep of it beyond skelport's model (namespace -> JSON value), as
+        ``from_arrays`` takes it back."""
     def save(
         self,
         path: StrPath,
@@ -457,15 +494,12 @@ def _from_arrays(
     *,
     name: str = "armature",
     lengths: Optional[npt.NDArray[np.float64]] = None,
-    positions: Optional[npt.NDArray[np.float64]] = None,
-    faces: Optional[npt.NDArray[np.int64]] = None,
-    uvs: Optional[npt.NDArray[np.float64]] = None,
-    uvs_per_corner: bool = False,
-    normals: Optional[npt.NDArray[np.float64]] = None,
-    normals_per_corner: bool = False,
-    mesh_name: str = "mesh",
-    joints: Optional[npt.NDArray[np.int64]] = None,
-    weights: Optional[npt.NDArray[np.float64]] = None,
-    joint_names: Optional[Sequence[str]] = None,
-    groups: Optional[Dict[str, Tuple[List[int], List[float]]]] = None,
+    rolls: Optional[npt.NDArray[np.float64]] = None,
+    deform: Optional[npt.NDArray[np.bool_]] = None,
+    mirrors: Optional[npt.NDArray[np.int64]] = None,
+    bone_anchors: Optional[Sequence[Optional[str]]] = None,
+    meshes: List[Dict[str, Any]] = ...,
+    extensions: Optional[str] = None,
+    skeleton_extensions: Optional[str] = None,
+    bone_extensions: Optional[Sequence[Optional[str]]] = None,
 ) -> Document: ...
