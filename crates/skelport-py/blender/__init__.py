@@ -170,10 +170,16 @@ def build_mesh(context, mesh, index, skin, armature_obj):
     return obj
 
 
-def import_file(context, path, **options):
-    """Read `path` with skelport and build its armatures and meshes; returns the document and
-    the armature objects."""
+def import_file(context, path, map=None, **options):
+    """Read `path` with skelport (its bones renamed by `map`, a map file or a built-in map's
+    name, as `--map` does) and build its armatures and meshes; returns the document, the
+    armature objects and the diagnostics."""
     doc = skelport.load(path, **{k: v for k, v in options.items() if v})
+    diagnostics = list(doc.diagnostics)
+    if map:
+        # Renamed as a conversion renames: through skelport's own document format.
+        doc = skelport.load(doc.dumps("ir-json", map=map), format="ir-json", name=doc.name)
+        diagnostics += doc.diagnostics
     doc_ext = doc.extensions
     armatures = [build_armature(context, sk, sk.name or "skeleton", doc_ext) for sk in doc.skeletons]
     for k, m in enumerate(doc.meshes):
@@ -181,7 +187,7 @@ def import_file(context, path, **options):
         # An unskinned mesh goes with the only armature (so that it is exported with it).
         owner = armatures[skin.skeleton] if skin is not None else (armatures[0] if len(armatures) == 1 else None)
         build_mesh(context, m, k, skin, owner)
-    return doc, armatures
+    return doc, armatures, diagnostics
 
 
 class ImportSkelport(bpy.types.Operator, ImportHelper):
@@ -195,14 +201,15 @@ class ImportSkelport(bpy.types.Operator, ImportHelper):
     mesh: StringProperty(name="Mesh (OBJ)", description="The base mesh an MPFB rig is placed on (--mesh)", subtype="FILE_PATH")
     weights: StringProperty(name="Weights", description="An MPFB weights file joined to the rig (--weights)", subtype="FILE_PATH")
     names: StringProperty(name="Bone names", description="A bone-name list for AnvilToolkit hashes (--names)", subtype="FILE_PATH")
+    map: StringProperty(name="Bone map", description="Rename bones with a map file or a built-in map, e.g. mpfb-game_engine-to-sl (--map)")
 
     def execute(self, context):
         try:
-            doc, _ = import_file(context, self.filepath, mesh=self.mesh, weights=self.weights, names=self.names)
+            _, _, diagnostics = import_file(context, self.filepath, map=self.map, mesh=self.mesh, weights=self.weights, names=self.names)
         except skelport.Error as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
-        _report(self, doc.diagnostics)
+        _report(self, diagnostics)
         return {"FINISHED"}
 
 

@@ -1,5 +1,5 @@
 """Blender (Debian's 3.4, its system Python 3.11) imports the built wheel and runs the example
-add-on headless: each file becomes an armature whose every bone head is where the command
+script headless (the add-on's import, loaded from its source folder, without installing it): each file becomes an armature whose every bone head is where the command
 line's `skelport inspect --json` says, within 0.1 mm, and whose every bone points as its
 rotation says, within 0.01°; a skinned mesh arrives with its vertices and one vertex group per
 joint. The files: an AnvilToolkit skeleton, G4MF (text and binary), an

@@ -94,6 +94,7 @@ def cases(corpus, out):
         "edit: glb (vertex painted)": {"paint": {"group": other, "vertex": 0, "weight": float(ws[0].sum())}},
     }
     rows += [
+        ("map: mpfb to SL names", rigs / "rig.game_engine.json", dict(mpfb, map="mpfb-game_engine-to-sl"), "dae"),
         ("edit: anvil (bone moved)", ROOT / "testdata" / "anvil" / "biped.standard.xml", {}, "anvil"),
         ("edit: glb (vertex painted)", DEMO / "sample.glb", {}, "glb"),
     ]
@@ -260,7 +261,7 @@ def test_blender_imports_and_exports_every_format(blender_run, cli, corpus):
     failures = []
     for case, res in zip(spec["cases"], results["cases"]):
         key = case["key"]
-        if case.get("edit"):
+        if case.get("edit") or key.startswith("map:"):
             continue
         if "exception" in res or res.get("import") != ["FINISHED"]:
             failures.append(f"{key}: import {res}")
@@ -431,3 +432,26 @@ def test_an_mpfb_human_exports_as_the_command_line_converts_it(cli, corpus, tmp_
     (TABLE).mkdir(parents=True, exist_ok=True)
     (TABLE / "mpfb.md").write_text("\n".join(lines) + "\n")
     assert not failures, "\n".join(failures)
+
+
+def test_import_with_a_map_renames_the_bones(blender_run, cli, corpus):
+    """Import with a bone map (`map`, as `--map`): Blender's bones carry the map's names, where
+    skelport puts them, and export to SL Collada as the command line converts with that map."""
+    which, spec, results, stdout, tmp = blender_run
+    case, res = next((c, r) for c, r in zip(spec["cases"], results["cases"]) if c["key"].startswith("map:"))
+    assert res.get("import") == ["FINISHED"], res
+    opts = dict(case["import"])
+    mapping = opts.pop("map")
+    doc = skelport.load(case["input"], **opts)
+    mapped = skelport.load(doc.dumps("ir-json", map=mapping), format="ir-json")
+    sk = mapped.skeletons[0]
+    bones = next(iter(res["armatures"].values()))
+    assert set(bones) == set(sk.bone_names) and "mPelvis" in bones
+    err = max(float(np.linalg.norm(np.array(bones[n]["head"]) - TO_BLENDER @ h)) for n, h in zip(sk.bone_names, sk.heads))
+    assert err < HEAD_TOL, err
+    ref = tmp / "ref" / "mapped.dae"
+    ref.parent.mkdir(exist_ok=True)
+    cli.run("convert", case["input"], "--mesh", opts["mesh"], "--weights", opts["weights"], "--map", mapping, "-o", ref)
+    d = skelport.diff(str(ref), case["export"])
+    assert res.get("export") == ["FINISHED"] and d["same"], d
+    print(f"{which}: imported with map {mapping}: {len(bones)} bones named as the map says, heads within {err:.1e} m; SL export same as convert --map")
