@@ -360,7 +360,8 @@ def document_from_blender(armature_obj, mesh_objs=(), context=None):
                 # edited bone binds at its new rest, as Blender shows it).
                 binds = np.array(kept["binds"]).reshape(-1, 4, 4)
                 rows = [index[j] for j in joints]
-                mesh["bind_matrices"] = np.where(unchanged[rows][:, None, None], binds, matrices[rows])
+                keep = unchanged[rows] & np.isfinite(binds).all(axis=(1, 2))  # a file's singular bind: the rest
+                mesh["bind_matrices"] = np.where(keep[:, None, None], binds, matrices[rows])
         meshes.append(mesh)
     return skelport.from_arrays(
         [b.name for b in bones],
