@@ -400,6 +400,9 @@ fn vrm_0x_migrates_to_vrm_1_0() {
         assert!(dropped.contains(what), "{what}: {dropped}");
     }
     assert!(said("vrm.v0-license").is_some_and(|m| m.contains("\"CC0\"")));
+    // Its place is given as data: the 0.x meta field it is about.
+    let place = report["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "vrm.v0-license").map(|d| d["place"].clone());
+    assert_eq!(place, Some(Value::from("/extensions/VRM/meta/licenseName")));
     let json = glb_json(&std::fs::read(&out).unwrap());
     assert!(json["extensions"].get("VRM").is_none() && !json["extensionsUsed"].as_array().unwrap().iter().any(|e| e == "VRM"));
     assert_valid_extension(&json, "migrated EmissionMigration");

@@ -534,7 +534,11 @@ fn read_document(
     let mut parent: Vec<Option<usize>> = vec![None; n];
     for (i, node) in nodes.iter().enumerate() {
         if node.get("children").and_then(Value::as_array).is_some_and(|c| c.is_empty()) {
-            diag.warn("g4mf.empty-children", format!("nodes[{i}].children is empty; omit it instead"));
+            diag.warn_at(
+                "g4mf.empty-children",
+                Place::path(format!("nodes[{i}].children")),
+                format!("nodes[{i}].children is empty; omit it instead"),
+            );
         }
         for (k, c) in array(node, "children").iter().enumerate() {
             let ci = c.as_u64().map(|c| c as usize).filter(|&c| c < n && c != 0).ok_or_else(|| {

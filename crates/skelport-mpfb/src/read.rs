@@ -394,8 +394,9 @@ pub fn read(bytes: &[u8], file: &str, opts: &ReadOptions, diag: &mut Diagnostics
                     // DEFAULT (or no strategy) means default_position: nothing to warn about.
                     let chosen = st.get("strategy").and_then(Value::as_str).is_some_and(|s| s != "DEFAULT");
                     if mesh.is_some() && chosen {
-                        diag.warn(
+                        diag.warn_at(
                             "mpfb.default-position",
+                            Place::bone(name),
                             format!(
                                 "{file}: bone \"{name}\" {end}: strategy {} cannot be evaluated on this mesh; using default_position",
                                 st.get("strategy").unwrap_or(&Value::Null)

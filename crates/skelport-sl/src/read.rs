@@ -125,8 +125,9 @@ pub fn to_document(mut dae: Dae, sl: &SlSkeleton, file: &str, diag: &mut Diagnos
     for g in &dae.geometries {
         for p in &g.primitives {
             if let Some((declared, found)) = p.count_mismatch {
-                diag.warn(
+                diag.warn_at(
                     "dae-count-mismatch",
+                    Place::text(p.pos.line, p.pos.column),
                     format!(
                         "line {}: geometry \"{}\": count=\"{declared}\" but {found} polygons found; the polygons found are used (the SL importer does the same)",
                         p.pos, g.name
@@ -201,7 +202,11 @@ fn mesh_of(g: &mut collada::Geometry, diag: &mut Diagnostics) -> Mesh {
     let mut normals = Vec::new();
     let with_normals = !g.primitives.is_empty() && g.primitives.iter().all(|p| p.normal.len() == p.vertex.len());
     if !with_normals && g.primitives.iter().any(|p| !p.normal.is_empty()) {
-        diag.warn("dae-partial-normals", format!("geometry \"{}\": some primitives have no normals; normals dropped", g.name));
+        diag.warn_at(
+            "dae-partial-normals",
+            Place::named("geometry", &g.name),
+            format!("geometry \"{}\": some primitives have no normals; normals dropped", g.name),
+        );
     }
     let mut normals_moved = false;
     let moved = if let [p] = g.primitives.as_mut_slice() {

@@ -9,7 +9,7 @@ use crate::error::VrmError;
 use crate::spec;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
-use skelport_ir::Diagnostics;
+use skelport_ir::{Diagnostics, Place};
 
 /// The meta object as a file gives it (VRM 1.0 field names; `name` and `authors` required).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -182,13 +182,19 @@ pub fn from_v0(v0: &Value, root: &Value, fallback_name: &str, diag: &mut Diagnos
     let mut m = Meta::placeholder(fallback_name);
     match text("title") {
         Some(t) => m.name = t,
-        None => diag.warn("vrm.v0-meta", format!("{AT}/title is empty: meta.name is \"{}\"", m.name)),
+        None => {
+            diag.warn_at("vrm.v0-meta", Place::path(format!("{AT}/title")), format!("{AT}/title is empty: meta.name is \"{}\"", m.name))
+        }
     }
     match text("author") {
         Some(a) => m.authors = vec![a],
         None => {
             m.authors = vec!["unknown (the VRM 0.x meta names no author)".into()];
-            diag.warn("vrm.v0-meta", format!("{AT}/author is empty: meta.authors is \"{}\"", m.authors[0]));
+            diag.warn_at(
+                "vrm.v0-meta",
+                Place::path(format!("{AT}/author")),
+                format!("{AT}/author is empty: meta.authors is \"{}\"", m.authors[0]),
+            );
         }
     }
     m.version = text("version");
@@ -202,8 +208,9 @@ pub fn from_v0(v0: &Value, root: &Value, fallback_name: &str, diag: &mut Diagnos
             Some((_, b)) => Some((*b).to_owned()),
             None => {
                 let known: Vec<&str> = from.iter().map(|(a, _)| *a).collect();
-                diag.warn(
+                diag.warn_at(
                     "vrm.v0-meta",
+                    Place::path(format!("{AT}/{k}")),
                     format!("{AT}/{k} is \"{v}\", not one of {}; left at VRM 1.0's most restrictive", known.join(", ")),
                 );
                 None
@@ -238,8 +245,9 @@ pub fn from_v0(v0: &Value, root: &Value, fallback_name: &str, diag: &mut Diagnos
         (l, p) => l.or(p),
     };
     if let Some(l) = text("licenseName") {
-        diag.loss(
+        diag.loss_at(
             "vrm.v0-license",
+            Place::path(format!("{AT}/licenseName")),
             format!(
                 "{AT}/licenseName \"{l}\" has no VRM 1.0 field: the 1.0 terms come from the 0.x permissions (user, violent, sexual, commercial use), and redistribution, modification and credit are at their most restrictive, as UniVRM migrates them; set them with --vrm-meta if the licence allows more"
             ),
