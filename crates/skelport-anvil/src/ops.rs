@@ -210,7 +210,7 @@ pub fn fix_references(model: &mut AnvilSkeleton, removed: &HashSet<u64>) -> Vec<
             let own = b.id;
             b.set_link(names::MIRROR, own);
             notes.push((
-                Some(bone_place(&display)),
+                Some(Place::single_quoted("bone", &display)),
                 format!("bone '{display}': MirrorBone pointed to a removed bone; now points to itself"),
             ));
         }
@@ -220,7 +220,7 @@ pub fn fix_references(model: &mut AnvilSkeleton, removed: &HashSet<u64>) -> Vec<
             }
             let path = f.name().to_string();
             strip_links(&mut f.value, &path, removed, &mut |what: String| {
-                notes.push((Some(bone_place(&display)), format!("bone '{display}': {what}")))
+                notes.push((Some(Place::single_quoted("bone", &display)), format!("bone '{display}': {what}")))
             });
         }
     }
@@ -230,11 +230,6 @@ pub fn fix_references(model: &mut AnvilSkeleton, removed: &HashSet<u64>) -> Vec<
         notes.push((None, "RootBone pointed to a removed bone; now points to the first root".into()));
     }
     notes
-}
-
-/// A bone as AnvilToolkit's messages name it: `bone 'calf_l'`.
-pub(crate) fn bone_place(display: &str) -> Place {
-    Place::element(format!("bone '{display}'"))
 }
 
 /// Remove links to `removed` inside a value at `path` (`Class.Field` …); `note` gets a

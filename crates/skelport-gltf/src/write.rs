@@ -267,7 +267,11 @@ pub(crate) fn write_edited(
     for (si, sk) in doc.skeletons.iter().enumerate() {
         if sk.bones.is_empty() {
             // Nothing is lost: an empty skeleton holds nothing glTF could write.
-            diag.info_at("gltf.empty-skeleton", named("skeleton", &sk.name), format!("skeleton '{}' has no bones; not written", sk.name));
+            diag.info_at(
+                "gltf.empty-skeleton",
+                Place::single_quoted("skeleton", &sk.name),
+                format!("skeleton '{}' has no bones; not written", sk.name),
+            );
             continue;
         }
         // (index in the document, skin): borrowed, not cloned (a skin holds all its weights).
@@ -331,7 +335,7 @@ pub(crate) fn write_edited(
             };
             diag.info_at(
                 "gltf.synthetic-root",
-                named("skeleton", &sk.name),
+                Place::single_quoted("skeleton", &sk.name),
                 format!("skeleton '{}': {why}; added an identity node above it", sk.name),
             );
         }
@@ -382,7 +386,7 @@ pub(crate) fn write_edited(
                 // glTF skins need at least one joint; the mesh is then written unskinned below.
                 diag.loss_at(
                     "gltf.skin-without-joints",
-                    named("skin", &skin.name),
+                    Place::single_quoted("skin", &skin.name),
                     format!("skin '{}' has no joints; written without a skin", skin.name),
                 );
                 continue;
@@ -394,7 +398,7 @@ pub(crate) fn write_edited(
                 let m = skin.inverse_bind.get(slot).copied().unwrap_or_else(|| {
                     diag.warn_at(
                         "gltf.missing-ibm",
-                        named("skin", &skin.name),
+                        Place::single_quoted("skin", &skin.name),
                         format!("skin '{}': joint slot {slot} has no inverse bind matrix; using the rest pose", skin.name),
                     );
                     world.get(j.index()).map(|w| w.inverse()).unwrap_or(DMat4::IDENTITY)
@@ -437,7 +441,7 @@ pub(crate) fn write_edited(
                 None if skin.influences.weighted_vertices() > 0 => {
                     diag.loss_at(
                         "gltf.skin-without-mesh",
-                        named("skin", &skin.name),
+                        Place::single_quoted("skin", &skin.name),
                         format!("skin '{}' has weights but no mesh geometry; weights not written", skin.name),
                     );
                 }
@@ -449,7 +453,7 @@ pub(crate) fn write_edited(
         if doc.get_skeleton(s.skeleton).is_none() {
             diag.loss_at(
                 "gltf.skin-bad-skeleton",
-                named("skin", &s.name),
+                Place::single_quoted("skin", &s.name),
                 format!("skin '{}' points at a missing skeleton; not written", s.name),
             );
         }
@@ -629,7 +633,11 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
     let mut diag = Diagnostics::default();
     let nv = mesh.positions.len();
     if nv == 0 {
-        diag.loss_at("gltf.empty-mesh", named("mesh", &mesh.name), format!("mesh '{}' has no vertices; not written", mesh.name));
+        diag.loss_at(
+            "gltf.empty-mesh",
+            Place::single_quoted("mesh", &mesh.name),
+            format!("mesh '{}' has no vertices; not written", mesh.name),
+        );
         return Ok(Encoded { diag, accessors: None, split_from: Vec::new() });
     }
     if u32::try_from(nv).is_err() {
@@ -644,7 +652,7 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
             let what = if n.is_per_corner() { "corner" } else { "vertex" };
             diag.loss_at(
                 "gltf.normals",
-                named("mesh", &mesh.name),
+                Place::single_quoted("mesh", &mesh.name),
                 format!("mesh '{}': normal count differs from {what} count; normals dropped", mesh.name),
             );
             None
@@ -664,7 +672,7 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
         } else {
             diag.loss_at(
                 "gltf.uvs",
-                named("mesh", &mesh.name),
+                Place::single_quoted("mesh", &mesh.name),
                 format!("mesh '{}': UV set {k} has the wrong count of values; not written", mesh.name),
             );
         }
@@ -736,13 +744,13 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
             let alone = if fixed > 0 { format!(" ({fixed} vertices on no face of any area got +Y)") } else { String::new() };
             diag.info_at(
                 "gltf.computed-normals",
-                named("mesh", &mesh.name),
+                Place::single_quoted("mesh", &mesh.name),
                 format!("mesh '{}' has no normals: smooth normals computed (area-weighted per vertex){alone}", mesh.name),
             );
         } else if fixed > 0 {
             diag.warn_at(
                 "gltf.zero-normal",
-                named("mesh", &mesh.name),
+                Place::single_quoted("mesh", &mesh.name),
                 format!("mesh '{}': {fixed} zero-length normals replaced by +Y", mesh.name),
             );
         }
@@ -773,7 +781,7 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
     if bad > 0 {
         diag.loss_at(
             "gltf.bad-face",
-            named("mesh", &mesh.name),
+            Place::single_quoted("mesh", &mesh.name),
             format!("mesh '{}': {bad} triangles refer to missing vertices; dropped", mesh.name),
         );
     }
@@ -785,7 +793,11 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
         }
     }
     if tris.is_empty() {
-        diag.info_at("gltf.points", named("mesh", &mesh.name), format!("mesh '{}' has no faces; written as points", mesh.name));
+        diag.info_at(
+            "gltf.points",
+            Place::single_quoted("mesh", &mesh.name),
+            format!("mesh '{}' has no faces; written as points", mesh.name),
+        );
     } else {
         // 65535 is the primitive-restart value, so 16-bit indices need fewer vertices than that.
         // Plain loops into a sized buffer: `flat_map(..).collect()` cannot size its output.
@@ -928,7 +940,7 @@ fn encode_influences(
     if skin.influences.vertex_count() != nv {
         diag.warn_at(
             "gltf.influence-count",
-            named("skin", &skin.name),
+            Place::single_quoted("skin", &skin.name),
             format!(
                 "skin '{}' has influences for {} vertices but mesh '{}' has {nv}",
                 skin.name,
@@ -941,7 +953,7 @@ fn encode_influences(
     if limited > 0 {
         diag.loss_at(
             "gltf.max-influences",
-            named("skin", &skin.name),
+            Place::single_quoted("skin", &skin.name),
             format!(
                 "skin '{}': {limited} vertices kept only their {} largest influences (renormalized)",
                 skin.name,
@@ -953,7 +965,7 @@ fn encode_influences(
         let first = skin.joints.first().map(|j| j.raw()).unwrap_or(0);
         diag.loss_at(
             "gltf.unweighted-vertices",
-            named("skin", &skin.name),
+            Place::single_quoted("skin", &skin.name),
             format!(
                 "skin '{}': {unbound} vertices had no influence; bound to the first joint (bone #{first}) with weight 1, as glTF requires",
                 skin.name
@@ -994,11 +1006,6 @@ fn encode_influences(
         out.push((jb, wide, wb));
     }
     out
-}
-
-/// An element as this crate's messages name it, its name in single quotes: `skin 'body'`.
-fn named(kind: &str, name: &str) -> Place {
-    Place::element(format!("{kind} '{name}'"))
 }
 
 #[cfg(test)]

@@ -165,6 +165,11 @@ impl Place {
     pub fn named(kind: &str, name: &str) -> Self {
         Place::Element(format!("{kind} \"{name}\""))
     }
+    /// An element of `kind` by its name in single quotes, as the glTF writer, AnvilToolkit and
+    /// the facade word their messages: `skin 'body'`, `bone 'calf_l'`.
+    pub fn single_quoted(kind: &str, name: &str) -> Self {
+        Place::Element(format!("{kind} '{name}'"))
+    }
     /// A bone by its name: `bone "calf_l"`.
     pub fn bone(name: &str) -> Self {
         Place::named("bone", name)

@@ -619,7 +619,7 @@ fn skin_losses(doc: &Document, from: &dyn Format, target: &dyn Format, diags: &m
             n += 1;
             diags.loss_at(
                 "skin.empty",
-                ir::Place::element(format!("skin '{}'", skin.name)),
+                ir::Place::single_quoted("skin", &skin.name),
                 format!(
                     "skin '{}' binds no vertex to a bone (its weight groups match no bone of the skeleton: weights made for another rig?); {} would be written without it",
                     skin.name,
@@ -630,7 +630,7 @@ fn skin_losses(doc: &Document, from: &dyn Format, target: &dyn Format, diags: &m
             n += 1;
             diags.loss_at(
                 "skin.dropped",
-                ir::Place::element(format!("skin '{}'", skin.name)),
+                ir::Place::single_quoted("skin", &skin.name),
                 format!(
                     "skin '{}' has weights on {weighted} vertices but no mesh to bind them to, and {} keeps weights only on a mesh{mesh_hint}",
                     skin.name,
