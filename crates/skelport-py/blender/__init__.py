@@ -84,14 +84,13 @@ def build_armature(context, sk, name, doc_ext):
     context.collection.objects.link(obj)
     context.view_layer.objects.active = obj
     obj.select_set(True)
-    heads = sk.heads @ TO_BLENDER.T
     lengths = np.maximum(np.linalg.norm(sk.tails - sk.heads, axis=1), MIN_LENGTH)
-    rot = TO_BLENDER @ rotation_matrices(sk.rotations)  # the bone's own axes kept: +Y along it
-    n = len(sk.bone_names)
-    world = np.zeros((n, 4, 4))
-    world[:, :3, :3] = rot
-    world[:, :3, 3] = heads
-    world[:, 3, 3] = 1.0
+    rest = _rest_matrices(sk)
+    # In Blender's frame; the bone's own axes kept (its +Y along it).
+    to_blender = np.eye(4)
+    to_blender[:3, :3] = TO_BLENDER
+    world = to_blender @ rest
+    heads, rot = world[:, :3, 3], world[:, :3, :3]
     bpy.ops.object.mode_set(mode="EDIT")
     ebs = arm.edit_bones
     bones = [ebs.new(bone_name) for bone_name in sk.bone_names]
@@ -106,7 +105,7 @@ def build_armature(context, sk, name, doc_ext):
             eb.parent = bones[p]
     names = [eb.name for eb in bones]  # as Blender keeps them (at most 63 bytes)
     bpy.ops.object.mode_set(mode="OBJECT")
-    rest, shown = _rest_matrices(sk), lengths
+    shown = lengths
     lengths, rolls, mirrors = sk.lengths, sk.rolls, sk.mirrors
     anchors, exts = sk.bone_anchors, sk.bone_extensions
     deform = sk.deform.tolist()
@@ -147,18 +146,19 @@ def build_mesh(context, mesh, index, skin, armature_obj):
     me.update()
     obj = bpy.data.objects.new(mesh.name or "mesh", me)
     context.collection.objects.link(obj)
-    obj[PROP] = {"index": index, "name": mesh.name, "ext": _json(mesh.extensions)}
-    if armature_obj is not None:
-        obj.parent = armature_obj
+    kept = {"index": index, "name": mesh.name, "ext": _json(mesh.extensions)}
     if skin is not None:
         # Which bones are the skin's joints (the bones without weights among them too).
-        obj[PROP] = dict(
-            obj[PROP].to_dict(),
+        kept.update(
             skin_name=skin.name,
             skin_ext=_json(skin.extensions),
             joints=list(skin.joint_names),
             binds=skin.bind_matrices.reshape(-1).tolist(),
         )
+    obj[PROP] = kept
+    if armature_obj is not None:
+        obj.parent = armature_obj
+    if skin is not None:
         joints, weights = skin.influences()
         groups = [obj.vertex_groups.new(name=n) for n in skin.joint_names]
         for v, (js, ws) in enumerate(zip(joints.tolist(), weights.tolist())):

@@ -37,9 +37,6 @@ DIST = Path(os.environ.get("SKELPORT_BLENDER_DIST", ROOT / "dist"))
 TO_BLENDER = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
 HEAD_TOL, ANGLE_TOL, WEIGHT_TOL, UV_TOL = 1e-5, 1e-4, 1e-6, 1e-6
 TABLE = ROOT / "target" / "blender-extension"
-# Exports known to differ from the command line's conversion, and why. Checked to still differ,
-# so that a fix shows here.
-KNOWN_EXPORT_GAPS: dict = {}
 # Formats whose import then export gives the input back byte for byte.
 BYTE_IDENTICAL = {"anvil", "anvil-schema"}
 MOVED = ("LeftLeg", [0.05, 0.0, 0.02])  # a bone with a BoneModifier in biped.standard.xml, and an offset (Blender frame)
@@ -300,11 +297,7 @@ def test_blender_imports_and_exports_every_format(blender_run, cli, corpus):
                 identical = Path(case["input"]).read_bytes() == Path(case["export"]).read_bytes()
                 same_cell += ", bytes identical to the input" if identical else ", bytes DIFFER from the input"
                 agrees = agrees and identical
-            if key in KNOWN_EXPORT_GAPS:
-                same_cell += f" (known gap: {KNOWN_EXPORT_GAPS[key]})"
-                if agrees:
-                    failures.append(f"{key}: the export now agrees with the command line: remove it from KNOWN_EXPORT_GAPS")
-            elif not agrees:
+            if not agrees:
                 failures.append(f"{key}: export {same_cell}")
         else:
             failures.append(f"{key}: export {res.get('export', res.get('exception'))} (reference written: {ref.is_file()})")
