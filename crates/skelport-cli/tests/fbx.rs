@@ -26,7 +26,7 @@ fn corpus(name: &str) -> Option<PathBuf> {
 }
 
 fn load(path: &std::path::Path) -> skelport::Loaded {
-    skelport::open(path, &skelport::ReadOptions::default()).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()))
+    skelport::open(path, &skelport::OpenOptions::default()).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()))
 }
 
 /// The diagonal of the bones' and vertices' box, in metres (Blender's frame).
@@ -98,7 +98,7 @@ fn bone_heads_agree_with_blenders_fbx_import() {
 
 #[test]
 fn writing_fbx_is_refused_naming_the_formats_to_use() {
-    let err = skelport::format_for("fbx", false).map(|_| ()).unwrap_err().to_string();
+    let err = skelport::format_to_write("fbx").map(|_| ()).unwrap_err().to_string();
     assert!(err.contains("glb"), "{err}");
 }
 
@@ -107,7 +107,7 @@ fn writing_fbx_is_refused_naming_the_formats_to_use() {
 fn a_budget_too_small_for_the_file_is_refused_by_name() {
     let Some(path) = corpus("ufbx_maya_kenney_character_7700_binary.fbx") else { return };
     let opts =
-        skelport::ReadOptions { from: None, reader: ReadOptions { budget: Some(Budget::with_limit(64 << 10)), ..Default::default() } };
+        skelport::OpenOptions { from: None, reader: ReadOptions { budget: Some(Budget::with_limit(64 << 10)), ..Default::default() } };
     let err = skelport::open(&path, &opts).map(|_| ()).unwrap_err();
     let msg = format!("{err:#}");
     assert!(msg.contains("decode budget exceeded") && msg.contains("FBX scene"), "{msg}");

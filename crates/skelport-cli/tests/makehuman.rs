@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 /// A file read as the CLI reads it.
 fn load(path: &std::path::Path, reader: &ReadOptions) -> skelport::Result<skelport::Loaded> {
-    skelport::open(path, &skelport::ReadOptions { from: None, reader: reader.clone() })
+    skelport::open(path, &skelport::OpenOptions { from: None, reader: reader.clone() })
 }
 
 fn skelport(args: &[&str]) -> Output {
@@ -190,7 +190,7 @@ fn mixamo_maps_take_mpfb_mixamo_rigs_to_mixamo_and_back() {
     let (Some(plain), Some(unity)) = (rig("mixamo"), rig("mixamo_unity")) else { return };
     let read = |r: &Rig| {
         let o = ReadOptions { mesh: Some(r.mesh.clone()), weights: Some(r.weights.clone()), ..Default::default() };
-        skelport::open(&r.rig, &skelport::ReadOptions { from: None, reader: o }).unwrap().doc
+        skelport::open(&r.rig, &skelport::OpenOptions { from: None, reader: o }).unwrap().doc
     };
     let reference = read(&plain);
     let ref_names: BTreeSet<String> = reference.skeletons[0].bones.iter().map(|b| b.name.clone()).collect();

@@ -485,7 +485,7 @@ fn run(sources: Vec<Source>) -> (Vec<(String, Vec<Outcome>)>, Vec<String>) {
         .par_iter()
         .map(|src| {
             let loaded =
-                match skelport::open(&src.path, &skelport::ReadOptions { from: src.from.map(Into::into), reader: src.read.clone() }) {
+                match skelport::open(&src.path, &skelport::OpenOptions { from: src.from.map(Into::into), reader: src.read.clone() }) {
                     Ok(l) => l,
                     Err(e) => return (src.label.clone(), vec![Outcome::Fail(format!("cannot read the source: {e:#}")); ws.len()]),
                 };

@@ -17,7 +17,7 @@ fn linden(name: &str) -> Option<PathBuf> {
 }
 
 fn joints(p: &Path) -> Vec<(String, skelport_ir::DVec3)> {
-    let d = skelport::open(p, &skelport::ReadOptions::default()).unwrap().doc;
+    let d = skelport::open(p, &skelport::OpenOptions::default()).unwrap().doc;
     d.skeletons[0].bones.iter().map(|b| (b.name.clone(), b.rest.translation)).collect()
 }
 

@@ -26,7 +26,7 @@ fn corpus(rel: &str) -> Option<PathBuf> {
 /// A source as the CLI loads it.
 fn load(path: &Path, mesh: Option<PathBuf>, weights: Option<PathBuf>) -> Document {
     let opts = ReadOptions { mesh, weights, ..Default::default() };
-    skelport::open(path, &skelport::ReadOptions { from: None, reader: opts }).unwrap_or_else(|e| panic!("{}: {e:#}", path.display())).doc
+    skelport::open(path, &skelport::OpenOptions { from: None, reader: opts }).unwrap_or_else(|e| panic!("{}: {e:#}", path.display())).doc
 }
 
 fn mpfb(rig: &str) -> Option<Document> {

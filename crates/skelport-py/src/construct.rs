@@ -411,7 +411,7 @@ fn world_inverse(world: &[DMat4], p: usize) -> PyResult<DMat4> {
 
 /// The `Document` of a built IR document: in the IR's own terms, as ir-json reads it.
 fn finish(doc: skelport::Document) -> Document {
-    let format = skelport::format_for("ir-json", false).expect("ir-json is registered");
+    let format = skelport::format_to_write("ir-json").expect("ir-json is registered");
     let loaded = skelport::Loaded { doc, format, diagnostics: Default::default(), name: "<arrays>".into(), reads: Vec::new() };
     Document { inner: Arc::new(Inner::new(loaded, Companion::default(), false)) }
 }

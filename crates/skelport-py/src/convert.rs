@@ -52,7 +52,7 @@ type Input = (PathBuf, Option<PathBuf>);
 /// Everything one conversion needs, shared by a batch's workers (and by `migrate`'s tasks).
 pub(crate) struct Job {
     pub(crate) target: &'static dyn Format,
-    pub(crate) read: skelport::ReadOptions,
+    pub(crate) read: skelport::OpenOptions,
     pub(crate) map: Option<String>,
     pub(crate) max_influences: Option<usize>,
     pub(crate) strict: bool,
@@ -74,7 +74,7 @@ impl Job {
         let joined;
         let read = match weights {
             Some(w) => {
-                joined = skelport::ReadOptions {
+                joined = skelport::OpenOptions {
                     reader: skelport::ir::ReadOptions { weights: Some(w.to_path_buf()), ..self.read.reader.clone() },
                     ..self.read.clone()
                 };

@@ -432,7 +432,7 @@ pub struct Document {
 /// The target format: `to` by name, else told from the output's extension.
 pub fn target_for(to: Option<&str>, output: Option<&Path>) -> Result<&'static dyn Format, Failure> {
     match (to, output) {
-        (Some(t), _) => Ok(skelport::format_for(t, false)?),
+        (Some(t), _) => Ok(skelport::format_to_write(t)?),
         (None, Some(o)) => skelport::registry::detect_writer(o).ok_or_else(|| {
             Failure::new(
                 "format.undetected",

@@ -121,7 +121,7 @@ pub fn migrate_file(
     let mesh = options::companion(mesh, "<mesh>")?;
     let weights = options::companion(weights, "<weights>")?;
     let max_influences = max_influences.map(|m| options::count(m, "max_influences")).transpose()?.flatten();
-    let target = skelport::format_for(to, false).map_err(|e| Failure::from(e).into_py(py))?;
+    let target = skelport::format_to_write(to).map_err(|e| Failure::from(e).into_py(py))?;
     let timeout = match timeout {
         Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t)),
         Some(t) => return Err(pyo3::exceptions::PyValueError::new_err(format!("timeout must be a positive number of seconds, not {t}"))),
@@ -215,7 +215,7 @@ pub fn migrate_plan(
         note: Option<String>,
         to: &'static str,
     }
-    let target = skelport::format_for(to, false).map_err(|e| Failure::from(e).into_py(py))?;
+    let target = skelport::format_to_write(to).map_err(|e| Failure::from(e).into_py(py))?;
     let plan = py.detach(|| -> Result<Plan, skelport::Error> {
         let plan = skelport::mpfb_folder::plan_batch(&inputs, weights.as_deref())?;
         let ins: Vec<PathBuf> = plan.jobs.iter().map(|j| j.input.clone()).collect();

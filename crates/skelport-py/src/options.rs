@@ -172,8 +172,8 @@ pub fn count(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<usize>> {
 }
 
 /// The facade's read options.
-pub fn read_options(from: Option<String>, mesh: &Companion, weights: &Companion, e: &Extra) -> skelport::ReadOptions {
-    skelport::ReadOptions {
+pub fn read_options(from: Option<String>, mesh: &Companion, weights: &Companion, e: &Extra) -> skelport::OpenOptions {
+    skelport::OpenOptions {
         from,
         reader: skelport::ir::ReadOptions {
             mesh: mesh.path.clone(),
@@ -201,7 +201,6 @@ pub fn convert_options(
 ) -> ConvertOptions {
     let file_stem = output.as_deref().map(skelport::stem_of).unwrap_or_default();
     ConvertOptions {
-        output,
         map,
         strict,
         allow_loss: e.allow_loss,

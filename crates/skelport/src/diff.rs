@@ -67,7 +67,7 @@ impl AsConverted {
 pub fn as_converted(a: &Loaded, target: &'static dyn skelport_ir::Format, map: Option<&str>) -> crate::Result<(Document, AsConverted)> {
     let dir = tempfile::tempdir().map_err(|e| crate::Error::new(crate::ErrorCode::Output, None, format!("a temporary folder: {e}")))?;
     let path = dir.path().join(format!("a.{}", target.extensions().first().copied().unwrap_or("out")));
-    let opts = crate::ConvertOptions { output: Some(path.clone()), map: map.map(str::to_owned), allow_loss: true, ..Default::default() };
+    let opts = crate::ConvertOptions { map: map.map(str::to_owned), allow_loss: true, ..Default::default() }.named_for(&path);
     let converted = crate::convert(a, target, &opts)?;
     converted.save(&path)?;
     let t_pose = converted.diagnostics.items.iter().any(|d| d.code == "rest.t-pose");
@@ -203,7 +203,11 @@ pub const MATRIX_PROBE_M: f64 = 0.1;
 /// differ), a pair of skinned meshes differs in vertex count, or nothing at all was compared (no
 /// pose, or no vertex, joint or bone name in common): a check that compared nothing has not
 /// passed.
-pub fn pose_test(a: &Document, b: &Document, poses: usize, seed: u64) -> anyhow::Result<PoseTest> {
+pub fn pose_test(a: &Document, b: &Document, poses: usize, seed: u64) -> crate::Result<PoseTest> {
+    pose_test_chain(a, b, poses, seed).map_err(|e| crate::Error::from_chain(crate::ErrorCode::Invalid, None, &e))
+}
+
+fn pose_test_chain(a: &Document, b: &Document, poses: usize, seed: u64) -> anyhow::Result<PoseTest> {
     use skelport_ir::pose::{deform_all, in_report_frame, max_deviation, posed_heads, random_pose};
     // Converted once: every pose below borrows them.
     let (a, b) = (&*in_report_frame(a), &*in_report_frame(b));
@@ -498,9 +502,12 @@ fn compare_skins(
 
 /// The Second Life avatar skeleton as a document (`diff --sl`): the built-in one, or the
 /// `avatar_skeleton.xml` at `path`.
-pub fn sl_avatar(path: Option<&std::path::Path>) -> anyhow::Result<Document> {
+pub fn sl_avatar(path: Option<&std::path::Path>) -> crate::Result<Document> {
     let sl = match path {
-        Some(p) => std::borrow::Cow::Owned(skelport_sl::SlSkeleton::from_file(p)?),
+        Some(p) => std::borrow::Cow::Owned(
+            skelport_sl::SlSkeleton::from_file(p)
+                .map_err(|e| crate::Error::new(crate::ErrorCode::Read, Some(&p.display().to_string()), e.to_string()))?,
+        ),
         None => std::borrow::Cow::Borrowed(skelport_sl::SlSkeleton::builtin()),
     };
     Ok(skelport_sl::skeleton_document(&sl))

@@ -90,7 +90,7 @@ impl Front {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Opt {
-    /// The input's format (`ReadOptions::from`).
+    /// The input's format (`OpenOptions::from`).
     From,
     /// The output's format.
     To,
@@ -370,6 +370,12 @@ impl Error {
     /// An error of kind `code` from an `anyhow` chain, its contexts joined as `{:#}` prints them.
     pub(crate) fn from_chain(code: ErrorCode, file: Option<&str>, e: &anyhow::Error) -> Self {
         Error::new(code, file, format!("{e:#}"))
+    }
+    /// The same error about the file `name`, its message beginning with it (`name: …`).
+    pub(crate) fn in_file(mut self, name: &str) -> Self {
+        self.message = Words::new(format!("{name}: ")).then(self.message);
+        self.file = Some(name.to_owned());
+        self
     }
     /// The same error carrying the diagnostics reported before it.
     pub fn with_diagnostics(mut self, diagnostics: Diagnostics) -> Self {

@@ -1,6 +1,12 @@
 //! File input and atomic output.
 
-use anyhow::{Context, Result};
+use crate::{Error, ErrorCode};
+use anyhow::{Context, Result as Chain};
+
+/// The facade's error for an `anyhow` chain of this module: `code` about `path`.
+fn as_error(code: ErrorCode, path: &Path) -> impl FnOnce(anyhow::Error) -> Error + '_ {
+    move |e| Error::from_chain(code, Some(&path.display().to_string()), &e)
+}
 use skelport_ir::Output;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -54,9 +60,9 @@ pub fn release(bytes: InputBytes) {
 
 /// Read a file, or stdin for `-`, into memory: a file that changes while it is read gives wrong
 /// bytes at worst, never a signal.
-pub fn read_input(path: &Path) -> Result<InputBytes> {
+pub fn read_input(path: &Path) -> crate::Result<InputBytes> {
     // SAFETY: `map: false` maps nothing.
-    unsafe { input(path, false) }
+    unsafe { input(path, false) }.map_err(as_error(ErrorCode::Input, path))
 }
 
 /// [`read_input`], except that a file of [`MAP_FROM_BYTES`] or more is memory-mapped (a file
@@ -66,14 +72,14 @@ pub fn read_input(path: &Path) -> Result<InputBytes> {
 /// The file must not be truncated while the returned bytes live: reading a page past its new end
 /// ends the process with SIGBUS (docs/limits.md). A process that owns its inputs for the length
 /// of a command (the CLI) can promise that; a library host cannot.
-pub unsafe fn map_input(path: &Path) -> Result<InputBytes> {
+pub unsafe fn map_input(path: &Path) -> crate::Result<InputBytes> {
     // SAFETY: passed on to the caller.
-    unsafe { input(path, true) }
+    unsafe { input(path, true) }.map_err(as_error(ErrorCode::Input, path))
 }
 
 /// # Safety
 /// With `map`, as [`map_input`].
-unsafe fn input(path: &Path, map: bool) -> Result<InputBytes> {
+unsafe fn input(path: &Path, map: bool) -> Chain<InputBytes> {
     if path.as_os_str() == "-" {
         let mut v = Vec::new();
         std::io::stdin().lock().take(MAX_INPUT_BYTES + 1).read_to_end(&mut v).context("<stdin>: cannot read standard input")?;
@@ -156,7 +162,7 @@ impl Staged {
     /// default is 0600). A new file gets them as it is created; a replaced file's are set after
     /// the write (the umask must not narrow them), so a batch into a new directory makes one
     /// system call less per file.
-    fn new(path: &Path, bytes: &[u8]) -> Result<Staged> {
+    fn new(path: &Path, bytes: &[u8]) -> Chain<Staged> {
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
@@ -202,7 +208,7 @@ impl Staged {
     }
 
     /// Rename the temporary file over the target.
-    fn commit(mut self) -> Result<PathBuf> {
+    fn commit(mut self) -> Chain<PathBuf> {
         let tmp = self.tmp.take().expect("committed once");
         let mut list = pending();
         let at = tmp.path().to_path_buf();
@@ -238,7 +244,7 @@ fn is_char_device(path: &Path) -> bool {
 }
 
 /// How `path` is to be written; a directory, a block device or a socket is refused.
-fn target_kind(path: &Path) -> Result<Target> {
+fn target_kind(path: &Path) -> Chain<Target> {
     // Follows links: a link to /dev/stdout is written through; a link to a regular file is
     // replaced by the new file, as a rename does.
     let Ok(meta) = std::fs::metadata(path) else { return Ok(Target::Replace) };
@@ -259,7 +265,7 @@ fn target_kind(path: &Path) -> Result<Target> {
 
 /// Write `bytes` to a device or FIFO that exists (opening a FIFO waits for a reader, as a shell
 /// redirection does).
-fn write_through(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
+fn write_through(path: &Path, bytes: &[u8]) -> Chain<PathBuf> {
     let mut f =
         std::fs::OpenOptions::new().write(true).open(path).with_context(|| format!("{}: cannot open for writing", path.display()))?;
     f.write_all(bytes).and_then(|()| f.flush()).with_context(|| format!("{}: cannot write", path.display()))?;
@@ -272,11 +278,12 @@ fn write_through(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
 /// (docs/performance.md) and guards only against power loss, which, as for `cp` and the tools users compare
 /// skelport with, is left to the file system (ext4 and XFS flush a file renamed over another).
 /// A character device or FIFO (or a link to one) is written through instead.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    match target_kind(path)? {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> crate::Result<()> {
+    let write = || match target_kind(path)? {
         Target::Through => write_through(path, bytes).map(drop),
         Target::Replace => Staged::new(path, bytes)?.commit().map(drop),
-    }
+    };
+    write().map_err(as_error(ErrorCode::Output, path))
 }
 
 /// Write a writer's output, all or nothing: every file (side files, then the main file) is
@@ -287,7 +294,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// through once every temporary is written, never renamed over; a directory, block device or
 /// socket is refused before anything is written. `-` writes the main file to stdout (side files
 /// are refused there: use `--embed` or a path).
-pub fn write_output(path: &Path, out: &Output) -> Result<Vec<PathBuf>> {
+pub fn write_output(path: &Path, out: &Output) -> crate::Result<Vec<PathBuf>> {
+    write_output_chain(path, out).map_err(as_error(ErrorCode::Output, path))
+}
+
+fn write_output_chain(path: &Path, out: &Output) -> Chain<Vec<PathBuf>> {
     if path.as_os_str() == "-" {
         anyhow::ensure!(
             out.side_files.is_empty(),
@@ -317,7 +328,7 @@ pub fn write_output(path: &Path, out: &Output) -> Result<Vec<PathBuf>> {
         .collect();
     // Every path's kind first, so that a directory in the way refuses the output before any
     // temporary is written (a rename over it would fail after others were renamed).
-    let kinds = files.iter().map(|(p, _)| target_kind(p)).collect::<Result<Vec<_>>>()?;
+    let kinds = files.iter().map(|(p, _)| target_kind(p)).collect::<Chain<Vec<_>>>()?;
     let mut staged = Vec::with_capacity(files.len());
     for ((p, bytes), kind) in files.iter().zip(&kinds) {
         if let Target::Replace = kind {
@@ -348,7 +359,7 @@ struct Kept {
 /// temporaries, so a signal mid-way removes them too (the targets then hold old or new files,
 /// each whole). Where a link cannot be made (a file system without them), that file is replaced
 /// without one, as a single rename is.
-fn commit_all(staged: Vec<Staged>) -> Result<Vec<PathBuf>> {
+fn commit_all(staged: Vec<Staged>) -> Chain<Vec<PathBuf>> {
     if staged.len() < 2 {
         return staged.into_iter().map(Staged::commit).collect();
     }

@@ -13,7 +13,7 @@
 //! 1. [`open`] (a file) or [`from_bytes`] (bytes in memory, with the mesh and weights in memory
 //!    too): pick the reader (the name given, else the extension and the content), read, and keep
 //!    what the reader reported.
-//! 2. [`convert`] (or [`Loaded::into_converted`], which spares a copy): rename bones with a
+//! 2. [`convert`] (`&loaded` to convert it again, or `loaded`, which spares a copy): rename bones with a
 //!    retarget map, check the document against the IR's rules ([`check`]), write it with the
 //!    target format, judge the losses other formats' facts suffer ([`losses`]), and with
 //!    `strict` refuse any loss. The result holds the output's bytes (the main file and its side
@@ -27,7 +27,7 @@
 //! rules).
 //!
 //! ```
-//! use skelport::{ConvertOptions, ReadOptions, Severity};
+//! use skelport::{ConvertOptions, OpenOptions, Severity};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let dir = tempfile::tempdir()?;
 //! # let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/demo");
@@ -35,9 +35,11 @@
 //! # std::fs::copy(demo.join("sample.bin"), dir.path().join("sample.bin"))?;
 //! # let (input, output) = (dir.path().join("sample.gltf"), dir.path().join("sample.rig.xml"));
 //! // Read a glTF file (the format is told from its name and content) ...
-//! let loaded = skelport::open(&input, &ReadOptions::default())?;
+//! let loaded = skelport::open(&input, &OpenOptions::default())?;
 //! // ... write it as AnvilToolkit XML, which holds no skin: that is reported as a loss ...
-//! let options = ConvertOptions { output: Some(output.clone()), ..Default::default() };
+//! // (the side files, if any, are named after the output: `sample.rig`)
+//! let mut options = ConvertOptions::default();
+//! options.write.file_stem = skelport::stem_of(&output);
 //! let converted = skelport::convert(&loaded, skelport::format("anvil")?, &options)?;
 //! assert!(converted.diagnostics.of(Severity::Loss).any(|d| d.code == "anvil.geometry"));
 //! // ... and save it (side files too, all or nothing).
@@ -58,6 +60,7 @@ pub mod inspect;
 pub mod io;
 pub mod losses;
 pub mod maps;
+#[cfg(feature = "testing")]
 pub mod matrix;
 pub mod mpfb_folder;
 pub mod registry;
@@ -73,6 +76,7 @@ pub use skelport_ir as ir;
 pub use skelport_ir::{Diagnostic, Diagnostics, Document, Format, Holds, InMemoryFile, Output, Severity, WriteOptions};
 
 use skelport_ir::{Input, ReadOptions as ReaderOptions};
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 /// Every registered format, in the order `skelport formats` lists them.
@@ -97,22 +101,40 @@ fn unknown_format(name: &str, keep: impl Fn(&dyn Format) -> bool + Copy, what: &
     Error::new(ErrorCode::UnknownFormat, None, msg)
 }
 
-/// The format called `name`, which must be able to read (`reader`) or write (`!reader`): the
-/// check behind `--from` and `--to`, with a message listing the formats that can (and the
-/// closest of their names to a mistyped one).
-pub fn format_for(name: &str, reader: bool) -> Result<&'static dyn Format> {
-    let can = move |f: &dyn Format| if reader { f.can_read() } else { f.can_write() };
-    let what = if reader { "readable formats" } else { "writable formats" };
+/// The format called `name`, which must be able to read (`--from`): [`format()`], with a message
+/// listing the formats that can (and the closest of their names to a mistyped one) when it is
+/// unknown or cannot read.
+pub fn format_to_read(name: &str) -> Result<&'static dyn Format> {
+    format_that(name, Direction::Read)
+}
+
+/// The format called `name`, which must be able to write (`--to`): [`format()`], with a message
+/// listing the formats that can when it is unknown or read-only (and, for a read-only format,
+/// its own word on what to write instead: FBX names glb, vrm and dae).
+pub fn format_to_write(name: &str) -> Result<&'static dyn Format> {
+    format_that(name, Direction::Write)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Direction {
+    Read,
+    Write,
+}
+
+fn format_that(name: &str, direction: Direction) -> Result<&'static dyn Format> {
+    let reading = direction == Direction::Read;
+    let can = move |f: &dyn Format| if reading { f.can_read() } else { f.can_write() };
+    let what = if reading { "readable formats" } else { "writable formats" };
     let Some(f) = registry::by_name(name) else { return Err(unknown_format(name, can, what)) };
     if !can(f) {
         // A read-only format's writer says why and what to write instead (FBX: glb, vrm, dae).
-        let why = if reader {
+        let why = if reading {
             None
         } else {
             f.write(&Document::new(ir::Frame::GLTF), &ir::WriteOptions::default(), &mut Diagnostics::default()).err()
         };
         let why = why.map(|e| format!(": {e}")).unwrap_or_default();
-        let msg = format!("format '{name}' cannot be {}{why}; {what}: {}", if reader { "read" } else { "written" }, registry::names(can));
+        let msg = format!("format '{name}' cannot be {}{why}; {what}: {}", if reading { "read" } else { "written" }, registry::names(can));
         return Err(Error::new(ErrorCode::Unsupported, None, msg));
     }
     Ok(f)
@@ -120,12 +142,12 @@ pub fn format_for(name: &str, reader: bool) -> Result<&'static dyn Format> {
 
 /// The built-in retarget maps, by name (`skelport maps`).
 pub fn maps() -> Result<Vec<(&'static str, ir::retarget::RetargetMap)>> {
-    maps::BUILT_IN.iter().map(|(name, _)| Ok((*name, maps::load(name).map_err(|e| Error::from_chain(ErrorCode::Map, None, &e))?))).collect()
+    maps::BUILT_IN.iter().map(|(name, _)| Ok((*name, maps::load(name)?))).collect()
 }
 
 /// How to read an input.
 #[derive(Debug, Clone, Default)]
-pub struct ReadOptions {
+pub struct OpenOptions {
     /// The format to read with, by name (`--from`); `None` tells it from the input's name and
     /// content.
     pub from: Option<String>,
@@ -158,36 +180,27 @@ impl Loaded {
     pub fn from_document(doc: Document, name: impl Into<String>) -> Self {
         Loaded { doc, format: &ir::irjson::IrJsonFormat, diagnostics: Diagnostics::default(), name: name.into(), reads: Vec::new() }
     }
+}
 
-    /// [`convert`] that takes the document: it is changed in place (retargeted, converted to
-    /// the target's frame) instead of copied, which spares a copy of every mesh. The output is
-    /// the same.
-    pub fn into_converted(self, target: &'static dyn Format, opts: &ConvertOptions) -> Result<Converted> {
-        let Loaded { mut doc, format, diagnostics, name, reads } = self;
-        ir::trace::phase("read");
-        let mut diags = diagnostics;
-        let humanoid = humanoid_map(opts);
-        if let Err(e) = prepare(&mut doc, &name, target, opts, humanoid.as_deref(), &mut diags) {
-            return Err(e.with_diagnostics(diags));
-        }
-        if let Err(e) = check(&doc, &name) {
-            return Err(e.with_diagnostics(diags));
-        }
-        ir::trace::phase("validated");
-        // The document is ours and not needed after this: convert it in place when the writer
-        // would convert a copy of it (the same output, without copying every mesh).
-        if let Some(frame) = target.write_frame() {
-            doc.convert_frame(frame);
-        }
-        ir::trace::phase("frame converted");
-        finish(&doc, format, &name, target, opts, humanoid, diags).map(|c| Converted { reads, ..c })
+/// A borrowed document for [`convert`]: copied only when a retarget map or a rest pose changes it.
+impl<'a> From<&'a Loaded> for Cow<'a, Loaded> {
+    fn from(loaded: &'a Loaded) -> Self {
+        Cow::Borrowed(loaded)
+    }
+}
+
+/// An owned document for [`convert`]: changed in place (retargeted, turned into the target's
+/// frame), never copied.
+impl From<Loaded> for Cow<'_, Loaded> {
+    fn from(loaded: Loaded) -> Self {
+        Cow::Owned(loaded)
     }
 }
 
 /// Read the file at `path` (`-` reads standard input). The file is read into memory
 /// ([`io::read_input`]), so a file that another program truncates meanwhile cannot end the
 /// calling process; [`open_mapped`] maps big files instead.
-pub fn open(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Loaded> {
+pub fn open(path: impl AsRef<Path>, opts: &OpenOptions) -> Result<Loaded> {
     // SAFETY: `map: false` maps nothing.
     unsafe { open_with(path.as_ref(), opts, false) }
 }
@@ -199,18 +212,18 @@ pub fn open(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Loaded> {
 /// The file must not be truncated while it is read: reading a page past its new end ends the
 /// process with SIGBUS (docs/limits.md). The CLI, which owns its inputs for one command, opts in;
 /// a library host (the Python package inside Blender) calls [`open`].
-pub unsafe fn open_mapped(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Loaded> {
+pub unsafe fn open_mapped(path: impl AsRef<Path>, opts: &OpenOptions) -> Result<Loaded> {
     // SAFETY: passed on to the caller.
     unsafe { open_with(path.as_ref(), opts, true) }
 }
 
 /// # Safety
 /// With `map`, as [`open_mapped`].
-unsafe fn open_with(path: &Path, opts: &ReadOptions, map: bool) -> Result<Loaded> {
+unsafe fn open_with(path: &Path, opts: &OpenOptions, map: bool) -> Result<Loaded> {
     let name = path.display().to_string();
     // SAFETY: with `map`, the caller's promise (`open_mapped`).
     let bytes = if map { unsafe { io::map_input(path) } } else { io::read_input(path) };
-    let bytes = bytes.map_err(|e| Error::from_chain(ErrorCode::Input, Some(&name), &e))?;
+    let bytes = bytes?;
     ir::trace::phase("input mapped");
     let shown = if path.as_os_str() == "-" { None } else { Some(path) };
     let loaded = read(shown, &name, &bytes, opts)?;
@@ -221,16 +234,16 @@ unsafe fn open_with(path: &Path, opts: &ReadOptions, map: bool) -> Result<Loaded
 /// Read an input held in memory, called `name` (its extension helps tell the format, and
 /// messages name it). Files it refers to by relative path (a glTF `.bin`) are looked up from the
 /// current directory, as for standard input; a mesh or weights can be given in memory too
-/// ([`InMemoryFile`] in [`ReadOptions::reader`]).
-pub fn from_bytes(name: &str, bytes: &[u8], opts: &ReadOptions) -> Result<Loaded> {
+/// ([`InMemoryFile`] in [`OpenOptions::reader`]).
+pub fn from_bytes(name: &str, bytes: &[u8], opts: &OpenOptions) -> Result<Loaded> {
     read(Some(Path::new(name)), name, bytes, opts)
 }
 
-fn read(path: Option<&Path>, name: &str, bytes: &[u8], opts: &ReadOptions) -> Result<Loaded> {
+fn read(path: Option<&Path>, name: &str, bytes: &[u8], opts: &OpenOptions) -> Result<Loaded> {
     let head = &bytes[..bytes.len().min(8192)];
     let mut diagnostics = Diagnostics::default();
     let format = match &opts.from {
-        Some(from) => format_for(from, true)?,
+        Some(from) => format_to_read(from)?,
         None => match registry::detect_reader(path, head) {
             Some(f) => f,
             None => {
@@ -277,10 +290,6 @@ pub fn output_format(output: &Path, from: Option<&'static dyn Format>) -> Option
 /// How to convert.
 #[derive(Debug, Clone, Default)]
 pub struct ConvertOptions {
-    /// Where the output will be saved, when that is known: it names the side files
-    /// (`model.gltf` → `model.bin`; see [`stem_of`]) and the messages. Without it, side files
-    /// are named after the input.
-    pub output: Option<PathBuf>,
     /// Rename bones with a retarget map first: a built-in map's name ([`maps()`]) or a map file
     /// (`--map`). Unmapped bones are dropped (a loss each), their weights merged into the
     /// nearest mapped ancestor.
@@ -293,9 +302,20 @@ pub struct ConvertOptions {
     /// [`ErrorCode::Loss`]; with it they are losses (`skin.empty`, `skin.dropped`,
     /// `skin.weights-dropped`). Losses asked for (`map` merges, `max_influences`) never fail.
     pub allow_loss: bool,
-    /// What the writer is given (`--embed`, `--max-influences`, …). An empty `file_stem` is
-    /// taken from `output` (or the input's name).
+    /// What the writer is given (`--embed`, `--max-influences`, …). `file_stem` names the side
+    /// files (`model` → `model.bin`): set it to the [`stem_of`] the path the output will be saved
+    /// to ([`convert_file`] does); empty, it is the input's. [`Converted::save`] refuses a path
+    /// whose stem is another when there are side files, so they never disagree.
     pub write: WriteOptions,
+}
+
+impl ConvertOptions {
+    /// These options, the side files named for a save to `path` (`write.file_stem` =
+    /// [`stem_of`]`(path)`: `out/model.gltf` → `model.bin`).
+    pub fn named_for(mut self, path: impl AsRef<Path>) -> Self {
+        self.write.file_stem = stem_of(path.as_ref());
+        self
+    }
 }
 
 /// A finished conversion: the output's bytes and everything reported on the way.
@@ -307,6 +327,9 @@ pub struct Converted {
     pub to: &'static dyn Format,
     /// The main file and its side files (named relative to the main file's folder).
     pub output: Output,
+    /// The stem the side files are named for (`model` for `model.bin`): the `file_stem` of
+    /// the write options, or the input's.
+    pub file_stem: String,
     /// What reading, retargeting and writing reported, in that order: warnings, notes and the
     /// losses (`Severity::Loss`), each with a stable code.
     pub diagnostics: Diagnostics,
@@ -321,11 +344,16 @@ impl Converted {
     /// its folder first, then all are renamed into place (side files first, the main file
     /// last); when any temporary cannot be written, nothing is renamed and the temporaries are
     /// removed. Returns the paths written.
+    ///
+    /// When there are side files, `path`'s stem must be the one they were named for
+    /// ([`Converted::file_stem`]): the main file names them, so saving `other.gltf` beside
+    /// `model.bin` would scatter one output under two names.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<Vec<PathBuf>> {
         let path = path.as_ref();
-        self.check_not_an_input(path).map_err(|m| Error::new(ErrorCode::Output, Some(&path.display().to_string()), m))?;
-        let written =
-            io::write_output(path, &self.output).map_err(|e| Error::from_chain(ErrorCode::Output, Some(&path.display().to_string()), &e));
+        let shown = path.display().to_string();
+        self.check_stem(path).map_err(|m| Error::new(ErrorCode::Output, Some(&shown), m))?;
+        self.check_not_an_input(path).map_err(|m| Error::new(ErrorCode::Output, Some(&shown), m))?;
+        let written = io::write_output(path, &self.output);
         ir::trace::phase("written");
         written
     }
@@ -375,7 +403,11 @@ pub fn convert_file(
         // What reading reported comes with the refusal.
         return Some(FileOutcome { from: Some(from.name()), read: true, to: None, diagnostics: loaded.diagnostics, result: Err(e) });
     };
-    let converted = match loaded.into_converted(to, opts) {
+    let mut opts = Cow::Borrowed(opts);
+    if opts.write.file_stem.is_empty() {
+        opts.to_mut().write.file_stem = stem_of(output);
+    }
+    let converted = match convert(loaded, to, &opts) {
         Ok(c) => c,
         Err(e) => return failed(Some(from.name()), true, Some(to), e),
     };
@@ -387,6 +419,21 @@ pub fn convert_file(
 }
 
 impl Converted {
+    /// Refuse a path whose stem is not the one the side files were named for.
+    fn check_stem(&self, path: &Path) -> std::result::Result<(), String> {
+        if self.output.side_files.is_empty() || path.as_os_str() == "-" || stem_of(path) == self.file_stem {
+            return Ok(());
+        }
+        let names: Vec<&str> = self.output.side_files.iter().map(|(n, _)| n.as_str()).collect();
+        Err(format!(
+            "the output was written for the name '{}' (its side files: {}), not '{}': save it under that name, or convert with the write option file_stem = \"{}\"",
+            self.file_stem,
+            names.join(", "),
+            stem_of(path),
+            stem_of(path)
+        ))
+    }
+
     /// Refuse an output that would overwrite a file the input was read from (a buffer beside
     /// it, its mesh or weights), before anything is written. Writing onto the input itself is
     /// allowed, and then so is replacing its side files with the new ones.
@@ -413,27 +460,33 @@ impl Converted {
     }
 }
 
-/// Convert a read document to `target` (see the [crate docs](crate) for the steps). The document
-/// is copied only when a retarget map changes it; [`Loaded::into_converted`] never copies it.
-pub fn convert(loaded: &Loaded, target: &'static dyn Format, opts: &ConvertOptions) -> Result<Converted> {
-    let name = &loaded.name;
-    let mut diags = loaded.diagnostics.clone();
+/// Convert a read document to `target` (see the [crate docs](crate) for the steps). Give it
+/// `&loaded` to convert the same document again to another target (it is copied only when a
+/// retarget map or a rest pose changes it), or `loaded` when it is not needed after (it is then
+/// changed in place and never copied: the same output, without a copy of every mesh).
+pub fn convert<'a>(loaded: impl Into<Cow<'a, Loaded>>, target: &'static dyn Format, opts: &ConvertOptions) -> Result<Converted> {
+    let (mut doc, from, name, reads, mut diags) = match loaded.into() {
+        Cow::Owned(Loaded { doc, format, diagnostics, name, reads }) => (Cow::Owned(doc), format, Cow::Owned(name), reads, diagnostics),
+        Cow::Borrowed(l) => (Cow::Borrowed(&l.doc), l.format, Cow::Borrowed(l.name.as_str()), l.reads.clone(), l.diagnostics.clone()),
+    };
+    ir::trace::phase("read");
     let humanoid = humanoid_map(opts);
-    let changed;
-    let doc = if changes_document(target, opts) {
-        let mut doc = loaded.doc.clone();
-        if let Err(e) = prepare(&mut doc, name, target, opts, humanoid.as_deref(), &mut diags) {
+    if changes_document(target, opts) {
+        if let Err(e) = prepare(doc.to_mut(), &name, target, opts, humanoid.as_deref(), &mut diags) {
             return Err(e.with_diagnostics(diags));
         }
-        changed = doc;
-        &changed
-    } else {
-        &loaded.doc
-    };
-    if let Err(e) = check(doc, name) {
+    }
+    if let Err(e) = check(&doc, &name) {
         return Err(e.with_diagnostics(diags));
     }
-    finish(doc, loaded.format, name, target, opts, humanoid, diags).map(|c| Converted { reads: loaded.reads.clone(), ..c })
+    ir::trace::phase("validated");
+    // A document that is ours (given, or copied for the map) goes to the writer's frame in place:
+    // the writer would otherwise convert a copy of it, every mesh included.
+    if let (Cow::Owned(d), Some(frame)) = (&mut doc, target.write_frame()) {
+        d.convert_frame(frame);
+        ir::trace::phase("frame converted");
+    }
+    finish(&doc, from, &name, target, opts, humanoid, diags).map(|c| Converted { reads, ..c })
 }
 
 /// A `--map FILE` that holds a humanoid map (VRM role → bone, a JSON object with `humanoid`)
@@ -470,8 +523,7 @@ fn prepare(
 ) -> Result<()> {
     if let Some(m) = opts.map.as_ref().filter(|_| humanoid.is_none()) {
         let map = if m == maps::HUMANOID { maps::humanoid_for(doc, target) } else { maps::load(m) };
-        map.and_then(|map| retarget(doc, &map, diags))
-            .map_err(|e| Error::from_chain(ErrorCode::Map, Some(name), &e.context(name.to_owned())))?;
+        map.and_then(|map| retarget(doc, &map, diags)).map_err(|e| e.in_file(name))?;
     }
     if opts.write.rest_pose == Some(ir::rest::RestPose::TPose) && !target.applies_rest_pose() {
         skelport_vrm::t_pose(doc, humanoid, diags).map_err(|e| {
@@ -496,7 +548,7 @@ fn finish(
         write.humanoid_map = humanoid;
     }
     if write.file_stem.is_empty() {
-        write.file_stem = stem_of(opts.output.as_deref().unwrap_or(Path::new(name)));
+        write.file_stem = stem_of(Path::new(name));
     }
     let output = match render(doc, target, &write) {
         Ok((output, reported)) => {
@@ -504,12 +556,9 @@ fn finish(
             output
         }
         Err(e) => {
-            let to = opts.output.as_ref().map_or_else(|| target.name().to_owned(), |o| o.display().to_string());
-            let e = match targets_that_write(doc, target, &write) {
-                Some(others) => anyhow::anyhow!("{e:#}; convert to {others} to keep the meshes"),
-                None => e,
-            };
-            return Err(Error::from_chain(ErrorCode::Write, Some(name), &e.context(format!("{name} → {to}"))).with_diagnostics(diags));
+            let keep = targets_that_write(doc, target, &write).map(|others| format!("; convert to {others} to keep the meshes"));
+            let msg = Words::new(format!("{name}: ")).then(e.words().clone()).text(keep.unwrap_or_default());
+            return Err(Error::new(ErrorCode::Write, Some(name), msg).with_diagnostics(diags));
         }
     };
     ir::trace::phase("rendered");
@@ -542,7 +591,7 @@ fn finish(
             return Err(Error::new(ErrorCode::Strict, Some(name), msg).with_diagnostics(diags));
         }
     }
-    Ok(Converted { from, to: target, output, diagnostics: diags, reads: Vec::new() })
+    Ok(Converted { from, to: target, output, file_stem: write.file_stem, diagnostics: diags, reads: Vec::new() })
 }
 
 /// When `target` refused a document that has meshes but no bones (a rig format has nothing to
@@ -659,7 +708,7 @@ pub fn check(doc: &Document, name: &str) -> Result<()> {
 }
 
 /// Apply a retarget map to a document, reporting every dropped bone as a loss.
-pub fn retarget(doc: &mut Document, map: &ir::retarget::RetargetMap, diags: &mut Diagnostics) -> anyhow::Result<()> {
+pub fn retarget(doc: &mut Document, map: &ir::retarget::RetargetMap, diags: &mut Diagnostics) -> Result<()> {
     // Bones that carry weights, by name: dropping one without is no loss of skin.
     let weighted: std::collections::HashSet<String> = doc
         .skins
@@ -679,7 +728,7 @@ pub fn retarget(doc: &mut Document, map: &ir::retarget::RetargetMap, diags: &mut
             skin.joints.iter().zip(used).filter(|(_, u)| *u).map(|(j, _)| sk.bones[j.index()].name.clone()).collect::<Vec<_>>()
         })
         .collect();
-    let r = ir::retarget::apply(doc, map)?;
+    let r = ir::retarget::apply(doc, map).map_err(|e| Error::new(ErrorCode::Map, None, e.to_string()))?;
     for (bone, into) in &r.dropped {
         if !weighted.contains(bone) {
             // Nothing of the skin goes with it: a note, not a loss.
@@ -698,9 +747,11 @@ pub fn retarget(doc: &mut Document, map: &ir::retarget::RetargetMap, diags: &mut
 
 /// Write a document with a format, returning the bytes and what the writer reported, followed by
 /// the losses [`losses::check`] judges. No validation and no `strict`: [`convert`] adds those.
-pub fn render(doc: &Document, format: &dyn Format, opts: &WriteOptions) -> anyhow::Result<(Output, Diagnostics)> {
+pub fn render(doc: &Document, format: &dyn Format, opts: &WriteOptions) -> Result<(Output, Diagnostics)> {
     let mut diagnostics = Diagnostics::default();
-    let out = format.write(doc, opts, &mut diagnostics).map_err(|e| anyhow::anyhow!("cannot write as {}: {e}", format.name()))?;
+    let out = format
+        .write(doc, opts, &mut diagnostics)
+        .map_err(|e| Error::new(ErrorCode::Write, None, format!("cannot write as {}: {e}", format.name())))?;
     losses::check(doc, format, &mut diagnostics);
     Ok((out, diagnostics))
 }

@@ -1,7 +1,8 @@
 //! Built-in retarget maps (data in `maps/*.json`, schema `schemas/retarget-map.schema.json`) and
 //! loading a map by name or file.
 
-use anyhow::{anyhow, Context, Result};
+use crate::{Error, ErrorCode};
+use anyhow::{anyhow, Context, Result as Chain};
 use skelport_ir::retarget::RetargetMap;
 use std::path::Path;
 
@@ -31,7 +32,11 @@ pub fn built_in_name(name: &str) -> Option<&'static str> {
 pub const HUMANOID: &str = "humanoid";
 
 /// The retarget map `--map humanoid` applies to `doc` for `target`.
-pub fn humanoid_for(doc: &skelport_ir::Document, target: &dyn skelport_ir::Format) -> Result<RetargetMap> {
+pub fn humanoid_for(doc: &skelport_ir::Document, target: &dyn skelport_ir::Format) -> crate::Result<RetargetMap> {
+    humanoid_chain(doc, target).map_err(|e| Error::from_chain(ErrorCode::Map, None, &e))
+}
+
+fn humanoid_chain(doc: &skelport_ir::Document, target: &dyn skelport_ir::Format) -> Chain<RetargetMap> {
     let Some(names) = target.humanoid_names() else {
         let with: Vec<&str> =
             crate::registry::formats().iter().filter(|f| f.can_write() && f.humanoid_names().is_some()).map(|f| f.name()).collect();
@@ -46,7 +51,11 @@ pub fn humanoid_for(doc: &skelport_ir::Document, target: &dyn skelport_ir::Forma
 }
 
 /// Load a built-in map by name, or a map file by path.
-pub fn load(name_or_file: &str) -> Result<RetargetMap> {
+pub fn load(name_or_file: &str) -> crate::Result<RetargetMap> {
+    load_chain(name_or_file).map_err(|e| Error::from_chain(ErrorCode::Map, None, &e))
+}
+
+fn load_chain(name_or_file: &str) -> Chain<RetargetMap> {
     if let Some((_, json)) = built_in_name(name_or_file).and_then(|n| BUILT_IN.iter().find(|(b, _)| *b == n)) {
         return serde_json::from_str(json).with_context(|| format!("built-in map {name_or_file} is broken"));
     }

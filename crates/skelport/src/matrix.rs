@@ -3,7 +3,7 @@
 //! renders it into docs/conversion-matrix.md; tests assert on the same rows. The targets, and the
 //! chains of the pose test, come from the registry and what each format says it holds.
 
-use crate::{diff, registry, ConvertOptions, Loaded, ReadOptions};
+use crate::{diff, registry, ConvertOptions, Loaded, OpenOptions};
 use serde::Serialize;
 use skelport_ir::{Diagnostics, Document, Format, Input, Severity};
 use std::path::{Path, PathBuf};
@@ -197,7 +197,7 @@ pub fn sources(corpus: Option<&Path>) -> Vec<Source> {
     list.push(("AC biped (Standard)", ws.join("testdata/anvil/biped.standard.xml"), Default::default()));
     list.push(("AC biped (Schema-Based)", ws.join("testdata/anvil/biped.schema.xml"), Default::default()));
     for (label, path, read) in list {
-        match crate::open(&path, &ReadOptions { from: None, reader: read.clone() }) {
+        match crate::open(&path, &OpenOptions { from: None, reader: read.clone() }) {
             Ok(l) => out.push(Source { label: label.into(), doc: l.doc, format: Some(l.format), read }),
             Err(e) => eprintln!("matrix: skipping {label}: {e}"),
         }
@@ -218,8 +218,8 @@ fn through(
     let loaded = Loaded::from_document(doc.clone(), "matrix source");
     // The matrix measures what each writer keeps: a skin loss the facade refuses without
     // allow_loss is written anyway and listed among the cell's losses.
-    let opts = ConvertOptions { output: Some(path.clone()), allow_loss: true, ..Default::default() };
-    let converted = loaded.into_converted(target, &opts).map_err(|e| e.to_string())?;
+    let opts = ConvertOptions { allow_loss: true, ..Default::default() }.named_for(&path);
+    let converted = crate::convert(loaded, target, &opts).map_err(|e| e.to_string())?;
     converted.save(&path).map_err(|e| e.to_string())?;
     let mut opts = target.read_back(&converted.output);
     if let Some(r) = read {

@@ -1,14 +1,14 @@
 //! Changes that are named, not silent (issue 33): VRM's four influences, the formats a refusal
 //! points to, and one bind per joint for meshes that hang from bones.
 
-use skelport::{ConvertOptions, ReadOptions, Severity};
+use skelport::{ConvertOptions, OpenOptions, Severity};
 use skelport_ir::{Diagnostics, Document, Faces, Format, Frame, Input, Mesh, WriteOptions};
 
 /// `doc` as IR JSON, loaded back through the facade as a file would be.
 fn loaded(doc: &Document) -> skelport::Loaded {
     let mut diag = Diagnostics::default();
     let out = skelport_ir::irjson::IrJsonFormat.write(doc, &WriteOptions::default(), &mut diag).unwrap();
-    skelport::from_bytes("doc.ir.json", &out.main, &ReadOptions::default()).unwrap()
+    skelport::from_bytes("doc.ir.json", &out.main, &OpenOptions::default()).unwrap()
 }
 
 #[test]
@@ -69,7 +69,7 @@ fn a_refusal_names_only_formats_that_accept_the_file() {
     }
     // An empty document: no format has anything to write, and none is named.
     let e =
-        skelport::convert(&loaded(&Document::new(Frame::GLTF)), skelport::format("mpfb").unwrap(), &ConvertOptions::default()).unwrap_err();
+        skelport::convert(loaded(&Document::new(Frame::GLTF)), skelport::format("mpfb").unwrap(), &ConvertOptions::default()).unwrap_err();
     assert!(e.message().contains("nothing to write") && !e.message().contains("convert to"), "{}", e.message());
 }
 
@@ -81,7 +81,7 @@ fn a_refusal_names_only_formats_that_accept_the_file() {
 #[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn meshes_hanging_from_bones_bind_each_joint_as_the_file_does() {
     let Some(path) = skelport_ir::testing::corpus_file("realworld/threejs_RobotExpressive.glb") else { return };
-    let l = skelport::open(&path, &ReadOptions::default()).unwrap();
+    let l = skelport::open(&path, &OpenOptions::default()).unwrap();
     let doc = &l.doc;
     assert!(l.diagnostics.items.iter().any(|d| d.code == "gltf.mesh-on-bone"), "{:?}", l.diagnostics.items);
     let rigid: Vec<usize> = (0..doc.skins.len()).filter(|&k| doc.skins[k].joints.len() == 1).collect();
@@ -135,7 +135,7 @@ fn default_positions(json: &[u8]) -> std::collections::BTreeMap<(String, &'stati
 #[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
 fn an_mpfb_rig_converted_to_mpfb_keeps_its_default_positions() {
     let Some(path) = skelport_ir::testing::corpus_file("mpfb/rigs/standard/rig.openpose.json") else { return };
-    let l = skelport::open(&path, &ReadOptions::default()).unwrap();
+    let l = skelport::open(&path, &OpenOptions::default()).unwrap();
     assert!(l.diagnostics.items.iter().any(|d| d.code == "mpfb.base-mesh"), "placed on the base mesh: {:?}", l.diagnostics.items);
     let out = skelport::convert(&l, skelport::format("mpfb").unwrap(), &ConvertOptions::default()).unwrap();
     let (was, now) = (default_positions(&std::fs::read(&path).unwrap()), default_positions(&out.output.main));
@@ -155,7 +155,7 @@ fn an_mpfb_rig_converted_to_mpfb_keeps_its_default_positions() {
     // mesh is the skin's body and is kept: the default_positions still come back as they were.
     let weights = path.with_file_name("weights.openpose.json");
     let reader = skelport::ir::ReadOptions { weights: Some(weights), ..Default::default() };
-    let l = skelport::open(&path, &ReadOptions { reader, ..Default::default() }).unwrap();
+    let l = skelport::open(&path, &OpenOptions { reader, ..Default::default() }).unwrap();
     assert_eq!(l.doc.skins.len(), 1, "the weights were joined");
     let out = skelport::convert(&l, skelport::format("mpfb").unwrap(), &ConvertOptions { allow_loss: true, ..Default::default() }).unwrap();
     let now = default_positions(&out.output.main);
@@ -169,7 +169,7 @@ fn an_mpfb_rig_converted_to_mpfb_keeps_its_default_positions() {
     let base = path.parent().unwrap().join("../../3dobjs/base.obj");
     let reader =
         skelport::ir::ReadOptions { weights: Some(path.with_file_name("weights.openpose.json")), mesh: Some(base), ..Default::default() };
-    let given = skelport::open(&path, &ReadOptions { reader, ..Default::default() }).unwrap();
+    let given = skelport::open(&path, &OpenOptions { reader, ..Default::default() }).unwrap();
     let given = skelport::convert(&given, glb, &ConvertOptions::default()).unwrap().output.main;
     assert!(found == given, "the .glb differs: found {} bytes, given {} bytes", found.len(), given.len());
     assert!(!String::from_utf8_lossy(&found).contains("placed"), "no placement record in the .glb");
@@ -187,16 +187,16 @@ fn default_strategy_ends_stand_at_their_default_position_with_a_mesh() {
     else {
         return;
     };
-    let l = skelport::open(&cesium, &ReadOptions::default()).unwrap();
+    let l = skelport::open(&cesium, &OpenOptions::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let rig = dir.path().join("rig.cesium.json");
     // The rig holds no mesh: the weights file fits only CesiumMan's body (a skin loss, opted in).
-    let opts = ConvertOptions { output: Some(rig.clone()), allow_loss: true, ..Default::default() };
+    let opts = ConvertOptions { allow_loss: true, ..Default::default() }.named_for(&rig);
     skelport::convert(&l, skelport::format("mpfb").unwrap(), &opts).unwrap().save(&rig).unwrap();
     let written = default_positions(&std::fs::read(&rig).unwrap());
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&rig).unwrap()).unwrap();
     assert!(json["bones"].as_object().unwrap().values().all(|b| b["head"]["strategy"] == "DEFAULT" && b["tail"]["strategy"] == "DEFAULT"));
-    let with_mesh = ReadOptions { reader: skelport_ir::ReadOptions { mesh: Some(base), ..Default::default() }, ..Default::default() };
+    let with_mesh = OpenOptions { reader: skelport_ir::ReadOptions { mesh: Some(base), ..Default::default() }, ..Default::default() };
     let back = skelport::open(&rig, &with_mesh).unwrap();
     assert!(!back.diagnostics.items.iter().any(|d| d.code == "mpfb.default-position"), "{:?}", back.diagnostics.items);
     let mut doc = back.doc.clone();
@@ -229,14 +229,14 @@ fn mpfb_outputs_of_the_realworld_corpus_diff_as_same_bone_by_bone() {
         if !["glb", "gltf", "dae", "vrm"].contains(&ext) {
             continue;
         }
-        let Ok(l) = skelport::open(&path, &ReadOptions::default()) else { continue };
+        let Ok(l) = skelport::open(&path, &OpenOptions::default()) else { continue };
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let dir = tempfile::tempdir().unwrap();
         let rig = dir.path().join("rig.out.json");
-        let opts = ConvertOptions { output: Some(rig.clone()), allow_loss: true, ..Default::default() };
+        let opts = ConvertOptions { allow_loss: true, ..Default::default() }.named_for(&rig);
         let Ok(out) = skelport::convert(&l, mpfb, &opts) else { continue };
         let turned = out.diagnostics.items.iter().any(|d| d.code == "mpfb.orientation");
-        let back = skelport::from_bytes("rig.out.json", &out.output.main, &ReadOptions::default()).unwrap();
+        let back = skelport::from_bytes("rig.out.json", &out.output.main, &OpenOptions::default()).unwrap();
         let r = skelport::diff(&l.doc, &back.doc, skelport::diff::Tolerance::default());
         eprintln!(
             "{name} → mpfb: {} bones, {} tails compared, largest head distance {:.1e} m, {} turned (named: {turned}), same bones: {}",

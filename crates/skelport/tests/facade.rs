@@ -3,7 +3,7 @@
 //! diagnostics reported before them, and a conversion in memory is the bytes `save` writes.
 
 use skelport::ir::{irjson, InMemoryFile};
-use skelport::{ConvertOptions, ErrorCode, ReadOptions, Severity};
+use skelport::{ConvertOptions, ErrorCode, OpenOptions, Severity};
 use std::path::Path;
 
 fn ir(doc: &skelport::Document) -> Vec<u8> {
@@ -12,7 +12,7 @@ fn ir(doc: &skelport::Document) -> Vec<u8> {
 
 /// Read `rig` with `mesh` and `weights` by path, and all three from memory.
 fn both_ways(rig: &Path, mesh: Option<&Path>, weights: Option<&Path>) -> (Vec<u8>, Vec<u8>) {
-    let by_path = ReadOptions {
+    let by_path = OpenOptions {
         from: None,
         reader: skelport::ir::ReadOptions {
             mesh: mesh.map(Path::to_path_buf),
@@ -22,7 +22,7 @@ fn both_ways(rig: &Path, mesh: Option<&Path>, weights: Option<&Path>) -> (Vec<u8
     };
     let a = skelport::open(rig, &by_path).unwrap();
     let mem = |p: &Path| InMemoryFile::new(p.display().to_string(), std::fs::read(p).unwrap());
-    let in_memory = ReadOptions {
+    let in_memory = OpenOptions {
         from: None,
         reader: skelport::ir::ReadOptions { mesh_data: mesh.map(mem), weights_data: weights.map(mem), ..Default::default() },
     };
@@ -37,7 +37,7 @@ fn a_rig_with_its_weights_in_memory_reads_as_from_files() {
     let demo = skelport::ir::testing::workspace_root().join("testdata/demo");
     let (a, b) = both_ways(&demo.join("rig.sample.json"), None, Some(&demo.join("weights.sample.json")));
     assert!(a == b, "in memory differs from files");
-    let skinned = skelport::from_bytes("rig.json", &std::fs::read(demo.join("rig.sample.json")).unwrap(), &ReadOptions::default()).unwrap();
+    let skinned = skelport::from_bytes("rig.json", &std::fs::read(demo.join("rig.sample.json")).unwrap(), &OpenOptions::default()).unwrap();
     assert!(skinned.doc.skins.is_empty(), "no weights given, no skin");
 }
 
@@ -54,17 +54,32 @@ fn a_makehuman_rig_on_its_base_mesh_in_memory_reads_as_from_files() {
 #[test]
 fn a_conversion_in_memory_is_what_save_writes() {
     let demo = skelport::ir::testing::workspace_root().join("testdata/demo");
-    let loaded = skelport::open(demo.join("sample.glb"), &ReadOptions::default()).unwrap();
+    let loaded = skelport::open(demo.join("sample.glb"), &OpenOptions::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.gltf");
-    let opts = ConvertOptions { output: Some(out.clone()), ..Default::default() };
+    let opts = ConvertOptions::default().named_for(&out);
     let borrowed = skelport::convert(&loaded, skelport::format("gltf").unwrap(), &opts).unwrap();
-    let owned = loaded.clone().into_converted(skelport::format("gltf").unwrap(), &opts).unwrap();
+    let owned = skelport::convert(loaded.clone(), skelport::format("gltf").unwrap(), &opts).unwrap();
     assert!(borrowed.output.main == owned.output.main && borrowed.output.side_files == owned.output.side_files);
     assert_eq!(borrowed.output.side_files[0].0, "x.bin");
     let written = borrowed.save(&out).unwrap();
     assert_eq!(written, vec![dir.path().join("x.bin"), out.clone()]);
     assert_eq!(std::fs::read(&out).unwrap(), borrowed.output.main);
+    // The output path is given once: saved under another name, the .gltf would name x.bin beside
+    // y.gltf. Refused, nothing written; an output without side files goes anywhere.
+    let other = dir.path().join("y.gltf");
+    let e = borrowed.save(&other).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Output);
+    assert!(e.to_string().contains("written for the name 'x' (its side files: x.bin), not 'y'"), "{e}");
+    assert!(!other.exists());
+    let glb = skelport::convert(&loaded, skelport::format("glb").unwrap(), &ConvertOptions::default()).unwrap();
+    assert_eq!(glb.file_stem, "sample");
+    assert_eq!(glb.save(dir.path().join("z.glb")).unwrap(), vec![dir.path().join("z.glb")]);
+    // Without a name the side files are named after the input.
+    assert_eq!(
+        skelport::convert(&loaded, skelport::format("gltf").unwrap(), &ConvertOptions::default()).unwrap().output.side_files[0].0,
+        "sample.bin"
+    );
 }
 
 #[test]
@@ -72,16 +87,16 @@ fn errors_carry_a_code_the_file_and_what_was_reported_before() {
     let e = skelport::format("fbxx").unwrap_err();
     assert_eq!(e.code(), ErrorCode::UnknownFormat);
     assert_eq!(e.code().as_str(), "format.unknown");
-    let e = skelport::format_for("sl-skeleton", false).unwrap_err();
+    let e = skelport::format_to_write("sl-skeleton").unwrap_err();
     assert_eq!(e.code(), ErrorCode::Unsupported);
-    let e = skelport::from_bytes("broken.gltf", b"{\"asset\": {\"version\": \"2.0\"}, \"nodes\": [", &ReadOptions::default()).unwrap_err();
+    let e = skelport::from_bytes("broken.gltf", b"{\"asset\": {\"version\": \"2.0\"}, \"nodes\": [", &OpenOptions::default()).unwrap_err();
     assert_eq!((e.code(), e.file()), (ErrorCode::Read, Some("broken.gltf")));
     assert!(e.message().starts_with("broken.gltf:1:40: cannot read as gltf: "), "{e}");
-    let e = skelport::from_bytes("noise.bin", b"\x00\x01", &ReadOptions::default()).unwrap_err();
+    let e = skelport::from_bytes("noise.bin", b"\x00\x01", &OpenOptions::default()).unwrap_err();
     assert_eq!(e.code(), ErrorCode::Undetected);
     // --strict: the losses that made it fail come with the error.
     let demo = skelport::ir::testing::workspace_root().join("testdata/demo");
-    let loaded = skelport::open(demo.join("sample.glb"), &ReadOptions::default()).unwrap();
+    let loaded = skelport::open(demo.join("sample.glb"), &OpenOptions::default()).unwrap();
     let strict = ConvertOptions { strict: true, ..Default::default() };
     let e = skelport::convert(&loaded, skelport::format("anvil").unwrap(), &strict).unwrap_err();
     assert_eq!(e.code(), ErrorCode::Strict);
@@ -102,7 +117,7 @@ fn a_read_error_names_the_file_at_fault_and_the_place() {
     let demo = skelport::ir::testing::workspace_root().join("testdata/demo");
     let rig = std::fs::read(demo.join("rig.sample.json")).unwrap();
     // The input itself: the line and column the JSON parser gives.
-    let e = skelport::from_bytes("rig.json", b"{\n  \"bones\": [\n", &ReadOptions::default()).unwrap_err();
+    let e = skelport::from_bytes("rig.json", b"{\n  \"bones\": [\n", &OpenOptions::default()).unwrap_err();
     assert_eq!((e.file(), e.place().as_deref()), (Some("rig.json"), Some("line 3, column 0")), "{e}");
     assert_eq!(e.location(), Some(&skelport::ir::Place::text(3, 0)));
     assert_eq!(e.fault(), Some(skelport::ir::FaultKind::Syntax));
@@ -111,17 +126,17 @@ fn a_read_error_names_the_file_at_fault_and_the_place() {
         weights_data: Some(InMemoryFile::new("w.json", &b"{\"weights\": {\"pelvis\": 7}}"[..])),
         ..Default::default()
     };
-    let e = skelport::from_bytes("rig.json", &rig, &ReadOptions { from: None, reader }).unwrap_err();
+    let e = skelport::from_bytes("rig.json", &rig, &OpenOptions { from: None, reader }).unwrap_err();
     assert_eq!((e.code(), e.file()), (ErrorCode::Read, Some("w.json")), "{e}");
     assert!(e.place().is_some_and(|p| p.starts_with("line 1, column ")), "{e}");
     assert!(e.message().starts_with("rig.json: cannot read as mpfb: w.json:1:"), "{e}");
     // A JSON path.
-    let e = skelport::from_bytes("r.json", b"{\"bones\": {\"a\": 3}}", &ReadOptions { from: Some("mpfb".into()), ..Default::default() })
+    let e = skelport::from_bytes("r.json", b"{\"bones\": {\"a\": 3}}", &OpenOptions { from: Some("mpfb".into()), ..Default::default() })
         .unwrap_err();
     assert_eq!(e.place().as_deref(), Some("$.bones.a"), "{e}");
     assert_eq!(e.fault(), Some(skelport::ir::FaultKind::Value));
     // A document that breaks the IR's rules: the first broken rule's place.
-    let mut doc = skelport::open(demo.join("sample.ir.json"), &ReadOptions::default()).unwrap();
+    let mut doc = skelport::open(demo.join("sample.ir.json"), &OpenOptions::default()).unwrap();
     doc.doc.skeletons[0].bones[1].name.clear();
     let e = skelport::convert(&doc, skelport::format("glb").unwrap(), &ConvertOptions::default()).unwrap_err();
     assert_eq!(e.code(), ErrorCode::Invalid);
@@ -150,7 +165,7 @@ fn batch_outputs_names_every_side_file_a_conversion_writes() {
             let input = std::path::PathBuf::from(format!("{stem}.glb"));
             let planned = skelport::batch_outputs(std::slice::from_ref(&input), dir, f, &skelport::WriteOptions::default());
             let loaded = skelport::Loaded::from_document(skelport::demo::sample(), input.display().to_string());
-            let opts = skelport::ConvertOptions { output: Some(planned[0].main.clone()), ..Default::default() };
+            let opts = skelport::ConvertOptions { ..Default::default() }.named_for(&planned[0].main);
             let Ok(converted) = skelport::convert(&loaded, f, &opts) else { continue };
             for (side, _) in &converted.output.side_files {
                 assert!(planned[0].side_files.contains(&dir.join(side)), "{}: {side} not in {:?}", f.name(), planned[0].side_files);
@@ -171,20 +186,20 @@ fn batch_outputs_names_every_side_file_a_conversion_writes() {
 #[test]
 fn errors_give_their_advice_in_the_words_of_the_front_end() {
     use skelport::Front;
-    let undetected = skelport::from_bytes("noise.bin", b"\x00\x01", &ReadOptions::default()).unwrap_err();
+    let undetected = skelport::from_bytes("noise.bin", b"\x00\x01", &OpenOptions::default()).unwrap_err();
     assert!(undetected.to_string().contains("name it with --from ("), "{undetected}");
     let py = undetected.said(Front::Python);
     assert!(py.contains("name it with format= (") && !py.contains("--"), "{py}");
     // A weights file given as the rig: where it goes.
     let demo = skelport::ir::testing::workspace_root().join("testdata/demo");
     let weights = std::fs::read(demo.join("weights.sample.json")).unwrap();
-    let kind = skelport::from_bytes("weights.sample.json", &weights, &ReadOptions::default()).unwrap_err();
+    let kind = skelport::from_bytes("weights.sample.json", &weights, &OpenOptions::default()).unwrap_err();
     assert_eq!(kind.code(), ErrorCode::Kind);
     assert!(kind.to_string().contains("pass it with --weights"), "{kind}");
     let py = kind.said(Front::Python);
     assert!(py.contains("pass it with weights=") && !py.contains("--"), "{py}");
     // strict: the option named as Python spells it.
-    let loaded = skelport::open(demo.join("sample.glb"), &ReadOptions::default()).unwrap();
+    let loaded = skelport::open(demo.join("sample.glb"), &OpenOptions::default()).unwrap();
     let strict =
         skelport::convert(&loaded, skelport::format("anvil").unwrap(), &ConvertOptions { strict: true, ..Default::default() }).unwrap_err();
     assert!(strict.to_string().contains(": --strict: "), "{strict}");
@@ -198,7 +213,7 @@ fn errors_give_their_advice_in_the_words_of_the_front_end() {
 #[test]
 fn a_reader_error_keeps_its_kind_and_its_hint_follows_it() {
     let json = br#"{"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [5]}], "nodes": [{"name": "a"}]}"#;
-    let e = skelport::from_bytes("r.gltf", json, &ReadOptions::default()).unwrap_err();
+    let e = skelport::from_bytes("r.gltf", json, &OpenOptions::default()).unwrap_err();
     assert_eq!(e.fault(), Some(skelport::ir::FaultKind::Reference), "{e}");
     assert_eq!(e.place().as_deref(), Some("/scenes/0/nodes/0"), "{e}");
     let hint = skelport::ir::FaultKind::Reference.hint().unwrap();
@@ -209,16 +224,16 @@ fn a_reader_error_keeps_its_kind_and_its_hint_follows_it() {
 /// `--to` no read-only format, `validate --target` the SL importer's rules too.
 #[test]
 fn mistyped_names_get_the_closest_known_one() {
-    let e = skelport::format_for("glft", false).unwrap_err();
+    let e = skelport::format_to_write("glft").unwrap_err();
     assert!(e.to_string().starts_with("unknown format 'glft': did you mean 'gltf'? writable formats: "), "{e}");
     assert!(!e.to_string().contains("sl-skeleton"), "a read-only format offered for --to: {e}");
-    let e = skelport::format_for("glft", true).unwrap_err();
+    let e = skelport::format_to_read("glft").unwrap_err();
     assert!(e.to_string().contains("readable formats: ") && e.to_string().contains("sl-skeleton"), "{e}");
-    let e = skelport::format_for("fbxx", false).unwrap_err();
+    let e = skelport::format_to_write("fbxx").unwrap_err();
     assert!(e.to_string().starts_with("unknown format 'fbxx'; writable formats: "), "{e}");
     let demo = skelport::ir::testing::workspace_root().join("testdata/demo");
     let path = demo.join("sample.glb");
-    let loaded = skelport::open(&path, &ReadOptions::default()).unwrap();
+    let loaded = skelport::open(&path, &OpenOptions::default()).unwrap();
     let e = skelport::validate(&path, &loaded, Some("s1"), None).unwrap_err();
     assert!(e.to_string().starts_with("unknown target 's1': did you mean 'sl'? targets: sl (the Second Life importer's rules), "), "{e}");
     let e =

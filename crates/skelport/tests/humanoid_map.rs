@@ -12,7 +12,7 @@ fn vrm() -> Loaded {
 
 fn names(c: &skelport::Converted, to: &str) -> Vec<String> {
     let f = skelport::format(to).unwrap();
-    let back = skelport::from_bytes("out", &c.output.main, &skelport::ReadOptions { from: Some(to.into()), ..Default::default() }).unwrap();
+    let back = skelport::from_bytes("out", &c.output.main, &skelport::OpenOptions { from: Some(to.into()), ..Default::default() }).unwrap();
     assert_eq!(back.format.name(), f.name());
     back.doc.skeletons.iter().flat_map(|s| s.bones.iter().map(|b| b.name.clone())).collect()
 }
@@ -36,6 +36,6 @@ fn a_vrm_takes_the_second_life_and_anvil_names_by_its_roles() {
 #[test]
 fn a_target_with_any_names_refuses_the_humanoid_map() {
     let opts = ConvertOptions { map: Some("humanoid".into()), ..Default::default() };
-    let e = skelport::convert(&vrm(), skelport::format("glb").unwrap(), &opts).unwrap_err().to_string();
+    let e = skelport::convert(vrm(), skelport::format("glb").unwrap(), &opts).unwrap_err().to_string();
     assert!(e.contains("--map humanoid") && e.contains("dae") && e.contains("anvil"), "{e}");
 }

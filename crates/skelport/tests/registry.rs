@@ -116,10 +116,10 @@ fn what_each_format_says_it_holds_is_what_a_round_trip_keeps() {
     for f in formats().filter(|f| f.can_read() && f.can_write()) {
         let path = dir.path().join(skelport::demo::file_name(f));
         // Opted in to losses: a format that holds no mesh leaves the probe's skin numbering it.
-        let opts = ConvertOptions { output: Some(path.clone()), allow_loss: true, ..Default::default() };
-        let out = skelport::convert(&Loaded::from_document(probe(), "probe"), f, &opts).unwrap();
+        let opts = ConvertOptions { allow_loss: true, ..Default::default() }.named_for(&path);
+        let out = skelport::convert(Loaded::from_document(probe(), "probe"), f, &opts).unwrap();
         out.save(&path).unwrap();
-        let back = skelport::open(&path, &skelport::ReadOptions { from: Some(f.name().into()), reader: f.read_back(&out.output) }).unwrap();
+        let back = skelport::open(&path, &skelport::OpenOptions { from: Some(f.name().into()), reader: f.read_back(&out.output) }).unwrap();
         let claimed = f.holds();
         let seen = observed(&back.doc, claimed.max_bones);
         // A bind pose other than rest is the pose test's concern (crate::matrix); checked there.
@@ -154,7 +154,7 @@ fn bone_limits_are_where_writers_refuse() {
             Loaded::from_document(d, "chain")
         };
         let opts = ConvertOptions::default();
-        assert!(skelport::convert(&chain(max), f, &opts).is_ok(), "{} refused {max} bones", f.name());
-        assert!(skelport::convert(&chain(max + 1), f, &opts).is_err(), "{} took {} bones", f.name(), max + 1);
+        assert!(skelport::convert(chain(max), f, &opts).is_ok(), "{} refused {max} bones", f.name());
+        assert!(skelport::convert(chain(max + 1), f, &opts).is_err(), "{} took {} bones", f.name(), max + 1);
     }
 }

@@ -14,7 +14,7 @@ const CLOSE_NORMALS: f64 = 1e-5;
 /// A corpus file read with the format `format`, as a matrix source.
 fn source(label: &str, path: &std::path::Path, format: &str, opts: ReadOptions) -> Source {
     let f = skelport::format(format).unwrap();
-    let loaded = skelport::open(path, &skelport::ReadOptions { from: Some(format.into()), reader: opts.clone() }).unwrap();
+    let loaded = skelport::open(path, &skelport::OpenOptions { from: Some(format.into()), reader: opts.clone() }).unwrap();
     Source { label: label.into(), doc: loaded.doc, format: Some(f), read: opts }
 }
 

@@ -30,7 +30,6 @@ struct ConvertResult {
 /// What the library is given for one output.
 fn options(a: &ConvertArgs, out: &Path) -> ConvertOptions {
     ConvertOptions {
-        output: Some(out.to_path_buf()),
         map: a.map.clone(),
         strict: a.strict,
         allow_loss: a.allow_loss,
@@ -102,7 +101,7 @@ pub fn run(mut a: ConvertArgs) -> Result<ExitCode> {
     if !batch {
         let input = &a.inputs[0];
         let named = match &a.to {
-            Some(t) => Some(skelport::format_for(t, false)?),
+            Some(t) => Some(skelport::format_to_write(t)?),
             None => None,
         };
         if named.is_none() && registry::detect_writer(&a.output).is_none() {
@@ -146,7 +145,7 @@ pub fn run(mut a: ConvertArgs) -> Result<ExitCode> {
     }
 
     let to = a.to.as_deref().ok_or_else(|| anyhow!("several inputs need --to FMT to name the output format"))?;
-    let target = skelport::format_for(to, false)?;
+    let target = skelport::format_to_write(to)?;
     // MPFB folders: each rig joined to the weights beside it; weights files are not inputs.
     let plan = skelport::mpfb_folder::plan_batch(&a.inputs, a.read.weights.as_deref())?;
     std::fs::create_dir_all(&a.output).with_context(|| format!("{}: cannot create the output directory", a.output.display()))?;

@@ -3,7 +3,7 @@
 use crate::flags::DemoArgs;
 use anyhow::{anyhow, Context, Result};
 use serde::Serialize;
-use skelport::{diff, stem_of, ReadOptions, Severity, WriteOptions};
+use skelport::{diff, stem_of, OpenOptions, Severity, WriteOptions};
 use std::process::ExitCode;
 
 /// One written file of `skelport demo --json` (schemas/demo-report.schema.json).
@@ -57,7 +57,7 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
             skelport::io::write_output(&path, &out)?;
             let size = out.main.len() + out.side_files.iter().map(|s| s.1.len()).sum::<usize>();
             // With the side files a reader needs given back (MPFB's weights.<name>.json).
-            let back = skelport::open(&path, &ReadOptions { from: Some(f.name().into()), reader: f.read_back(&out) })?;
+            let back = skelport::open(&path, &OpenOptions { from: Some(f.name().into()), reader: f.read_back(&out) })?;
             let r = diff::diff(&doc, &back.doc, diff::Tolerance::default());
             let bones: usize = back.doc.skeletons.iter().map(|s| s.bones.len()).sum();
             let verts: usize = back.doc.skins.iter().map(|s| s.vertex_count()).sum();
@@ -128,7 +128,7 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
     };
     match skelport_render::render_svg(&doc, &opts)
         .map_err(|e| anyhow!("{e}"))
-        .and_then(|svg| skelport::io::write_output(&pic, &skelport::Output::single(svg.into_bytes())))
+        .and_then(|svg| Ok(skelport::io::write_output(&pic, &skelport::Output::single(svg.into_bytes()))?))
     {
         Ok(_) if a.json => {}
         Ok(_) => say!("{}  render       23 bones, front/side/top views", pic.display()),

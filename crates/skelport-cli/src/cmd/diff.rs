@@ -2,7 +2,7 @@
 
 use crate::flags::DiffArgs;
 use anyhow::Result;
-use skelport::{diff, Diagnostics, ReadOptions};
+use skelport::{diff, Diagnostics, OpenOptions};
 use std::process::ExitCode;
 
 /// Run `skelport diff`.
@@ -13,7 +13,7 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
         sl_skeleton: a.sl_skeleton.clone(),
         ..Default::default()
     };
-    let opts = ReadOptions { from: None, reader };
+    let opts = OpenOptions { from: None, reader };
     let mut la = skelport::open(&a.a, &opts)?;
     let (b, b_format) = match &a.b {
         Some(b) => {

@@ -150,7 +150,7 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         out.write_all(bytes).and_then(|()| out.flush()).map_err(|e| anyhow::anyhow!("<stdout>: cannot write: {e}"))?;
         return Ok(());
     }
-    skelport::io::write_atomic(path, bytes)
+    Ok(skelport::io::write_atomic(path, bytes)?)
 }
 
 /// A file's name for captions: its last component.

@@ -3,7 +3,7 @@
 use super::{file_label, print_diagnostics};
 use crate::flags::{RenderArgs, ViewArg};
 use anyhow::{anyhow, bail, Result};
-use skelport::{registry, Diagnostics, ReadOptions};
+use skelport::{registry, Diagnostics, OpenOptions};
 use std::process::ExitCode;
 
 /// Run `skelport render`.
@@ -14,7 +14,7 @@ pub fn run(a: RenderArgs) -> Result<ExitCode> {
     let overlay = match &a.overlay {
         Some(p) => {
             let reader = skelport::ir::ReadOptions { mesh: a.read.mesh.clone(), ..Default::default() };
-            let mut o = skelport::open(p, &ReadOptions { from: None, reader })?;
+            let mut o = skelport::open(p, &OpenOptions { from: None, reader })?;
             if let Some(m) = &a.map {
                 skelport::retarget(&mut o.doc, &skelport::maps::load(m)?, &mut Diagnostics::default())?;
             }

@@ -141,8 +141,8 @@ pub struct ReadArgs {
 
 impl ReadArgs {
     /// What `skelport::open` is given.
-    pub fn options(&self) -> skelport::ReadOptions {
-        skelport::ReadOptions {
+    pub fn options(&self) -> skelport::OpenOptions {
+        skelport::OpenOptions {
             from: self.from.clone(),
             reader: skelport::ir::ReadOptions {
                 mesh: self.mesh.clone(),
