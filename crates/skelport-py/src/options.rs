@@ -77,10 +77,11 @@ pub struct Extra {
     pub skip_existing: bool,
     pub rest_pose: Option<skelport::ir::rest::RestPose>,
     pub vrm_meta: Option<PathBuf>,
+    pub allow_outside_uris: bool,
 }
 
 /// What reading takes (`load`, and the reading half of `convert`).
-pub const READ_OPTIONS: &[&str] = &["keep_helpers", "keep_origin", "names", "sl_skeleton"];
+pub const READ_OPTIONS: &[&str] = &["keep_helpers", "keep_origin", "names", "sl_skeleton", "allow_outside_uris"];
 /// What writing takes (`Document.save`, `Document.dumps`).
 pub const WRITE_OPTIONS: &[&str] = &[
     "embed",
@@ -109,6 +110,7 @@ pub const CONVERT_OPTIONS: &[&str] = &[
     "rest_pose",
     "vrm_meta",
     "allow_loss",
+    "allow_outside_uris",
     "skip_existing",
 ];
 
@@ -141,6 +143,7 @@ pub fn extra(kwargs: Option<&Bound<'_, PyDict>>, allowed: &[&str], function: &st
             "keep_helpers" => e.keep_helpers = flag()?,
             "keep_origin" => e.keep_origin = flag()?,
             "skip_existing" => e.skip_existing = flag()?,
+            "allow_outside_uris" => e.allow_outside_uris = flag()?,
             "limit" => e.limit = count(&v, "limit")?,
             "names" => e.names = opt_path()?,
             "sl_skeleton" => e.sl_skeleton = opt_path()?,
@@ -184,6 +187,7 @@ pub fn read_options(from: Option<String>, mesh: &Companion, weights: &Companion,
             keep_helpers: e.keep_helpers,
             names: e.names.clone(),
             sl_skeleton: e.sl_skeleton.clone(),
+            allow_outside_uris: e.allow_outside_uris,
             ..Default::default()
         },
     }

@@ -27,6 +27,7 @@ KEYWORDS = {
     "--default-joints": "default_joints=True",
     "--max-influences": "max_influences=",
     "--vrm-meta": "vrm_meta=",
+    "--allow-outside-uris": "allow_outside_uris=True",
 }
 
 

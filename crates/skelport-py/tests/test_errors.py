@@ -233,3 +233,27 @@ def test_random_bytes_never_escape_as_anything_but_skelport_error(fmt):
                 skin.influences(max=4)
         except skelport.Error:
             pass
+
+
+def test_a_buffer_outside_the_folder_is_refused_unless_allowed(tmp_path):
+    """A .gltf naming `../x.bin` reads nothing outside its folder (the error says how to allow it,
+    in Python's words); `allow_outside_uris=True` reads it, for `load`, `validate` and `convert`."""
+    inside = tmp_path / "models"
+    inside.mkdir()
+    (tmp_path / "sample.bin").write_bytes((DEMO / "sample.bin").read_bytes())
+    text = (DEMO / "sample.gltf").read_text()
+    assert '"uri": "sample.bin"' in text or '"uri":"sample.bin"' in text
+    gltf = inside / "up.gltf"
+    gltf.write_text(text.replace('"sample.bin"', '"../sample.bin"'))
+    with pytest.raises(skelport.Error) as e:
+        skelport.load(gltf)
+    assert "allow_outside_uris=True" in str(e.value) and "--allow" not in str(e.value), str(e.value)
+    doc = skelport.load(gltf, allow_outside_uris=True)
+    assert len(doc.skeletons[0]) == len(skelport.load(DEMO / "sample.gltf").skeletons[0]) > 0
+    assert skelport.validate(gltf, allow_outside_uris=True)["valid"]
+    out = tmp_path / "out.glb"
+    skelport.convert(gltf, out, allow_outside_uris=True)
+    assert len(skelport.load(out).skeletons[0]) == len(doc.skeletons[0])
+    with pytest.raises(skelport.Error):
+        skelport.convert(gltf, tmp_path / "refused.glb")
+    assert not (tmp_path / "refused.glb").exists()

@@ -128,6 +128,8 @@ pub enum Opt {
     MaxInfluences,
     /// A VRM's meta (name, authors, licence).
     VrmMeta,
+    /// Files a document names outside its own folder (a glTF buffer `../x.bin`).
+    AllowOutsideUris,
 }
 
 impl Opt {
@@ -153,6 +155,7 @@ impl Opt {
             (Front::Cli, Opt::DefaultJoints) => "--default-joints",
             (Front::Cli, Opt::MaxInfluences) => "--max-influences",
             (Front::Cli, Opt::VrmMeta) => "--vrm-meta",
+            (Front::Cli, Opt::AllowOutsideUris) => "--allow-outside-uris",
             (Front::Python, Opt::From) => "format=",
             (Front::Python, Opt::To) => "to=",
             (Front::Python, Opt::Weights) => "weights=",
@@ -172,10 +175,11 @@ impl Opt {
             (Front::Python, Opt::DefaultJoints) => "default_joints=True",
             (Front::Python, Opt::MaxInfluences) => "max_influences=",
             (Front::Python, Opt::VrmMeta) => "vrm_meta=",
+            (Front::Python, Opt::AllowOutsideUris) => "allow_outside_uris=True",
         }
     }
     /// Every option, for finding one by its flag ([`Opt::from_flag`]).
-    pub const ALL: [Opt; 19] = [
+    pub const ALL: [Opt; 20] = [
         Opt::From,
         Opt::To,
         Opt::Weights,
@@ -195,6 +199,7 @@ impl Opt {
         Opt::DefaultJoints,
         Opt::MaxInfluences,
         Opt::VrmMeta,
+        Opt::AllowOutsideUris,
     ];
     /// The option whose command-line flag is `flag` (`--mesh`), if it is one of these.
     pub fn from_flag(flag: &str) -> Option<Opt> {
@@ -454,7 +459,8 @@ mod tests {
             ("give `--from` the format", "give `format=` the format"),
             ("--strict: 2 loss(es)", "strict=True: 2 loss(es)"),
             // Not a flag of an option, or not a word of its own: left as it is.
-            ("put it there (--allow-outside-uris)", "put it there (--allow-outside-uris)"),
+            ("put it there (--allow-outside-uris)", "put it there (allow_outside_uris=True)"),
+            ("print it (--json)", "print it (--json)"),
             ("a--map b --mapper c path/--mesh", "a--map b --mapper c path/--mesh"),
             ("-- --", "-- --"),
             ("", ""),

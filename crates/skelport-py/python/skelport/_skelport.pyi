@@ -356,6 +356,7 @@ def load(
     keep_origin: bool = False,
     names: Optional[StrPath] = None,
     sl_skeleton: Optional[StrPath] = None,
+    allow_outside_uris: bool = False,
 ) -> Document:
     """Read a file (a path) or its bytes; ``mesh`` and ``weights`` too may be bytes. ``format``
     names the reader (default: from the name and the content); ``name`` names bytes in messages.
@@ -383,6 +384,7 @@ def convert(
     keep_origin: bool = False,
     names: Optional[StrPath] = None,
     sl_skeleton: Optional[StrPath] = None,
+    allow_outside_uris: bool = False,
     rest_pose: Optional[Literal["t-pose", "as-is"]] = None,
     vrm_meta: Optional[StrPath] = None,
     skip_existing: bool = False,
@@ -424,6 +426,7 @@ def validate(
     keep_origin: bool = False,
     names: Optional[StrPath] = None,
     sl_skeleton: Optional[StrPath] = None,
+    allow_outside_uris: bool = False,
 ) -> ValidateReport:
     """Check a file against the IR's rules and a target's (``skelport validate --json``)."""
 
