@@ -177,9 +177,9 @@ def import_file(context, path, map=None, **options):
     doc = skelport.load(path, **{k: v for k, v in options.items() if v})
     diagnostics = list(doc.diagnostics)
     if map:
-        # Renamed as a conversion renames: through skelport's own document format.
-        doc = skelport.load(doc.dumps("ir-json", map=map), format="ir-json", name=doc.name)
-        diagnostics += doc.diagnostics
+        # Renamed in memory, as a conversion renames (the rename's losses follow the reader's).
+        doc = doc.renamed(map)
+        diagnostics = list(doc.diagnostics)
     doc_ext = doc.extensions
     armatures = [build_armature(context, sk, sk.name or "skeleton", doc_ext) for sk in doc.skeletons]
     for k, m in enumerate(doc.meshes):

@@ -616,6 +616,42 @@ impl Document {
         Ok(out)
     }
 
+    /// This document with its bones renamed by `map` (a built-in map's name or a map file), as
+    /// `convert --map` renames them: unmapped bones are dropped, their weights merged into the
+    /// nearest mapped ancestor (a loss each, in the new document's `diagnostics` after this
+    /// one's). `"humanoid"` needs `to`, the format whose names it renames to. This document is
+    /// left as it is. Raises `skelport.Error`.
+    #[pyo3(signature = (map, *, to=None))]
+    fn renamed(&self, py: Python<'_>, map: &Bound<'_, PyAny>, to: Option<&str>) -> PyResult<Document> {
+        let Some(map) = map_arg(Some(map))? else {
+            return Err(pyo3::exceptions::PyTypeError::new_err("map must be a map's name or a path"));
+        };
+        let target = to.map(|t| target_for(Some(t), None)).transpose().map_err(|f| f.into_py(py))?;
+        let inner = &self.inner;
+        let name = &inner.loaded.name;
+        let loaded = py
+            .detach(|| {
+                guard(Some(name), || {
+                    let mut loaded = inner.loaded.clone();
+                    let retarget_map = match (map.as_str(), target) {
+                        (skelport::maps::HUMANOID, Some(t)) => skelport::maps::humanoid_for(&loaded.doc, t),
+                        (skelport::maps::HUMANOID, None) => {
+                            return Err(Failure::new(
+                                "map",
+                                Some(name),
+                                format!("{name}: map 'humanoid' renames to a format's names: give to="),
+                            ))
+                        }
+                        (m, _) => skelport::maps::load(m),
+                    }?;
+                    skelport::retarget(&mut loaded.doc, &retarget_map, &mut loaded.diagnostics)?;
+                    Ok(loaded)
+                })
+            })
+            .map_err(|f| f.into_py(py))?;
+        Ok(Document { inner: Arc::new(Inner::new(loaded, inner.mesh.clone(), inner.keep_origin)) })
+    }
+
     /// The `skelport inspect --json` report of this document, as a dict (the same value:
     /// schemas/inspect.schema.json).
     fn inspect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

@@ -157,3 +157,34 @@ def test_per_corner_values_follow_their_corners_into_the_report_frame():
     # report's +Z (two axes swapped: the mirror); 1 unit is 1 cm.
     np.testing.assert_allclose(m.positions, [[0, 0, 0], [0.01, 0, 0], [0.01, 0, 0.01], [0, 0, 0.01], [0.02, 0, 0]], atol=1e-15)
     np.testing.assert_allclose(m.normals, [[0, 1, 0]] * 7, atol=1e-15)
+
+
+def test_renamed_in_memory_is_what_a_conversion_with_the_map_writes(mpfb):
+    """`Document.renamed(map)` renames as `convert(map=...)` does (compared with the ir-json such a
+    conversion writes: names, heads, weights, the rename's losses), and leaves the document as
+    it was."""
+    doc = skelport.load(mpfb["rig"], weights=mpfb["weights"], mesh=mpfb["mesh"])
+    before = doc.skeletons[0].bone_names
+    renamed = doc.renamed("mpfb-game_engine-to-sl")
+    written = skelport.load(doc.dumps("ir-json", map="mpfb-game_engine-to-sl"), format="ir-json")
+    names = renamed.skeletons[0].bone_names
+    assert names == written.skeletons[0].bone_names and "mPelvis" in names and names != before
+    assert doc.skeletons[0].bone_names == before
+    np.testing.assert_array_equal(renamed.skeletons[0].heads, written.skeletons[0].heads)
+    for a, b in zip(renamed.skins[0].influences(max=4), written.skins[0].influences(max=4)):
+        np.testing.assert_array_equal(a, b)
+    added = [d.code for d in renamed.diagnostics][len(doc.diagnostics):]
+    assert added and all(c.startswith("retarget.") for c in added), added
+    assert renamed.format == doc.format == "mpfb"
+
+
+def test_renamed_by_humanoid_needs_a_target_and_unknown_maps_are_errors():
+    vrm = skelport.load(DEMO / "sample.vrm")
+    sl = vrm.renamed("humanoid", to="dae")
+    assert "mPelvis" in sl.skeletons[0].bone_names
+    with pytest.raises(skelport.Error) as e:
+        vrm.renamed("humanoid")
+    assert "to=" in str(e.value)
+    with pytest.raises(skelport.Error) as e:
+        vrm.renamed("mixamo-to-s1")
+    assert e.value.code == "map" and "no built-in map" in str(e.value) and "--map" not in str(e.value), str(e.value)

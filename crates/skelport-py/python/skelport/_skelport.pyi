@@ -340,6 +340,9 @@ class Document:
         vrm_meta: Optional[StrPath] = None,
     ) -> Dict[str, bytes]:
         """Every file of the document as ``to`` by file name, the main file first."""
+    def renamed(self, map: StrPath, *, to: Optional[str] = None) -> Document:
+        """This document with its bones renamed by ``map`` (a built-in map's name or a map
+        file), as ``convert(map=...)`` renames them; ``"humanoid"`` needs ``to``. Raises Error."""
     def inspect(self) -> InspectReport:
         """The ``skelport inspect --json`` report, as a dict."""
 
