@@ -18,7 +18,9 @@ release the GIL; ``convert`` of a list of files runs on every core. Failures rai
 See docs/python.md in the project for the whole API.
 """
 
-from . import migration, types
+from typing import TYPE_CHECKING, Any
+
+from . import types
 from ._skelport import (
     Diagnostic,
     Document,
@@ -38,8 +40,39 @@ from ._skelport import (
     maps,
     validate,
 )
-from .arrays import from_arrays
-from .migration import Migration, migrate
+
+if TYPE_CHECKING:
+    from . import migration
+    from .arrays import from_arrays
+    from .migration import Migration, migrate
+
+# Loaded when first used: numpy (about 100 ms to import) comes with `from_arrays`, and the
+# migration machinery (sockets, uuid, dataclasses: about 60 ms) with `migrate`, so a script that
+# only loads or converts files does not wait for either. (An array a document gives imports
+# numpy then.)
+_LAZY = {
+    "from_arrays": ("arrays", "from_arrays"),
+    "migration": ("migration", None),
+    "Migration": ("migration", "Migration"),
+    "migrate": ("migration", "migrate"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    module, attr = _LAZY[name]
+    m = importlib.import_module(f".{module}", __name__)
+    value = m if attr is None else getattr(m, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "Diagnostic",
