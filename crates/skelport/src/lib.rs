@@ -407,7 +407,7 @@ pub fn convert_file(
     if opts.write.file_stem.is_empty() {
         opts.to_mut().write.file_stem = stem_of(output);
     }
-    let converted = match convert(loaded, to, &opts) {
+    let converted = match convert_for(Cow::Owned(loaded), to, &opts, Some(output)) {
         Ok(c) => c,
         Err(e) => return failed(Some(from.name()), true, Some(to), e),
     };
@@ -465,7 +465,12 @@ impl Converted {
 /// retarget map or a rest pose changes it), or `loaded` when it is not needed after (it is then
 /// changed in place and never copied: the same output, without a copy of every mesh).
 pub fn convert<'a>(loaded: impl Into<Cow<'a, Loaded>>, target: &'static dyn Format, opts: &ConvertOptions) -> Result<Converted> {
-    let (mut doc, from, name, reads, mut diags) = match loaded.into() {
+    convert_for(loaded.into(), target, opts, None)
+}
+
+/// [`convert`], for a save to `output` when it is known (a writer's refusal then names it).
+fn convert_for(loaded: Cow<'_, Loaded>, target: &'static dyn Format, opts: &ConvertOptions, output: Option<&Path>) -> Result<Converted> {
+    let (mut doc, from, name, reads, mut diags) = match loaded {
         Cow::Owned(Loaded { doc, format, diagnostics, name, reads }) => (Cow::Owned(doc), format, Cow::Owned(name), reads, diagnostics),
         Cow::Borrowed(l) => (Cow::Borrowed(&l.doc), l.format, Cow::Borrowed(l.name.as_str()), l.reads.clone(), l.diagnostics.clone()),
     };
@@ -486,7 +491,7 @@ pub fn convert<'a>(loaded: impl Into<Cow<'a, Loaded>>, target: &'static dyn Form
         d.convert_frame(frame);
         ir::trace::phase("frame converted");
     }
-    finish(&doc, from, &name, target, opts, humanoid, diags).map(|c| Converted { reads, ..c })
+    finish(&doc, from, &name, target, opts, humanoid, diags, output).map(|c| Converted { reads, ..c })
 }
 
 /// A `--map FILE` that holds a humanoid map (VRM role → bone, a JSON object with `humanoid`)
@@ -533,7 +538,9 @@ fn prepare(
     Ok(())
 }
 
-/// Write, judge the losses, apply `strict`.
+/// Write, judge the losses, apply `strict`. `output`, when known, names the file in a writer's
+/// refusal.
+#[allow(clippy::too_many_arguments, reason = "the pipeline's state at its last step, each used once")]
 fn finish(
     doc: &Document,
     from: &'static dyn Format,
@@ -542,6 +549,7 @@ fn finish(
     opts: &ConvertOptions,
     humanoid: Option<PathBuf>,
     mut diags: Diagnostics,
+    output: Option<&Path>,
 ) -> Result<Converted> {
     let mut write = opts.write.clone();
     if write.humanoid_map.is_none() {
@@ -557,7 +565,8 @@ fn finish(
         }
         Err(e) => {
             let keep = targets_that_write(doc, target, &write).map(|others| format!("; convert to {others} to keep the meshes"));
-            let msg = Words::new(format!("{name}: ")).then(e.words().clone()).text(keep.unwrap_or_default());
+            let to = output.map_or_else(|| target.name().to_owned(), |o| o.display().to_string());
+            let msg = Words::new(format!("{name} → {to}: ")).then(e.words().clone()).text(keep.unwrap_or_default());
             return Err(Error::new(ErrorCode::Write, Some(name), msg).with_diagnostics(diags));
         }
     };
