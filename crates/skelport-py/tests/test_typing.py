@@ -52,3 +52,16 @@ except skelport.Error as e:
     )
     p = mypy("mypy", "--strict", "--no-incremental", str(typed))
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_the_extension_holds_no_test_machinery():
+    """The fuzz targets' entry points (which make FIFOs and register an atexit hook) and the
+    conversion matrix are behind the `fuzzing` and `testing` features, which the wheel is built
+    without: none of their code is in the extension module. (Built with the features, as xtask
+    is, the module would hold these strings: the fuzzing module's panic message, the matrix's
+    source name, and the `mkfifo` the fuzz folder target imports.)"""
+    import skelport._skelport as ext
+
+    data = Path(ext.__file__).read_bytes()
+    for marker in (b"unknown fuzz target", b"MPFB game_engine + weights + base.obj", b"mkfifo"):
+        assert marker not in data, marker
