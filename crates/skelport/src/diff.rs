@@ -204,10 +204,11 @@ pub const MATRIX_PROBE_M: f64 = 0.1;
 /// pose, or no vertex, joint or bone name in common): a check that compared nothing has not
 /// passed.
 pub fn pose_test(a: &Document, b: &Document, poses: usize, seed: u64) -> crate::Result<PoseTest> {
-    pose_test_chain(a, b, poses, seed).map_err(|e| crate::Error::from_chain(crate::ErrorCode::Invalid, None, &e))
+    pose_test_words(a, b, poses, seed).map_err(|words| crate::Error::new(crate::ErrorCode::Invalid, None, words))
 }
 
-fn pose_test_chain(a: &Document, b: &Document, poses: usize, seed: u64) -> anyhow::Result<PoseTest> {
+fn pose_test_words(a: &Document, b: &Document, poses: usize, seed: u64) -> Result<PoseTest, crate::Words> {
+    use crate::{Opt, Words};
     use skelport_ir::pose::{deform_all, in_report_frame, max_deviation, posed_heads, random_pose};
     // Converted once: every pose below borrows them.
     let (a, b) = (&*in_report_frame(a), &*in_report_frame(b));
@@ -215,14 +216,15 @@ fn pose_test_chain(a: &Document, b: &Document, poses: usize, seed: u64) -> anyho
     let mut worst = 0.0f64;
     let (mut vertices, mut joints, mut matrices) = (0, 0, 0);
     match (a.skins.is_empty(), b.skins.is_empty()) {
-        (false, false) => anyhow::ensure!(
-            a.skins.len() == b.skins.len(),
-            "the files have different numbers of skins ({} vs {}); the pose test pairs skins by order",
-            a.skins.len(),
-            b.skins.len()
-        ),
-        (true, true) => {}
-        _ => anyhow::bail!("--pose-test needs a skin in both files, or in neither (then joints are compared)"),
+        (false, false) if a.skins.len() != b.skins.len() => {
+            return Err(Words::new(format!(
+                "the files have different numbers of skins ({} vs {}); the pose test pairs skins by order",
+                a.skins.len(),
+                b.skins.len()
+            )))
+        }
+        (false, false) | (true, true) => {}
+        _ => return Err(Words::default().opt(Opt::PoseTest).text(" needs a skin in both files, or in neither (then joints are compared)")),
     }
     for k in 0..poses {
         let pose = random_pose(names.iter().copied(), seed.wrapping_add(k as u64), 0.6);
@@ -248,20 +250,21 @@ fn pose_test_chain(a: &Document, b: &Document, poses: usize, seed: u64) -> anyho
             }
             vertices += va.len();
             let d = max_deviation(va, vb)
-                .ok_or_else(|| anyhow::anyhow!("skin {k}: the skinned meshes differ in vertex count ({} vs {})", va.len(), vb.len()))?;
+                .ok_or_else(|| Words::new(format!("skin {k}: the skinned meshes differ in vertex count ({} vs {})", va.len(), vb.len())))?;
             worst = worst.max(d);
         }
     }
-    anyhow::ensure!(
-        vertices + joints + matrices > 0,
-        "the pose test compared nothing ({}): {}; a check that compares nothing does not pass",
-        if poses == 0 { "no poses".to_string() } else { format!("{poses} poses") },
-        if a.skins.is_empty() {
-            "neither file has a skin, and the files have no bone names in common"
-        } else {
-            "the skins have no vertices to skin and no joints in common"
-        }
-    );
+    if vertices + joints + matrices == 0 {
+        return Err(Words::new(format!(
+            "the pose test compared nothing ({}): {}; a check that compares nothing does not pass",
+            if poses == 0 { "no poses".to_string() } else { format!("{poses} poses") },
+            if a.skins.is_empty() {
+                "neither file has a skin, and the files have no bone names in common"
+            } else {
+                "the skins have no vertices to skin and no joints in common"
+            }
+        )));
+    }
     Ok(PoseTest { poses, vertices, joints, matrices, max_deviation: worst })
 }
 

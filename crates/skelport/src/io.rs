@@ -1,6 +1,6 @@
 //! File input and atomic output.
 
-use crate::{Error, ErrorCode};
+use crate::{Error, ErrorCode, Opt, Words};
 use anyhow::{Context, Result as Chain};
 
 /// The facade's error for an `anyhow` chain of this module: `code` about `path`.
@@ -295,29 +295,30 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> crate::Result<()> {
 /// socket is refused before anything is written. `-` writes the main file to stdout (side files
 /// are refused there: use `--embed` or a path).
 pub fn write_output(path: &Path, out: &Output) -> crate::Result<Vec<PathBuf>> {
+    let side_files = || out.side_files.iter().map(|s| s.0.as_str()).collect::<Vec<_>>().join(", ");
+    let refused = |text: String| {
+        let words = Words::new(text).opt(Opt::Embed);
+        Err(Error::new(ErrorCode::Output, Some(&path.display().to_string()), words))
+    };
+    if path.as_os_str() == "-" && !out.side_files.is_empty() {
+        return refused(format!("this output has side files ({}); write to a file or use ", side_files()));
+    }
+    // A device has no folder of its own: `-o /dev/null --to gltf` must not create a regular
+    // `/dev/null.bin`. (A FIFO sits in a folder of the user's: its side files go there.)
+    if path.as_os_str() != "-" && !out.side_files.is_empty() && is_char_device(path) {
+        let shown = path.display();
+        return refused(format!(
+            "{shown}: is a device, and this output has side files ({}) that cannot go beside it; write to a file or use ",
+            side_files()
+        ));
+    }
     write_output_chain(path, out).map_err(as_error(ErrorCode::Output, path))
 }
 
 fn write_output_chain(path: &Path, out: &Output) -> Chain<Vec<PathBuf>> {
     if path.as_os_str() == "-" {
-        anyhow::ensure!(
-            out.side_files.is_empty(),
-            "this output has side files ({}); write to a file or use --embed",
-            out.side_files.iter().map(|s| s.0.as_str()).collect::<Vec<_>>().join(", ")
-        );
         std::io::stdout().lock().write_all(&out.main).context("<stdout>: cannot write")?;
         return Ok(vec![]);
-    }
-    if !out.side_files.is_empty() && is_char_device(path) {
-        // A device has no folder of its own: `-o /dev/null --to gltf` must not create a regular
-        // `/dev/null.bin`. (A FIFO sits in a folder of the user's: its side files go there.)
-        {
-            anyhow::bail!(
-                "{}: is a device, and this output has side files ({}) that cannot go beside it; write to a file or use --embed",
-                path.display(),
-                out.side_files.iter().map(|s| s.0.as_str()).collect::<Vec<_>>().join(", ")
-            );
-        }
     }
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let files: Vec<(PathBuf, &[u8])> = out

@@ -1,8 +1,8 @@
 //! Built-in retarget maps (data in `maps/*.json`, schema `schemas/retarget-map.schema.json`) and
 //! loading a map by name or file.
 
-use crate::{Error, ErrorCode};
-use anyhow::{anyhow, Context, Result as Chain};
+use crate::{Error, ErrorCode, Opt, Words};
+use anyhow::Context;
 use skelport_ir::retarget::RetargetMap;
 use std::path::Path;
 
@@ -33,45 +33,48 @@ pub const HUMANOID: &str = "humanoid";
 
 /// The retarget map `--map humanoid` applies to `doc` for `target`.
 pub fn humanoid_for(doc: &skelport_ir::Document, target: &dyn skelport_ir::Format) -> crate::Result<RetargetMap> {
-    humanoid_chain(doc, target).map_err(|e| Error::from_chain(ErrorCode::Map, None, &e))
+    humanoid_chain(doc, target)
 }
 
-fn humanoid_chain(doc: &skelport_ir::Document, target: &dyn skelport_ir::Format) -> Chain<RetargetMap> {
+fn humanoid_chain(doc: &skelport_ir::Document, target: &dyn skelport_ir::Format) -> Result<RetargetMap, Error> {
+    let map_error =
+        |then: Words| Error::new(ErrorCode::Map, None, Words::default().opt(Opt::Map).text(format!(" {HUMANOID}: ")).then(then));
     let Some(names) = target.humanoid_names() else {
         let with: Vec<&str> =
             crate::registry::formats().iter().filter(|f| f.can_write() && f.humanoid_names().is_some()).map(|f| f.name()).collect();
-        return Err(anyhow!(
-            "--map {HUMANOID}: {} holds any bone names, so there is nothing to rename to; it renames a humanoid for {}",
+        return Err(map_error(Words::new(format!(
+            "{} holds any bone names, so there is nothing to rename to; it renames a humanoid for {}",
             target.name(),
             with.join(", ")
-        ));
+        ))));
     };
-    let map = skelport_vrm::HumanoidMap::built_in(names).with_context(|| format!("built-in humanoid map {names} is missing"))?;
-    skelport_vrm::humanoid::retarget_map(doc, &map).map_err(|e| anyhow!("--map {HUMANOID}: {e}"))
+    let map = skelport_vrm::HumanoidMap::built_in(names)
+        .with_context(|| format!("built-in humanoid map {names} is missing"))
+        .map_err(|e| Error::from_chain(ErrorCode::Map, None, &e))?;
+    // The VRM crate's message names the options it advises as the command line does.
+    skelport_vrm::humanoid::retarget_map(doc, &map).map_err(|e| map_error(Words::from_cli(&e.to_string())))
 }
 
 /// Load a built-in map by name, or a map file by path.
 pub fn load(name_or_file: &str) -> crate::Result<RetargetMap> {
-    load_chain(name_or_file).map_err(|e| Error::from_chain(ErrorCode::Map, None, &e))
-}
-
-fn load_chain(name_or_file: &str) -> Chain<RetargetMap> {
+    let map_error = |words: Words| Error::new(ErrorCode::Map, None, words);
     if let Some((_, json)) = built_in_name(name_or_file).and_then(|n| BUILT_IN.iter().find(|(b, _)| *b == n)) {
-        return serde_json::from_str(json).with_context(|| format!("built-in map {name_or_file} is broken"));
+        return serde_json::from_str(json).map_err(|e| map_error(Words::new(format!("built-in map {name_or_file} is broken: {e}"))));
     }
     let p = Path::new(name_or_file);
     if !p.exists() {
         let names: Vec<&str> = BUILT_IN.iter().map(|m| m.0).chain([HUMANOID]).collect();
         let close = skelport_ir::suggest::did_you_mean(name_or_file, names.iter().copied().chain(ALIASES.iter().map(|a| a.0)));
-        return Err(anyhow!(
-            "--map {name_or_file}: no built-in map has that name and no such file exists{close}; built-in maps: {} \
+        return Err(map_error(Words::default().opt(Opt::Map).text(format!(
+            " {name_or_file}: no built-in map has that name and no such file exists{close}; built-in maps: {} \
              ({HUMANOID}: any humanoid skelport recognises to the target's names, e.g. Mixamo to Second Life); short names: {}",
             names.join(", "),
             ALIASES.iter().map(|(a, m)| format!("{a} ({m})")).collect::<Vec<_>>().join(", ")
-        ));
+        ))));
     }
     // The checked reader: a regular file within the input size limit (a FIFO refused at once).
     let bytes = skelport_ir::files::read_user_file(p, None)
-        .map_err(|e| anyhow!("{name_or_file}: {e}; --map names a built-in map or a map file"))?;
-    serde_json::from_slice(&bytes).map_err(|e| anyhow!("{name_or_file}:{}:{}: not a retarget map: {e}", e.line(), e.column()))
+        .map_err(|e| map_error(Words::new(format!("{name_or_file}: {e}; ")).opt(Opt::Map).text(" names a built-in map or a map file")))?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| map_error(Words::new(format!("{name_or_file}:{}:{}: not a retarget map: {e}", e.line(), e.column()))))
 }

@@ -56,10 +56,11 @@ pub fn plan_batch(inputs: &[PathBuf], weights: Option<&Path>) -> Result<BatchPla
     let rigs = is_weights.iter().filter(|w| !**w).count();
     if let Some(w) = weights {
         if rigs > 1 {
-            let msg = format!(
-                "--weights {} joins one weights file to one rig, but the batch has {rigs} inputs: leave --weights out (each rig.<name>.json is joined to the weights.<name>.json beside it) or convert each rig on its own",
-                w.display()
-            );
+            let msg = Words::default()
+                .opt(Opt::Weights)
+                .text(format!(" {} joins one weights file to one rig, but the batch has {rigs} inputs: leave ", w.display()))
+                .opt(Opt::Weights)
+                .text(" out (each rig.<name>.json is joined to the weights.<name>.json beside it) or convert each rig on its own");
             return Err(Error::new(ErrorCode::Kind, None, msg));
         }
     }
@@ -122,17 +123,21 @@ pub(crate) fn before_read(
     let kind = FileKind::of(head);
     // MakeHuman 1.x's own files, which look like MPFB's to a glance at the JSON.
     if format == Some(skelport_mpfb::NAME) && skelport_mhskel::sniff(head) > 0 {
-        let msg = format!(
-            "{name}: this is a MakeHuman 1.x skeleton (.mhskel: bones name joints of the base mesh), not an MPFB rig: read it with --from {} (or leave --from out: skelport recognises it)",
-            skelport_mhskel::NAME
-        );
+        let msg = Words::new(format!(
+            "{name}: this is a MakeHuman 1.x skeleton (.mhskel: bones name joints of the base mesh), not an MPFB rig: read it with "
+        ))
+        .opt(Opt::From)
+        .text(format!(" {} (or leave ", skelport_mhskel::NAME))
+        .opt(Opt::From)
+        .text(" out: skelport recognises it)");
         return Err(Error::new(ErrorCode::Kind, Some(name), msg));
     }
     let is_mhw = path.and_then(|p| p.extension()).is_some_and(|e| e.eq_ignore_ascii_case("mhw"));
     if format.is_none() && is_mhw && kind == FileKind::Weights {
-        let msg = format!(
-            "{name}: this is a MakeHuman 1.x weights file (.mhw), not a rig: it is no input of its own; convert the .mhskel that names it (its weights_file, read from beside it), or give it with --weights"
-        );
+        let msg = Words::new(format!(
+            "{name}: this is a MakeHuman 1.x weights file (.mhw), not a rig: it is no input of its own; convert the .mhskel that names it (its weights_file, read from beside it), or give it with "
+        ))
+        .opt(Opt::Weights);
         return Err(Error::new(ErrorCode::Kind, Some(name), msg));
     }
     if matches!(format, None | Some(skelport_mpfb::NAME)) && kind == FileKind::Weights {
