@@ -212,3 +212,67 @@ fn in_place_through_a_link_edits_its_target_and_keeps_the_link() {
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
     assert!(std::fs::read_to_string(&real).unwrap().contains("Pelvis2"), "the target was not edited");
 }
+
+/// Every bone object of a file by ID, with the fields the IR holds (the transforms) left out
+/// when `poses` is false.
+fn bone_objects(bytes: &[u8], poses: bool) -> std::collections::BTreeMap<u64, skelport_anvil::model::Object> {
+    let m = skelport_anvil::AnvilSkeleton::parse(bytes, "test").unwrap();
+    let pose_fields = ["GlobalPosition", "GlobalRotation", "LocalPosition", "LocalRotation"];
+    m.bones()
+        .map(|b| {
+            let mut b = b.clone();
+            if !poses {
+                b.fields.retain(|f| !pose_fields.contains(&f.name()));
+            }
+            (b.id.unwrap(), b)
+        })
+        .collect()
+}
+
+/// anvil → .gltf (its JSON changed by `edit`) → anvil in the file's own form, through the binary:
+/// the source and what came back.
+fn via_gltf(name: &str, to: &str, edit: impl FnOnce(&mut serde_json::Value)) -> (Vec<u8>, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let (g, back) = (dir.path().join("a.gltf"), dir.path().join("back.xml"));
+    let src = fixture(name);
+    ok(&skelport(&["convert", s(&src), "-o", s(&g)]));
+    let mut json: serde_json::Value = serde_json::from_slice(&std::fs::read(&g).unwrap()).unwrap();
+    edit(&mut json);
+    std::fs::write(&g, serde_json::to_vec_pretty(&json).unwrap()).unwrap();
+    ok(&skelport(&["convert", s(&g), "--to", to, "-o", s(&back)]));
+    (std::fs::read(&src).unwrap(), std::fs::read(&back).unwrap())
+}
+
+/// An AnvilToolkit skeleton taken to glTF and back unedited is the file it was; a bone moved in
+/// the glTF (one with modifiers: the first of them) comes back moved, and every bone keeps its ID,
+/// name hash, parent, mirror, modifiers and every other field, the moved one too.
+#[test]
+fn anvil_through_gltf_comes_back_and_a_bone_moved_there_keeps_everything_else() {
+    for (name, to) in [("biped.standard.xml", "anvil"), ("biped.schema.xml", "anvil-schema")] {
+        let (a, b) = via_gltf(name, to, |_| {});
+        assert!(a == b, "{name}: unedited, not the same bytes");
+        let before = bone_objects(&a, false);
+        let modifiers: usize = before.values().map(|b| b.modifiers().count()).sum();
+        assert!(modifiers >= 19, "{name}: {modifiers} modifiers");
+        let moved = *before.iter().find(|(_, o)| o.modifiers().count() > 0).expect("a bone with modifiers").0;
+        let (a, b) = via_gltf(name, to, |json| {
+            let node = json["nodes"]
+                .as_array_mut()
+                .unwrap()
+                .iter_mut()
+                .find(|n| n["extras"]["skelport"]["ext"]["anvil"].as_u64() == Some(moved))
+                .expect("the node of the bone to move");
+            let t = node.as_object_mut().unwrap().entry("translation").or_insert(serde_json::json!([0.0, 0.0, 0.0]));
+            t[0] = serde_json::json!(t[0].as_f64().unwrap() + 0.05);
+        });
+        let after = bone_objects(&b, false);
+        assert_eq!(before.len(), after.len(), "{name}: every bone kept");
+        for (id, o) in &before {
+            assert_eq!(Some(o), after.get(id), "{name}: bone {id} (the moved one: {})", *id == moved);
+        }
+        let (pa, pb) = (bone_objects(&a, true), bone_objects(&b, true));
+        assert_ne!(pa[&moved], pb[&moved], "{name}: the move did not arrive");
+        let unmoved = pa.iter().filter(|(id, o)| pb.get(id) == Some(o)).count();
+        assert!(unmoved >= pa.len() / 2, "{name}: only {unmoved} of {} bones' transforms kept as they were", pa.len());
+    }
+}
