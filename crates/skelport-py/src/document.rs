@@ -633,17 +633,7 @@ impl Document {
             .detach(|| {
                 guard(Some(name), || {
                     let mut loaded = inner.loaded.clone();
-                    let retarget_map = match (map.as_str(), target) {
-                        (skelport::maps::HUMANOID, Some(t)) => skelport::maps::humanoid_for(&loaded.doc, t),
-                        (skelport::maps::HUMANOID, None) => {
-                            return Err(Failure::new(
-                                "map",
-                                Some(name),
-                                format!("{name}: map 'humanoid' renames to a format's names: give to="),
-                            ))
-                        }
-                        (m, _) => skelport::maps::load(m),
-                    }?;
+                    let retarget_map = skelport::maps::for_document(&map, &loaded.doc, target)?;
                     skelport::retarget(&mut loaded.doc, &retarget_map, &mut loaded.diagnostics)?;
                     Ok(loaded)
                 })

@@ -2,14 +2,14 @@
 
 use crate::{Error, ErrorCode, Opt, Words};
 use anyhow::{Context, Result as Chain};
+use skelport_ir::Output;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 
 /// The facade's error for an `anyhow` chain of this module: `code` about `path`.
 fn as_error(code: ErrorCode, path: &Path) -> impl FnOnce(anyhow::Error) -> Error + '_ {
     move |e| Error::from_chain(code, Some(&path.display().to_string()), &e)
 }
-use skelport_ir::Output;
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
 
 /// Largest input file skelport reads, in bytes (documented in docs/limits.md).
 pub const MAX_INPUT_BYTES: u64 = 1 << 30;

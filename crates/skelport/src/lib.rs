@@ -38,8 +38,7 @@
 //! let loaded = skelport::open(&input, &OpenOptions::default())?;
 //! // ... write it as AnvilToolkit XML, which holds no skin: that is reported as a loss ...
 //! // (the side files, if any, are named after the output: `sample.rig`)
-//! let mut options = ConvertOptions::default();
-//! options.write.file_stem = skelport::stem_of(&output);
+//! let options = ConvertOptions::default().named_for(&output);
 //! let converted = skelport::convert(&loaded, skelport::format("anvil")?, &options)?;
 //! assert!(converted.diagnostics.of(Severity::Loss).any(|d| d.code == "anvil.geometry"));
 //! // ... and save it (side files too, all or nothing).
@@ -403,10 +402,7 @@ pub fn convert_file(
         // What reading reported comes with the refusal.
         return Some(FileOutcome { from: Some(from.name()), read: true, to: None, diagnostics: loaded.diagnostics, result: Err(e) });
     };
-    let mut opts = Cow::Borrowed(opts);
-    if opts.write.file_stem.is_empty() {
-        opts.to_mut().write.file_stem = stem_of(output);
-    }
+    let opts = if opts.write.file_stem.is_empty() { Cow::Owned(opts.clone().named_for(output)) } else { Cow::Borrowed(opts) };
     let converted = match convert_for(Cow::Owned(loaded), to, &opts, Some(output)) {
         Ok(c) => c,
         Err(e) => return failed(Some(from.name()), true, Some(to), e),
@@ -425,12 +421,10 @@ impl Converted {
             return Ok(());
         }
         let names: Vec<&str> = self.output.side_files.iter().map(|(n, _)| n.as_str()).collect();
+        let (made, asked) = (&self.file_stem, stem_of(path));
         Err(format!(
-            "the output was written for the name '{}' (its side files: {}), not '{}': save it under that name, or convert with the write option file_stem = \"{}\"",
-            self.file_stem,
-            names.join(", "),
-            stem_of(path),
-            stem_of(path)
+            "the output was written for the name '{made}' (its side files: {}), not '{asked}': save it under that name, or convert with the write option file_stem = \"{asked}\"",
+            names.join(", ")
         ))
     }
 
@@ -527,8 +521,7 @@ fn prepare(
     diags: &mut Diagnostics,
 ) -> Result<()> {
     if let Some(m) = opts.map.as_ref().filter(|_| humanoid.is_none()) {
-        let map = if m == maps::HUMANOID { maps::humanoid_for(doc, target) } else { maps::load(m) };
-        map.and_then(|map| retarget(doc, &map, diags)).map_err(|e| e.in_file(name))?;
+        maps::for_document(m, doc, Some(target)).and_then(|map| retarget(doc, &map, diags)).map_err(|e| e.in_file(name))?;
     }
     if opts.write.rest_pose == Some(ir::rest::RestPose::TPose) && !target.applies_rest_pose() {
         skelport_vrm::t_pose(doc, humanoid, diags).map_err(|e| {

@@ -55,6 +55,28 @@ fn humanoid_chain(doc: &skelport_ir::Document, target: &dyn skelport_ir::Format)
     skelport_vrm::humanoid::retarget_map(doc, &map).map_err(|e| map_error(Words::from_cli(&e.to_string())))
 }
 
+/// The retarget map `name_or_file` (`--map`) stands for when `doc` is written as `target`:
+/// [`HUMANOID`] (the target's humanoid names, so it needs the target: `None` is an error naming
+/// `to`), else a built-in map or a map file ([`load`]).
+pub fn for_document(
+    name_or_file: &str,
+    doc: &skelport_ir::Document,
+    target: Option<&dyn skelport_ir::Format>,
+) -> crate::Result<RetargetMap> {
+    match (name_or_file, target) {
+        (HUMANOID, Some(t)) => humanoid_for(doc, t),
+        (HUMANOID, None) => Err(Error::new(
+            ErrorCode::Map,
+            None,
+            Words::default()
+                .opt(Opt::Map)
+                .text(format!(" {HUMANOID} renames to the names of the format written: name it with "))
+                .opt(Opt::To),
+        )),
+        (m, _) => load(m),
+    }
+}
+
 /// Load a built-in map by name, or a map file by path.
 pub fn load(name_or_file: &str) -> crate::Result<RetargetMap> {
     let map_error = |words: Words| Error::new(ErrorCode::Map, None, words);
