@@ -16,6 +16,7 @@ pub mod fit;
 pub mod layout;
 pub mod read;
 pub mod write;
+mod wscan;
 
 use skelport_ir::{
     Diagnostics, Document, Fault, FaultKind, Format, FormatError, Holds, InMemoryFile, Input, InputKind, InputRole, Output, Place,

@@ -649,7 +649,9 @@ fn load_weights(weights: Companion<'_>, budget: &Budget) -> Result<(String, Weig
 const WEIGHTS_BYTES_PER_TEXT_BYTE: u64 = 17;
 
 /// Typed parse straight into (vertex, weight) pairs: a weights file is ~3 MB of small arrays,
-/// and building a serde_json::Value for each entry costs most of the read.
+/// and building a serde_json::Value for each entry costs most of the read. The scanner of the
+/// shape MPFB writes goes first; anything outside it takes serde_json's typed parse, which
+/// gives the same groups or the placed error.
 fn parse_weights(bytes: &[u8], file: &str, budget: &Budget) -> Result<WeightsFile, MpfbError> {
     budget.charge((bytes.len() as u64).saturating_mul(WEIGHTS_BYTES_PER_TEXT_BYTE), file, "$ (the weights)")?;
     // The line the parsed text starts on in the file, and the bytes before it on that line.
@@ -670,7 +672,10 @@ fn parse_weights(bytes: &[u8], file: &str, budget: &Budget) -> Result<WeightsFil
             kind: json_kind(e),
         }
     };
-    let raw: RawWeightsFile<'_> = serde_json::from_slice(bytes).map_err(|e| syntax(&e, (1, 0)))?;
+    let raw = match crate::wscan::scan(bytes) {
+        Some(s) => RawWeightsFile { header: s.header, groups: s.groups },
+        None => serde_json::from_slice(bytes).map_err(|e| syntax(&e, (1, 0)))?,
+    };
     let mut header = Map::new();
     for (k, v) in raw.header {
         let text = v.get();
@@ -842,7 +847,7 @@ fn read_weights_into(
 }
 
 /// One weights group: its name and (vertex, weight) entries.
-type WeightGroup = (String, Vec<(u64, f64)>);
+type WeightGroup = crate::wscan::Group;
 
 /// A weights file: the header keys as they are, and the groups in file order.
 struct WeightsFile {
@@ -979,5 +984,115 @@ mod tests {
         // A real rig's size reads.
         let small = format!(r#"{{"padding": {}, "bones": {RIG}}}"#, pad(1000));
         read(small.as_bytes(), "rig.json", &ReadOptions::default(), &mut Diagnostics::default()).unwrap();
+    }
+
+    /// What a weights text parses to, comparable: header keys with their raw text, groups with
+    /// each weight's bits.
+    type Parsed = (Vec<(String, String)>, Option<Vec<(String, Vec<(u64, u64)>)>>);
+
+    fn comparable(header: Vec<(String, &serde_json::value::RawValue)>, groups: Option<Vec<WeightGroup>>) -> Parsed {
+        (
+            header.into_iter().map(|(k, v)| (k, v.get().to_string())).collect(),
+            groups.map(|g| g.into_iter().map(|(n, p)| (n, p.into_iter().map(|(v, w)| (v, w.to_bits())).collect())).collect()),
+        )
+    }
+
+    /// The scanner's result (`None` when it leaves the text to serde) and serde's.
+    fn scanned_and_serde(bytes: &[u8]) -> (Option<Parsed>, Option<Parsed>) {
+        let fast = crate::wscan::scan(bytes).map(|s| comparable(s.header, s.groups));
+        let slow = serde_json::from_slice::<RawWeightsFile<'_>>(bytes).ok().map(|r| comparable(r.header, r.groups));
+        (fast, slow)
+    }
+
+    /// Every weights file of the corpus takes the scanner's path (MPFB writes the shape it reads)
+    /// and gives what serde_json gives, bit for bit.
+    #[test]
+    #[cfg_attr(not(corpus), ignore = "needs ../shared/corpus")]
+    fn the_weights_scanner_reads_every_corpus_weights_file_as_serde_does() {
+        let root = skelport_ir::testing::corpus_root().expect("corpus").join("mpfb/rigs");
+        let mut seen = 0;
+        for dir in std::fs::read_dir(&root).unwrap().flatten() {
+            for f in std::fs::read_dir(dir.path()).unwrap().flatten() {
+                let name = f.file_name().to_string_lossy().into_owned();
+                if !(name.starts_with("weights.") && name.ends_with(".json")) {
+                    continue;
+                }
+                let bytes = std::fs::read(f.path()).unwrap();
+                let (fast, slow) = scanned_and_serde(&bytes);
+                let fast = fast.unwrap_or_else(|| panic!("{name}: the scanner left it to serde"));
+                assert!(fast.1.as_ref().is_some_and(|g| g.iter().map(|(_, p)| p.len()).sum::<usize>() > 1000), "{name}");
+                assert_eq!(Some(fast), slow, "{name}");
+                seen += 1;
+            }
+        }
+        assert!(seen >= 3, "{seen} weights files");
+    }
+
+    #[test]
+    fn the_weights_scanner_leaves_what_it_does_not_read_to_serde() {
+        let ok = r#"{"name": "w", "weights": {"a": [[0, 0.5], [12, 1]], "b": []}}"#;
+        assert!(scanned_and_serde(ok.as_bytes()).0.is_some());
+        for t in [
+            r#"{"weights": {"a": [[-1, 0.5]]}}"#,
+            r#"{"weights": {"a": [[1.0, 0.5]]}}"#,
+            r#"{"weights": {"a": [[01, 0.5]]}}"#,
+            r#"{"weights": {"a": [[1, .5]]}}"#,
+            r#"{"weights": {"a": [[1, 1.]]}}"#,
+            r#"{"weights": {"a": [[1, -0]]}}"#,
+            r#"{"weights": {"a": [[1, 1e400]]}}"#,
+            r#"{"weights": {"a\"b": [[1, 1]]}}"#,
+            r#"{"weights": {"a": [[1, 1]]}} x"#,
+            "\u{feff}{\"weights\": {}}",
+            r#"{"weights": {"a": [[1, 1, 2]]}}"#,
+            r#"{"weights": null}"#,
+        ] {
+            assert_eq!(scanned_and_serde(t.as_bytes()).0, None, "{t}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// Texts made of weights-file pieces (numbers JSON allows and refuses, escapes, repeated
+        /// keys, every blank): whatever the scanner reads, serde reads the same, bit for bit.
+        #[test]
+        fn the_weights_scanner_agrees_with_serde(
+            groups in proptest::collection::vec(
+                ("[a-z\"\\\\ ]{0,3}", proptest::collection::vec(("(0|[1-9][0-9]{0,5}|-1|1\\.0|01|18446744073709551616)", "(0|-0|1|-1|0\\.[0-9]{1,22}|[1-9]\\.[0-9]{0,3}e-?[0-9]{1,3}|1\\.|\\.5|01|-0\\.0|1E400|[0-9]{17,25})"), 0..4)),
+                0..4,
+            ),
+            header in proptest::collection::vec(("(name|version|weights|x)", "(1|\"s\"|\\[1, \\{\"a\": null\\}\\]|true)"), 0..3),
+            blank in "( |\n|\r\n|\t|\n        ){1}",
+        ) {
+            let pairs = |p: &Vec<(String, String)>| p.iter().map(|(v, w)| format!("[{blank}{v},{blank}{w}{blank}]")).collect::<Vec<_>>().join(&format!(",{blank}"));
+            let body = groups.iter().map(|(g, p)| format!("\"{g}\":{blank}[{blank}{}{blank}]", pairs(p))).collect::<Vec<_>>().join(&format!(",{blank}"));
+            let mut members: Vec<String> = header.iter().map(|(k, v)| format!("\"{k}\":{blank}{v}")).collect();
+            members.insert(members.len() / 2, format!("\"weights\":{blank}{{{blank}{body}{blank}}}"));
+            let text = format!("{blank}{{{blank}{}{blank}}}{blank}", members.join(&format!(",{blank}")));
+            let (fast, slow) = scanned_and_serde(text.as_bytes());
+            if let Some(f) = fast {
+                proptest::prop_assert_eq!(Some(f), slow, "{}", text);
+            }
+        }
+
+        /// The shape MPFB writes, with any blanks and numbers JSON allows for a vertex and a
+        /// non-negative weight: always the scanner's path, and serde's result.
+        #[test]
+        fn the_weights_scanner_reads_the_shape_mpfb_writes(
+            groups in proptest::collection::vec(
+                ("[a-zA-Z_. -]{0,6}", proptest::collection::vec(("(0|[1-9][0-9]{0,5})", "(0|1|0\\.[0-9]{1,22}|[1-9]\\.[0-9]{1,3}[eE][-+]?[0-9]{1,2}|[1-9][0-9]{15,24})"), 0..5)),
+                0..5,
+            ),
+            header in proptest::collection::vec(("(name|version|copyright|x)", "(110|\"s\"|\\[1, \\{\"a\": null\\}\\])"), 0..4),
+            blank in "( |\n|\r\n|\t|\n {1,17})",
+        ) {
+            let pairs = |p: &Vec<(String, String)>| p.iter().map(|(v, w)| format!("[{blank}{v},{blank}{w}{blank}]")).collect::<Vec<_>>().join(&format!(",{blank}"));
+            let body = groups.iter().map(|(g, p)| format!("\"{g}\":{blank}[{blank}{}{blank}]", pairs(p))).collect::<Vec<_>>().join(&format!(",{blank}"));
+            let mut members: Vec<String> = header.iter().map(|(k, v)| format!("\"{k}\":{blank}{v}")).collect();
+            members.insert(members.len() / 2, format!("\"weights\":{blank}{{{blank}{body}{blank}}}"));
+            let text = format!("{{{blank}{}{blank}}}", members.join(&format!(",{blank}")));
+            let (fast, slow) = scanned_and_serde(text.as_bytes());
+            proptest::prop_assert!(fast.is_some(), "{}", text);
+            proptest::prop_assert_eq!(fast, slow, "{}", text);
+        }
     }
 }

@@ -1,0 +1,226 @@
+//! The weights file's fast path: a scanner for the one shape MPFB writes,
+//! `{"key": value, ..., "weights": {"group": [[vertex, weight], ...], ...}}`.
+//!
+//! Hand-written because a weights file is ~3 MB of pretty-printed JSON, two thirds of it
+//! indentation, and serde_json skips whitespace a byte at a time through its generic visitor
+//! calls: the typed serde parse was a third of an MPFB → glTF conversion's instructions
+//! (docs/performance.md). This scanner skips runs of spaces eight bytes at a time and reads each
+//! pair without the visitor machinery. It accepts a subset of JSON and gives `None` on anything
+//! outside it (an escape in a name, a negative or fractional vertex, a number JSON does not allow,
+//! unexpected text): the caller then parses with serde_json, which gives the same result for
+//! every text this accepts (a property test checks it) and the placed error for text that is
+//! not JSON. Header values are left to serde_json as raw values (they are small).
+
+use serde_json::value::RawValue;
+use skelport_ir::num::decimal_prefix;
+
+/// Header keys the scan keeps (MPFB writes five); a file with more takes serde's path.
+const MAX_HEADER_KEYS: usize = 64;
+
+/// One group: its name and (vertex, weight) entries.
+pub(crate) type Group = (String, Vec<(u64, f64)>);
+
+/// What the scan found: the header's raw values in first-seen order (a repeated key's last value
+/// in its first place), and the last `weights` object's groups, in file order.
+pub(crate) struct Scanned<'a> {
+    pub header: Vec<(String, &'a RawValue)>,
+    pub groups: Option<Vec<Group>>,
+}
+
+struct Scan<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scan<'a> {
+    /// Skip JSON whitespace: the spaces before the next other byte found eight bytes at a time
+    /// (a word's bytes that are not spaces are its non-zero bytes after an XOR with spaces),
+    /// then a line break or tab stepped over, until a byte that is no blank.
+    #[inline(always)]
+    fn ws(&mut self) {
+        const SPACES: u64 = u64::from_le_bytes(*b"        ");
+        let b = self.b;
+        let mut i = self.i;
+        loop {
+            match b.get(i..i + 8) {
+                Some(w) => {
+                    let x = u64::from_le_bytes(w.try_into().expect("eight bytes")) ^ SPACES;
+                    if x == 0 {
+                        i += 8;
+                        continue;
+                    }
+                    i += (x.trailing_zeros() / 8) as usize;
+                }
+                None => {
+                    while b.get(i) == Some(&b' ') {
+                        i += 1;
+                    }
+                }
+            }
+            match b.get(i) {
+                Some(b'\n' | b'\r' | b'\t') => i += 1,
+                _ => break,
+            }
+        }
+        self.i = i;
+    }
+
+    #[inline(always)]
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    /// The byte at the cursor, when it is `c`: consumed.
+    #[inline(always)]
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.i += 1)
+    }
+
+    /// A string without escapes or control characters (anything else: `None`).
+    fn name(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let len = self.b[start..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        self.i = start + len;
+        self.eat(b'"')?;
+        std::str::from_utf8(&self.b[start..start + len]).ok()
+    }
+
+    /// A vertex: a JSON integer, not negative, that fits 64 bits (anything else: `None`).
+    #[inline(always)]
+    fn vertex(&mut self) -> Option<u64> {
+        let b = self.b;
+        let start = self.i;
+        let mut v = 0u64;
+        while let Some(d) = b.get(self.i).map(|c| c.wrapping_sub(b'0')).filter(|&d| d < 10) {
+            v = v.checked_mul(10)?.checked_add(u64::from(d))?;
+            self.i += 1;
+        }
+        let len = self.i - start;
+        // No digits, a leading zero, or a fraction or exponent (serde refuses a float vertex).
+        let bad = len == 0 || (b[start] == b'0' && len > 1) || matches!(b.get(self.i), Some(b'.' | b'e' | b'E'));
+        (!bad).then_some(v)
+    }
+
+    /// A weight: a JSON number that is not negative, as serde_json (with `float_roundtrip`: the
+    /// correctly rounded value) reads it into an f64. Negative numbers are left to serde (it reads
+    /// `-0` as the integer 0), as are values past an f64's range (serde refuses them).
+    #[inline(always)]
+    fn weight(&mut self) -> Option<f64> {
+        let b = &self.b[self.i..];
+        // JSON's grammar where fast-float2's is wider: a digit first (no sign, `.5`, `inf` or
+        // `nan`), no leading zero, and a digit after the dot (no `1.` or `1.e5`). The exponent's
+        // forms are the same in both.
+        if !b.first()?.is_ascii_digit() {
+            return None;
+        }
+        let int = b.iter().position(|c| !c.is_ascii_digit()).unwrap_or(b.len());
+        if (b[0] == b'0' && int > 1) || (b.get(int) == Some(&b'.') && !b.get(int + 1)?.is_ascii_digit()) {
+            return None;
+        }
+        let (v, len) = decimal_prefix(b)?;
+        self.i += len;
+        v.is_finite().then_some(v)
+    }
+
+    /// `[[vertex, weight], ...]`.
+    fn pairs(&mut self) -> Option<Vec<(u64, f64)>> {
+        self.eat(b'[')?;
+        self.ws();
+        let mut out = Vec::new();
+        if self.eat(b']').is_some() {
+            return Some(out);
+        }
+        loop {
+            self.eat(b'[')?;
+            self.ws();
+            let v = self.vertex()?;
+            self.ws();
+            self.eat(b',')?;
+            self.ws();
+            let w = self.weight()?;
+            self.ws();
+            self.eat(b']')?;
+            out.push((v, w));
+            self.ws();
+            match self.peek()? {
+                b',' => {
+                    self.i += 1;
+                    self.ws();
+                }
+                b']' => {
+                    self.i += 1;
+                    return Some(out);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// An object's members, `f` reading each value after its name and colon.
+    fn members(&mut self, mut f: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+        self.eat(b'{')?;
+        self.ws();
+        if self.eat(b'}').is_some() {
+            return Some(());
+        }
+        loop {
+            let k = self.name()?;
+            self.ws();
+            self.eat(b':')?;
+            self.ws();
+            f(self, k)?;
+            self.ws();
+            match self.peek()? {
+                b',' => {
+                    self.i += 1;
+                    self.ws();
+                }
+                b'}' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Any JSON value, as serde_json's raw value (it checks it and finds its end).
+    fn raw(&mut self) -> Option<&'a RawValue> {
+        let mut it = serde_json::Deserializer::from_slice(&self.b[self.i..]).into_iter::<&RawValue>();
+        let v = it.next()?.ok()?;
+        self.i += it.byte_offset();
+        Some(v)
+    }
+}
+
+/// Scan a weights file (see the module docs), or `None` when it is outside the shape the
+/// scanner reads.
+pub(crate) fn scan(bytes: &[u8]) -> Option<Scanned<'_>> {
+    let mut s = Scan { b: bytes, i: 0 };
+    let mut out = Scanned { header: Vec::new(), groups: None };
+    // A UTF-8 byte order mark is not JSON: serde refuses it, and so does the scan (`{` expected).
+    s.ws();
+    s.members(|s, k| {
+        if k == "weights" {
+            let mut groups = Vec::new();
+            s.members(|s, g| {
+                groups.push((g.to_string(), s.pairs()?));
+                Some(())
+            })?;
+            out.groups = Some(groups);
+        } else {
+            let v = s.raw()?;
+            match out.header.iter().position(|(h, _)| h == k) {
+                Some(at) => out.header[at].1 = v,
+                // Many header keys (no writer makes them) would make this search quadratic:
+                // serde's path keeps them in a map.
+                None if out.header.len() < MAX_HEADER_KEYS => out.header.push((k.to_string(), v)),
+                None => return None,
+            }
+        }
+        Some(())
+    })?;
+    s.ws();
+    (s.i == bytes.len()).then_some(out)
+}
