@@ -211,6 +211,29 @@ fn vertex<'a>(mut words: impl Iterator<Item = &'a str>) -> Option<DVec3> {
     Some(DVec3::new(next()?, next()?, next()?))
 }
 
+/// A `v 1 2 3` line whose three numbers are plain decimals, read in one pass over its bytes (the
+/// words after the third are ignored, as [`vertex`] ignores them); `None` for any other line,
+/// which [`vertex`] then reads.
+#[inline]
+fn plain_vertex(line: &[u8]) -> Option<DVec3> {
+    let mut i = 2;
+    let mut next = || skelport_ir::num::next_plain_decimal(line, &mut i);
+    Some(DVec3::new(next()?, next()?, next()?))
+}
+
+/// A `vt u [v]` line whose numbers are plain decimals, read in one pass as [`plain_vertex`]
+/// reads a `v` line; `None` for any other, which [`tex_coord`] then reads.
+#[inline]
+fn plain_tex_coord(line: &[u8]) -> Option<DVec2> {
+    let mut i = 3;
+    let u = skelport_ir::num::next_plain_decimal(line, &mut i)?;
+    let rest = &line[i..];
+    if rest.iter().all(|&c| skelport_ir::num::is_blank(c)) {
+        return Some(DVec2::new(u, 0.0));
+    }
+    Some(DVec2::new(u, skelport_ir::num::next_plain_decimal(line, &mut i)?))
+}
+
 /// A `vt` statement's words after the `vt`: `u` and an optional `v` (0 when absent, as OBJ
 /// says), finite; a third number (`w`) is ignored.
 fn tex_coord<'a>(mut words: impl Iterator<Item = &'a str>) -> Option<DVec2> {
@@ -284,6 +307,13 @@ fn corner_numbers(b: &[u8], i: &mut usize) -> Option<[i64; 3]> {
         };
         let start = *i;
         let mut x = 0i64;
+        // Up to seven digits and what ends them, eight bytes at a time; longer runs and the
+        // line's last bytes by the loop below.
+        if let Some((len, v)) = b.get(*i..*i + 8).and_then(skelport_ir::num::short_digits).filter(|&(len, _)| len < 8) {
+            *i += len;
+            *slot = if neg { -(v as i64) } else { v as i64 };
+            continue;
+        }
         while let Some(&c) = b.get(*i) {
             let d = c.wrapping_sub(b'0');
             if d > 9 {
@@ -302,6 +332,66 @@ fn corner_numbers(b: &[u8], i: &mut usize) -> Option<[i64; 3]> {
         *slot = if neg { -x } else { x };
     }
     Some(out)
+}
+
+/// A face line's corners after the `f` when each is `v`, `v/vt`, `v//vn` or `v/vt/vn` with
+/// positive indices in range, separated by spaces or tabs, at least three: appended to `out`,
+/// their count given. `None` for any other line, `out` then left as it was: [`face`] reads it
+/// and says what is wrong. One tight pass (no closures or per-field state), because face
+/// corners are most of an OBJ file's numbers.
+#[inline]
+fn plain_face(b: &[u8], out: &mut Corners<'_>, seen: Seen) -> Option<u32> {
+    /// A positive 1-based index of at most nine digits at `b[*i..]`, 0-based, when below `count`.
+    #[inline(always)]
+    fn index(b: &[u8], i: &mut usize, count: usize) -> Option<u32> {
+        let start = *i;
+        let mut v = 0usize;
+        while let Some(d) = b.get(*i).map(|c| c.wrapping_sub(b'0')).filter(|&d| d < 10) {
+            v = v * 10 + usize::from(d);
+            *i += 1;
+        }
+        let len = *i - start;
+        ((1..=9).contains(&len) && v >= 1 && v <= count).then(|| (v - 1) as u32)
+    }
+    let before = out.indices.len();
+    let mut i = 0;
+    let mut ok = || -> Option<()> {
+        loop {
+            while matches!(b.get(i), Some(b' ' | b'\t')) {
+                i += 1;
+            }
+            if i == b.len() {
+                return Some(());
+            }
+            let v = index(b, &mut i, seen.vertices)?;
+            let (mut t, mut n) = (NO_INDEX, NO_INDEX);
+            if b.get(i) == Some(&b'/') {
+                i += 1;
+                if b.get(i) != Some(&b'/') {
+                    t = index(b, &mut i, seen.uvs)?;
+                }
+                if b.get(i) == Some(&b'/') {
+                    i += 1;
+                    n = index(b, &mut i, seen.normals)?;
+                }
+            }
+            if !matches!(b.get(i), None | Some(b' ' | b'\t')) {
+                return None;
+            }
+            out.indices.push(v);
+            out.uvs.push(t);
+            out.normals.push(n);
+        }
+    };
+    match ok() {
+        Some(()) if out.indices.len() - before >= 3 => u32::try_from(out.indices.len() - before).ok(),
+        _ => {
+            out.indices.truncate(before);
+            out.uvs.truncate(before);
+            out.normals.truncate(before);
+            None
+        }
+    }
 }
 
 /// Where a face line's corners go: vertex, `vt` and `vn` indices, one each per corner.
@@ -469,13 +559,13 @@ pub fn parse_budgeted(bytes: &[u8], file: &str, budget: &skelport_ir::Budget) ->
         // code below with the same `vertex`/`face`, which gives the error.
         match raw.as_bytes() {
             [b'v', b' ', ..] => {
-                if let Some(p) = vertex(raw[2..].split_ascii_whitespace()) {
+                if let Some(p) = plain_vertex(raw.as_bytes()).or_else(|| vertex(raw[2..].split_ascii_whitespace())) {
                     m.positions.push(p);
                     continue;
                 }
             }
             [b'v', b't', b' ', ..] => {
-                if let Some(t) = tex_coord(raw[3..].split_ascii_whitespace()) {
+                if let Some(t) = plain_tex_coord(raw.as_bytes()).or_else(|| tex_coord(raw[3..].split_ascii_whitespace())) {
                     m.uvs.push(t);
                     continue;
                 }
@@ -487,6 +577,11 @@ pub fn parse_budgeted(bytes: &[u8], file: &str, budget: &skelport_ir::Budget) ->
                 }
             }
             [b'f', b' ', ..] => {
+                if let Some(count) = plain_face(&raw.as_bytes()[2..], &mut out, seen) {
+                    m.faces.counts.push(count);
+                    m.face_groups.push(current);
+                    continue;
+                }
                 if let Ok(count) = face(&raw[2..], &mut out, seen) {
                     m.faces.counts.push(count);
                     m.face_groups.push(current);
@@ -807,5 +902,79 @@ f 1/1 2/2 3/3 4/4\nf 4/4 3/3 5/5 6/6\n";
         assert!(m.uv_set().unwrap().uvs.is_per_corner());
         assert!(m.normals.is_empty() && m.normal_attribute().is_none());
         assert!(groups.iter().filter(|g| g.name.starts_with("joint-")).count() > 100);
+    }
+
+    /// The general readers of a face line: its corners (vertex, vt, vn), or `None` for an error.
+    fn general_face(rest: &str, seen: Seen) -> Option<Vec<(u32, u32, u32)>> {
+        let (mut i, mut t, mut n) = (Vec::new(), Vec::new(), Vec::new());
+        face(rest, &mut Corners { indices: &mut i, uvs: &mut t, normals: &mut n }, seen).ok()?;
+        Some(i.into_iter().zip(t).zip(n).map(|((a, b), c)| (a, b, c)).collect())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(5000))]
+        /// A face line the one-pass reader takes gives the corners the general reader gives, and
+        /// it leaves the output as it was when it does not take one; the usual corners (in range,
+        /// `v`, `v/vt`, `v//vn`, `v/vt/vn`, one blank between) it always takes.
+        #[test]
+        fn the_plain_face_reader_agrees_with_the_general_one(
+            rest in "[ \t]?([0-9]{1,3}(/[0-9]{0,3}){0,2}|-1|\\+2|1/-1|x|1e2)([ \t\r]{1,2}([0-9]{1,3}(/[0-9]{0,3}){0,2}|-1|x)){0,5}[ \t\r]?",
+            usual in proptest::collection::vec((1u32..=50, 0u32..=50, 0u32..=50, 0usize..4), 3..7),
+        ) {
+            let seen = Seen { vertices: 50, uvs: 40, normals: 30 };
+            let mut got = (vec![7u32], vec![7u32], vec![7u32]);
+            let plain = plain_face(rest.as_bytes(), &mut Corners { indices: &mut got.0, uvs: &mut got.1, normals: &mut got.2 }, seen);
+            match plain {
+                Some(count) => {
+                    let corners: Vec<(u32, u32, u32)> = got.0[1..].iter().zip(&got.1[1..]).zip(&got.2[1..]).map(|((a, b), c)| (*a, *b, *c)).collect();
+                    proptest::prop_assert_eq!(count as usize, corners.len());
+                    proptest::prop_assert_eq!(Some(corners), general_face(&rest, seen), "{:?}", rest);
+                }
+                None => proptest::prop_assert_eq!(got, (vec![7u32], vec![7u32], vec![7u32]), "{:?}", rest),
+            }
+            let line: Vec<String> = usual
+                .iter()
+                .map(|&(v, t, n, shape)| match shape {
+                    0 => format!("{v}"),
+                    1 => format!("{v}/{}", t.clamp(1, 40)),
+                    2 => format!("{v}//{}", n.clamp(1, 30)),
+                    _ => format!("{v}/{}/{}", t.clamp(1, 40), n.clamp(1, 30)),
+                })
+                .collect();
+            let line = line.join(" ");
+            let mut got = (Vec::new(), Vec::new(), Vec::new());
+            let plain = plain_face(line.as_bytes(), &mut Corners { indices: &mut got.0, uvs: &mut got.1, normals: &mut got.2 }, seen);
+            proptest::prop_assert_eq!(plain.map(|c| c as usize), Some(usual.len()), "{}", line);
+            let corners: Vec<(u32, u32, u32)> = got.0.iter().zip(&got.1).zip(&got.2).map(|((a, b), c)| (*a, *b, *c)).collect();
+            proptest::prop_assert_eq!(Some(corners), general_face(&line, seen));
+        }
+
+        /// `v` and `vt` lines the one-pass readers take give the general readers' values, bit for
+        /// bit; plain decimals they always take.
+        #[test]
+        fn the_plain_number_readers_agree_with_the_general_ones(
+            words in proptest::collection::vec("(-?[0-9]{1,4}(\\.[0-9]{0,9})?|\\+1|1e-3|\\.5|-\\.5|nan|inf|x|[0-9]{16,18}\\.5)", 0..5),
+            blank in "[ \t]{1,2}",
+            plain in proptest::collection::vec("-?[0-9]{1,4}\\.[0-9]{1,9}", 3),
+        ) {
+            let rest = words.join(&blank);
+            let bits = |v: Option<DVec3>| v.map(|p| [p.x, p.y, p.z].map(f64::to_bits));
+            let bits2 = |v: Option<DVec2>| v.map(|p| [p.x, p.y].map(f64::to_bits));
+            let v_line = format!("v {rest}");
+            if let Some(p) = plain_vertex(v_line.as_bytes()) {
+                proptest::prop_assert_eq!(bits(Some(p)), bits(vertex(rest.split_ascii_whitespace())), "{:?}", v_line);
+            }
+            let vt_line = format!("vt {rest}");
+            if let Some(t) = plain_tex_coord(vt_line.as_bytes()) {
+                proptest::prop_assert_eq!(bits2(Some(t)), bits2(tex_coord(rest.split_ascii_whitespace())), "{:?}", vt_line);
+            }
+            let rest = plain.join(&blank);
+            let v_line = format!("v {rest}");
+            proptest::prop_assert!(plain_vertex(v_line.as_bytes()).is_some());
+            proptest::prop_assert_eq!(bits(plain_vertex(v_line.as_bytes())), bits(vertex(rest.split_ascii_whitespace())));
+            let vt_line = format!("vt {}", plain[..2].join(&blank));
+            proptest::prop_assert_eq!(bits2(plain_tex_coord(vt_line.as_bytes())), bits2(tex_coord(plain[..2].iter().map(String::as_str))));
+            proptest::prop_assert!(plain_tex_coord(vt_line.as_bytes()).is_some());
+        }
     }
 }
