@@ -629,6 +629,16 @@ struct Encoded {
 /// numbers stay) and each carrying its source vertex's position and skin influences. A mesh
 /// without normals gets smooth ones (`skelport_ir::proc::smooth_normals`), said in a note: glTF
 /// viewers draw a mesh without normals faceted.
+/// `N` floats as little-endian bytes into `out`, a chunk of a buffer sized once: one
+/// `Vec::extend` per component checked the capacity each time, a fifth of the mesh encoding's
+/// instructions (docs/performance.md).
+#[inline(always)]
+fn put_f32s<const N: usize>(out: &mut [u8], vals: [f32; N]) {
+    for (dst, v) in out.chunks_exact_mut(4).zip(vals) {
+        dst.copy_from_slice(&v.to_le_bytes());
+    }
+}
+
 fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<Encoded, GltfError> {
     let mut diag = Diagnostics::default();
     let nv = mesh.positions.len();
@@ -709,26 +719,28 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
     // glTF has no bind-shape matrix: bake it into the geometry.
     let bind = skin.map(|s| s.bind_shape).unwrap_or(DMat4::IDENTITY);
     let normal_m = DMat3::from_mat4(bind).inverse().transpose();
-    let mut pos_bytes = Vec::with_capacity(out_n * 12);
+    let mut pos_bytes = vec![0u8; out_n * 12];
     let (mut min, mut max) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
-    for o in 0..out_n {
+    let mut finite = true;
+    for (o, out) in pos_bytes.chunks_exact_mut(12).enumerate() {
         let p = bind.transform_point3(mesh.positions[src(o)]);
         let a = [p.x as f32, p.y as f32, p.z as f32];
         for k in 0..3 {
-            if !a[k].is_finite() {
-                return Err(GltfError::Write(format!("mesh '{}' has a non-finite position", mesh.name)));
-            }
+            finite &= a[k].is_finite();
             min[k] = min[k].min(a[k]);
             max[k] = max[k].max(a[k]);
-            pos_bytes.extend_from_slice(&a[k].to_le_bytes());
         }
+        put_f32s(out, a);
+    }
+    if !finite {
+        return Err(GltfError::Write(format!("mesh '{}' has a non-finite position", mesh.name)));
     }
     out.push(Pending { minmax: Some((json!(min.map(exact)), json!(max.map(exact)))), ..attr("POSITION", pos_bytes, FLOAT, out_n, "VEC3") });
     if let Some(n) = &normals {
         let n = per_output(n, split.as_ref(), DVec3::ZERO);
-        let mut bytes = Vec::with_capacity(out_n * 12);
+        let mut bytes = vec![0u8; n.len() * 12];
         let mut fixed = 0usize;
-        for v in n.iter() {
+        for (v, out) in n.iter().zip(bytes.chunks_exact_mut(12)) {
             let mut d = (normal_m * *v).normalize_or_zero();
             if d == DVec3::ZERO || !d.is_finite() {
                 d = DVec3::Y;
@@ -736,9 +748,7 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
             }
             // Renormalize in f32 so the validator's unit-length check holds.
             let f = glam::Vec3::new(d.x as f32, d.y as f32, d.z as f32).normalize();
-            for c in [f.x, f.y, f.z] {
-                bytes.extend_from_slice(&c.to_le_bytes());
-            }
+            put_f32s(out, [f.x, f.y, f.z]);
         }
         if computed {
             let alone = if fixed > 0 { format!(" ({fixed} vertices on no face of any area got +Y)") } else { String::new() };
@@ -758,12 +768,10 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
     }
     for (k, set) in uv_sets.iter().enumerate() {
         let uv = per_output(&set.uvs, split.as_ref(), DVec2::ZERO);
-        let mut bytes = Vec::with_capacity(out_n * 8);
-        for t in uv.iter() {
+        let mut bytes = vec![0u8; uv.len() * 8];
+        for (t, out) in uv.iter().zip(bytes.chunks_exact_mut(8)) {
             // The IR's v runs up from the bottom; glTF's runs down from the top.
-            for c in [t.x as f32, (1.0 - t.y) as f32] {
-                bytes.extend_from_slice(&c.to_le_bytes());
-            }
+            put_f32s(out, [t.x as f32, (1.0 - t.y) as f32]);
         }
         out.push(attr(&format!("TEXCOORD_{k}"), bytes, FLOAT, out_n, "VEC2"));
     }
@@ -802,15 +810,15 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
         // 65535 is the primitive-restart value, so 16-bit indices need fewer vertices than that.
         // Plain loops into a sized buffer: `flat_map(..).collect()` cannot size its output.
         let (bytes, ct) = if out_n < 65535 {
-            let mut v = Vec::with_capacity(tris.len() * 2);
-            for &i in &tris {
-                v.extend_from_slice(&(i as u16).to_le_bytes());
+            let mut v = vec![0u8; tris.len() * 2];
+            for (&i, out) in tris.iter().zip(v.chunks_exact_mut(2)) {
+                out.copy_from_slice(&(i as u16).to_le_bytes());
             }
             (v, UNSIGNED_SHORT)
         } else {
-            let mut v = Vec::with_capacity(tris.len() * 4);
-            for &i in &tris {
-                v.extend_from_slice(&i.to_le_bytes());
+            let mut v = vec![0u8; tris.len() * 4];
+            for (&i, out) in tris.iter().zip(v.chunks_exact_mut(4)) {
+                out.copy_from_slice(&i.to_le_bytes());
             }
             (v, UNSIGNED_INT)
         };
@@ -983,25 +991,27 @@ fn encode_influences(
     let out_n = split.map_or(nv, |s| s.len());
     let mut out = Vec::with_capacity(sets);
     for s in 0..sets {
-        let mut jb = Vec::with_capacity(out_n * if wide { 8 } else { 4 });
-        let mut wb = Vec::with_capacity(out_n * 16);
-        for o in 0..out_n {
+        let jsize = if wide { 2 } else { 1 };
+        let mut jb = vec![0u8; out_n * 4 * jsize];
+        let mut wb = vec![0u8; out_n * 16];
+        for (o, (js, ws)) in jb.chunks_exact_mut(4 * jsize).zip(wb.chunks_exact_mut(16)).enumerate() {
             let v = split.map_or(o, |s| s.source(o));
             let range = if v == 0 { 0 } else { lists.ends[v - 1] }..lists.ends[v];
             let (l, w) = (&lists.pairs[range.clone()], &weights[range]);
+            let mut four = [0.0f32; 4];
             for c in 0..4 {
                 let k = s * 4 + c;
-                let (j, wt) = match (l.get(k), w.get(k)) {
-                    (Some(e), Some(&x)) => (e.0, x),
-                    _ => (0, 0.0),
-                };
-                if wide {
-                    jb.extend_from_slice(&(j as u16).to_le_bytes());
-                } else {
-                    jb.push(j as u8);
+                // Slots past the vertex's influences stay joint 0, weight 0.
+                if let (Some(e), Some(&x)) = (l.get(k), w.get(k)) {
+                    four[c] = x;
+                    if wide {
+                        js[2 * c..2 * c + 2].copy_from_slice(&(e.0 as u16).to_le_bytes());
+                    } else {
+                        js[c] = e.0 as u8;
+                    }
                 }
-                wb.extend_from_slice(&wt.to_le_bytes());
             }
+            put_f32s(ws, four);
         }
         out.push((jb, wide, wb));
     }
