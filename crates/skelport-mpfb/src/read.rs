@@ -726,6 +726,16 @@ fn read_weights_into(
     // Weight entries of groups that match a bone, and of groups that match none.
     let (mut matched_entries, mut unmatched_entries) = (0usize, 0usize);
     let mut masks = Vec::new();
+    // The output vertex of a weights file's vertex: helper geometry left out with the mesh has
+    // none.
+    let map = |vi: u64| -> Option<u32> {
+        match remap {
+            Some(r) => r.get(vi as usize).copied().flatten(),
+            None => Some(vi as u32),
+        }
+    };
+    // Entries on helper geometry, left out.
+    let mut on_helpers = 0usize;
     for (g, pairs) in groups {
         if let Some(k) = pairs.iter().position(|p| !p.1.is_finite()) {
             return Err(jerr(&file, format!("$.weights.{g}[{k}]"), "weight must be a finite number"));
@@ -739,7 +749,6 @@ fn read_weights_into(
             ));
         }
         max_v = max_v.max(pairs.iter().map(|p| p.0 as usize + 1).max().unwrap_or(0));
-        let pairs: Vec<(usize, f64)> = pairs.into_iter().map(|(v, w)| (v as usize, w)).collect();
         if g.starts_with("mhmask-") {
             masks.push((g.clone(), pairs));
             continue;
@@ -760,7 +769,13 @@ fn read_weights_into(
             joints.push(bone);
             (joints.len() - 1) as u32
         });
-        triples.extend(pairs.into_iter().map(|(vi, w)| (vi, slot, w)));
+        // Duplicate entries add up, as MPFB's vertex-group ADD does; zero weights carry nothing.
+        for (vi, w) in pairs {
+            match map(vi) {
+                Some(v) => triples.push((v, slot, w)),
+                None => on_helpers += 1,
+            }
+        }
     }
     if !unmatched.is_empty() {
         let listed = unmatched.iter().take(8).cloned().collect::<Vec<_>>().join(", ");
@@ -797,22 +812,10 @@ fn read_weights_into(
     // Without a mesh the highest vertex number sets the skin's length: per-vertex arrays here
     // and in every writer, charged before they are made (one entry is far smaller than that).
     budget.charge_items::<[u64; 4]>(count, &file, "$.weights")?;
-    let map = |vi: usize| -> Option<u32> {
-        match remap {
-            Some(r) => r.get(vi).copied().flatten(),
-            None => Some(vi as u32),
-        }
-    };
-    // Duplicate entries add up, as MPFB's vertex-group ADD does; zero weights carry nothing.
-    let before = triples.len();
-    let triples: Vec<(u32, u32, f64)> = triples.into_iter().filter_map(|(vi, s, w)| map(vi).map(|v| (v, s, w))).collect();
-    if triples.len() < before {
+    if on_helpers > 0 {
         diag.info(
             "mpfb.helper-weights",
-            format!(
-                "{file}: {} weight entries on helper geometry are left out with it (--keep-helpers keeps them)",
-                before - triples.len()
-            ),
+            format!("{file}: {on_helpers} weight entries on helper geometry are left out with it (--keep-helpers keeps them)"),
         );
     }
     let influences = Influences::from_triples(count, triples.into_iter().filter(|t| t.2 != 0.0));
