@@ -33,36 +33,28 @@ struct Scan<'a> {
 }
 
 impl<'a> Scan<'a> {
-    /// Skip JSON whitespace: the spaces before the next other byte found eight bytes at a time
-    /// (a word's bytes that are not spaces are its non-zero bytes after an XOR with spaces),
-    /// then a line break or tab stepped over, until a byte that is no blank.
+    /// Skip JSON whitespace: runs of spaces eight bytes at a time, other blanks one by one.
     #[inline(always)]
     fn ws(&mut self) {
         const SPACES: u64 = u64::from_le_bytes(*b"        ");
         let b = self.b;
-        let mut i = self.i;
         loop {
-            match b.get(i..i + 8) {
-                Some(w) => {
-                    let x = u64::from_le_bytes(w.try_into().expect("eight bytes")) ^ SPACES;
-                    if x == 0 {
-                        i += 8;
-                        continue;
+            match b.get(self.i) {
+                Some(b' ') => {
+                    while let Some(w) = b.get(self.i..self.i + 8) {
+                        if u64::from_le_bytes(w.try_into().expect("eight bytes")) != SPACES {
+                            break;
+                        }
+                        self.i += 8;
                     }
-                    i += (x.trailing_zeros() / 8) as usize;
-                }
-                None => {
-                    while b.get(i) == Some(&b' ') {
-                        i += 1;
+                    while b.get(self.i) == Some(&b' ') {
+                        self.i += 1;
                     }
                 }
-            }
-            match b.get(i) {
-                Some(b'\n' | b'\r' | b'\t') => i += 1,
-                _ => break,
+                Some(b'\n' | b'\r' | b'\t') => self.i += 1,
+                _ => return,
             }
         }
-        self.i = i;
     }
 
     #[inline(always)]
