@@ -347,7 +347,8 @@ fn plain_face(b: &[u8], out: &mut Corners<'_>, seen: Seen) -> Option<u32> {
         let start = *i;
         let mut v = 0usize;
         while let Some(d) = b.get(*i).map(|c| c.wrapping_sub(b'0')).filter(|&d| d < 10) {
-            v = v * 10 + usize::from(d);
+            // Wrapping: a run of more than nine digits is refused below.
+            v = v.wrapping_mul(10).wrapping_add(usize::from(d));
             *i += 1;
         }
         let len = *i - start;
@@ -918,7 +919,7 @@ f 1/1 2/2 3/3 4/4\nf 4/4 3/3 5/5 6/6\n";
         /// `v`, `v/vt`, `v//vn`, `v/vt/vn`, one blank between) it always takes.
         #[test]
         fn the_plain_face_reader_agrees_with_the_general_one(
-            rest in "[ \t]?([0-9]{1,3}(/[0-9]{0,3}){0,2}|-1|\\+2|1/-1|x|1e2)([ \t\r]{1,2}([0-9]{1,3}(/[0-9]{0,3}){0,2}|-1|x)){0,5}[ \t\r]?",
+            rest in "[ \t]?([0-9]{1,3}(/[0-9]{0,3}){0,2}|-1|\\+2|1/-1|x|1e2|[0-9]{9,25})([ \t\r]{1,2}([0-9]{1,3}(/[0-9]{0,3}){0,2}|-1|x)){0,5}[ \t\r]?",
             usual in proptest::collection::vec((1u32..=50, 0u32..=50, 0u32..=50, 0usize..4), 3..7),
         ) {
             let seen = Seen { vertices: 50, uvs: 40, normals: 30 };
