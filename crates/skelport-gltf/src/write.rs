@@ -322,7 +322,7 @@ pub(crate) fn write_edited(
         let base = if synthetic { top + 1 } else { top };
         if synthetic {
             let kids: Vec<usize> = roots.iter().map(|r| base + r).collect();
-            let ex = BoneExtras { synthetic_root: true, ..Default::default() };
+            let ex = BoneExtras { synthetic_root: true, skeleton_ext: sk.ext.clone(), ..Default::default() };
             let mut n = json!({ "name": names.take(&sk.name, false), "children": kids });
             if let Some(e) = extras_value(&ex) {
                 n["extras"] = e;
@@ -367,6 +367,7 @@ pub(crate) fn write_edited(
                 ext: bone.ext.clone(),
                 synthetic_root: false,
                 name: renamed,
+                skeleton_ext: if !synthetic && i == roots[0] { sk.ext.clone() } else { Default::default() },
             };
             if let Some(e) = extras_value(&ex) {
                 n.insert("extras".into(), e);
@@ -418,7 +419,7 @@ pub(crate) fn write_edited(
             let mut sj = json!({ "name": skin.name.clone(), "inverseBindMatrices": ibm, "joints": joints, "skeleton": skeleton_node });
             let ex = SkinExtras {
                 skeleton: (k == 0 && sk.name != skin.name).then(|| sk.name.clone()),
-                skeleton_ext: if k == 0 { sk.ext.clone() } else { Default::default() },
+                skeleton_ext: Default::default(),
                 ext: skin.ext.clone(),
             };
             if let Some(e) = extras_value(&ex) {
