@@ -3,7 +3,7 @@
 
 use crate::check::{cycle_member, list, parents_first_order};
 use crate::error::{AnvilError, Result};
-use crate::ext::{bone_ext, fingerprint, Layout, NAMESPACE};
+use crate::ext::{bone_ext, fingerprint, Layout, NAMESPACE, RUN_LOCAL_SOURCE};
 use crate::model::{names, Form, IdHash};
 use crate::names::{bone_hash, parse_hex_name, Names};
 use crate::pose::{compose, normalize, pose_distance, relative, rest_from, Pose, ANVIL_FRAME, LOCAL_GLOBAL_TOLERANCE};
@@ -214,6 +214,9 @@ pub(crate) fn build_document(
     e.insert("layout".into(), layout.to_json());
     e.insert("modifiers".into(), Json::from(bones.iter().map(|b| b.modifiers).sum::<usize>()));
     sk.ext.set_raw(NAMESPACE, Json::Object(e));
+    // The text itself, for a write in this run: it is not carried into files (run-local), and
+    // spares that write checking and joining every fragment.
+    sk.ext.set_raw(RUN_LOCAL_SOURCE, Json::String(info.text));
     let mut doc = Document::new(ANVIL_FRAME);
     doc.source_format = Some(info.form.dialect().format_name.into());
     doc.skeletons.push(sk);

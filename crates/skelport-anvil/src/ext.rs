@@ -13,6 +13,9 @@ use skelport_ir::{Bone, Skeleton};
 /// The extension namespace.
 pub const NAMESPACE: &str = "anvil";
 
+/// The run-local namespace (see `skelport_ir::ext`) holding the text a skeleton was read from.
+pub(crate) const RUN_LOCAL_SOURCE: &str = "~anvil.source";
+
 /// A 64-bit fingerprint of what the IR holds of a skeleton, to tell whether a document was
 /// edited since it was read. It takes a 64-bit word per step (a 65,535-bone skeleton is 6 MB of
 /// words, which a byte at a time would be slow to hash on each read and write; docs/performance.md

@@ -185,13 +185,19 @@ pub fn write_document(doc: &Document, form: Form, opts: &WriteOptions, diag: &mu
     let read_form: Option<Form> = ext.and_then(|e| e.get("form")).and_then(|f| serde_json::from_value(f.clone()).ok());
     let read_bytes: Option<text::ByteForm> = ext.and_then(|e| e.get("bytes")).and_then(|f| serde_json::from_value(f.clone()).ok());
     let fp = ext.and_then(|e| e.get("fingerprint")).and_then(|s| s.as_str());
+    let fp_now = ext::fingerprint(sk);
+    let unedited = read_form == Some(form) && fp == Some(fp_now.as_str());
+    if let (true, Some(src), Some(rb)) = (unedited, sk.ext.raw(ext::RUN_LOCAL_SOURCE).and_then(|s| s.as_str()), read_bytes) {
+        emit::check_bone_count(sk.bones.len(), form, opts.bone_limit)?;
+        return Ok(text::encode(src, rb));
+    }
     let source = match (ext, read_form) {
         (Some(e), Some(rf)) => read_bytes.and_then(|rb| read_source(e, sk, rf, rb, diag)),
         _ => None,
     };
     let model = match (source, read_bytes) {
         (Some((src, whole)), Some(rb)) => {
-            if whole && read_form == Some(form) && fp == Some(ext::fingerprint(sk).as_str()) {
+            if whole && unedited {
                 let n = sk.bones.len();
                 emit::check_bone_count(n, form, opts.bone_limit)?;
                 return Ok(text::encode(&src, rb));
