@@ -27,7 +27,18 @@ pub fn apply(model: &mut AnvilSkeleton, sk: &Skeleton, names: &Names, diag: &mut
             }
         }
     }
-    let removed: HashSet<u64> = (0..model.bone_count()).filter(|&mi| !taken[mi]).filter_map(|mi| model.bone(mi).id).collect();
+    let mut removed: HashSet<u64> = (0..model.bone_count()).filter(|&mi| !taken[mi]).filter_map(|mi| model.bone(mi).id).collect();
+    // A model rebuilt from per-bone fragments lacks the elements of bones removed since the read
+    // (and of fragments refused): the links to them that other elements hold are what is left,
+    // and those bones are removed too.
+    let mut objects = Vec::new();
+    collect_ids(&model.root, &mut objects);
+    let objects: HashSet<u64> = objects.into_iter().collect();
+    model.root.for_each_link(&mut |_, l, _| {
+        if l.id != 0 && !objects.contains(&l.id) {
+            removed.insert(l.id);
+        }
+    });
     // Parent globals of the model as read (for "unchanged" decisions).
     let old_parents = model.parents();
     let old_order = parents_first_order(&old_parents).unwrap_or_else(|| (0..old_parents.len()).collect());
@@ -43,13 +54,28 @@ pub fn apply(model: &mut AnvilSkeleton, sk: &Skeleton, names: &Names, diag: &mut
     // IDs for every IR bone.
     let mut next = model.max_id().max(FIRST_LOCAL_ID) + 1;
     let mut new_ids = Vec::with_capacity(n);
-    for c in &claimed {
+    let mut reused = HashSet::new();
+    // Kept free for those bones.
+    let wanted: HashSet<u64> = claimed.iter().zip(&sk.bones).filter(|(c, _)| c.is_none()).filter_map(|(_, b)| bone_ext_id(b)).collect();
+    for (c, b) in claimed.iter().zip(&sk.bones) {
         match c {
             Some(mi) => new_ids.push(model.bone(*mi).id.unwrap_or(0)),
-            None => {
-                new_ids.push(next);
-                next += 1;
-            }
+            // A bone that kept its ID but whose element is missing (its fragment was refused)
+            // is made anew under that ID, so the links to it hold again.
+            None => match bone_ext_id(b).filter(|&id| id != 0 && !objects.contains(&id) && !reused.contains(&id)) {
+                Some(id) => {
+                    reused.insert(id);
+                    removed.remove(&id);
+                    new_ids.push(id);
+                }
+                None => {
+                    while wanted.contains(&next) {
+                        next += 1;
+                    }
+                    new_ids.push(next);
+                    next += 1;
+                }
+            },
         }
     }
     // Build the new bone list: kept bones in their order, removed ones dropped.

@@ -3,7 +3,7 @@
 
 use crate::check::{cycle_member, list, parents_first_order};
 use crate::error::{AnvilError, Result};
-use crate::ext::{fingerprint, NAMESPACE};
+use crate::ext::{bone_ext, fingerprint, Layout, NAMESPACE, RUN_LOCAL_SOURCE};
 use crate::model::{names, Form, IdHash};
 use crate::names::{bone_hash, parse_hex_name, Names};
 use crate::pose::{compose, normalize, pose_distance, relative, rest_from, Pose, ANVIL_FRAME, LOCAL_GLOBAL_TOLERANCE};
@@ -29,6 +29,9 @@ pub(crate) struct BoneData {
     pub bad_owners: Vec<String>,
     /// How many bone modifiers the bone has.
     pub modifiers: usize,
+    /// The bone element's bytes in the decoded text: from its start tag's `<` to just after its
+    /// end tag (the writer's verbatim fragment of the bone).
+    pub span: (u32, u32),
 }
 
 /// How a skeleton was read, for the extension.
@@ -193,7 +196,7 @@ pub(crate) fn build_document(
         let (t, r) = rests[i];
         let mut bone = Bone::new(d, parents[i].map(BoneId::from_index), Transform::from_rt(r, t));
         bone.mirror = b.mirror.filter(|m| *m != b.id).and_then(|m| id_map.get(&m)).map(|&m| BoneId::from_index(m));
-        bone.ext.set_raw(NAMESPACE, Json::from(b.id));
+        bone.ext.set_raw(NAMESPACE, bone_ext(b.id, &info.text[b.span.0 as usize..b.span.1 as usize]));
         sk.bones.push(bone);
     }
     if order.iter().enumerate().any(|(k, &i)| k != i) {
@@ -207,9 +210,13 @@ pub(crate) fn build_document(
     // A file whose stored Index/ChildBoneCount/Owner disagree is corrected on write, so it must
     // not be re-emitted verbatim.
     e.insert("fingerprint".into(), Json::String(if needs_rewrite { String::new() } else { fp }));
-    e.insert("source".into(), Json::String(info.text));
+    let layout = Layout::of_text(&info.text, bones.iter().map(|b| b.span)).with_order(bones.iter().map(|b| b.id).collect());
+    e.insert("layout".into(), layout.to_json());
     e.insert("modifiers".into(), Json::from(bones.iter().map(|b| b.modifiers).sum::<usize>()));
     sk.ext.set_raw(NAMESPACE, Json::Object(e));
+    // The text itself, for a write in this run: it is not carried into files (run-local), and
+    // spares that write checking and joining every fragment.
+    sk.ext.set_raw(RUN_LOCAL_SOURCE, Json::String(info.text));
     let mut doc = Document::new(ANVIL_FRAME);
     doc.source_format = Some(info.form.dialect().format_name.into());
     doc.skeletons.push(sk);

@@ -16,9 +16,11 @@
 //! A file is parsed into a lossless element tree and a typed [`model`] whose values keep
 //! their original text. An unmodified file written back in its own form is byte-identical (BOM,
 //! encoding, declaration, attribute order, whitespace, line endings, number text): through the
-//! IR, the whole source text travels in the skeleton's `anvil` extension with a fingerprint of
-//! what the IR holds, and is re-emitted when the fingerprint still matches. An edited document is
-//! re-parsed and patched: only changed elements are regenerated ([`ir::apply`]). Converting
+//! IR, each bone's element travels verbatim in its `anvil` extension and the text around them in
+//! the skeleton's, with a fingerprint of what the IR holds; joined again, they are re-emitted when
+//! the fingerprint still matches. An edited document is joined, re-parsed and patched: only
+//! changed elements are regenerated ([`ir::apply`]), and a bone edited in another tool keeps
+//! everything that tool does not hold. Converting
 //! between the forms maps every value through the seed's comparison table (and keeps unknown
 //! elements verbatim), so Standard → Schema-Based → Standard keeps every value.
 //!
@@ -180,25 +182,99 @@ pub fn write_document(doc: &Document, form: Form, opts: &WriteOptions, diag: &mu
         sk0
     };
     let ext = sk.ext.raw(ext::NAMESPACE);
-    let source = ext.and_then(|e| e.get("source")).and_then(|s| s.as_str()).filter(|s| !s.is_empty());
     let read_form: Option<Form> = ext.and_then(|e| e.get("form")).and_then(|f| serde_json::from_value(f.clone()).ok());
     let read_bytes: Option<text::ByteForm> = ext.and_then(|e| e.get("bytes")).and_then(|f| serde_json::from_value(f.clone()).ok());
     let fp = ext.and_then(|e| e.get("fingerprint")).and_then(|s| s.as_str());
-    let model = match (source, read_form, read_bytes) {
-        (Some(src), Some(rf), Some(rb)) => {
-            if rf == form && fp == Some(ext::fingerprint(sk).as_str()) {
+    let fp_now = ext::fingerprint(sk);
+    let unedited = read_form == Some(form) && fp == Some(fp_now.as_str());
+    if let (true, Some(src), Some(rb)) = (unedited, sk.ext.raw(ext::RUN_LOCAL_SOURCE).and_then(|s| s.as_str()), read_bytes) {
+        emit::check_bone_count(sk.bones.len(), form, opts.bone_limit)?;
+        return Ok(text::encode(src, rb));
+    }
+    let source = match (ext, read_form) {
+        (Some(e), Some(rf)) => read_bytes.and_then(|rb| read_source(e, sk, rf, rb, diag)),
+        _ => None,
+    };
+    let model = match (source, read_bytes) {
+        (Some((src, whole)), Some(rb)) => {
+            if whole && unedited {
                 let n = sk.bones.len();
                 emit::check_bone_count(n, form, opts.bone_limit)?;
-                return Ok(text::encode(src, rb));
+                return Ok(text::encode(&src, rb));
             }
-            let mut m = AnvilSkeleton::parse_text(src.to_string(), rb, "<anvil extension>")?;
-            apply::apply(&mut m, sk, &Names::builtin(), diag)?;
-            m
+            match AnvilSkeleton::parse_text(src.into_owned(), rb, "<anvil extension>") {
+                Ok(mut m) => {
+                    apply::apply(&mut m, sk, &Names::builtin(), diag)?;
+                    m
+                }
+                Err(e) => {
+                    diag.warn(
+                        "anvil.extension",
+                        format!("the skeleton's AnvilToolkit data does not make a skeleton file ({e}); written from the bones alone"),
+                    );
+                    generate::generate(sk, form, &GenerateOptions::default(), diag)?
+                }
+            }
         }
         _ => generate::generate(sk, form, &GenerateOptions::default(), diag)?,
     };
     model.check_limit(form, opts.bone_limit)?;
     model.to_bytes(form)
+}
+
+/// The text a skeleton was read from, as far as its `anvil` extension still holds it, and whether
+/// it is whole (every bone's element present): the `source` documents written before the
+/// per-bone fragments carry, or the layout with the fragments of the bones that have one, in
+/// file order. A fragment that is not one element of a bone with the bone's ID, or of an ID
+/// an earlier bone took, is left out (the bone is then made anew); extension data that holds no
+/// layout, or one whose pieces are not a skeleton file around its Bones list, gives `None` (the
+/// skeleton is generated).
+fn read_source<'a>(
+    e: &'a serde_json::Value,
+    sk: &'a skelport_ir::Skeleton,
+    form: Form,
+    bytes: text::ByteForm,
+    diag: &mut Diagnostics,
+) -> Option<(std::borrow::Cow<'a, str>, bool)> {
+    if let Some(src) = e.get("source").and_then(|s| s.as_str()).filter(|s| !s.is_empty()) {
+        return Some((src.into(), true));
+    }
+    let Some(layout) = ext::Layout::from_ext(e).filter(|l| l.is_frame(form, bytes)) else {
+        diag.warn(
+            "anvil.extension",
+            "the skeleton's AnvilToolkit data has no layout, or one whose pieces make no skeleton file; the file is generated from the bones alone",
+        );
+        return None;
+    };
+    let mut whole = true;
+    let mut refused = Vec::new();
+    let mut ids = std::collections::HashSet::with_capacity_and_hasher(sk.bones.len(), model::IdHash::default());
+    let mut fragments = Vec::with_capacity(sk.bones.len());
+    for b in &sk.bones {
+        let (id, xml) = (ext::bone_ext_id(b), ext::bone_ext_xml(b));
+        let has_member = matches!(b.ext.raw(ext::NAMESPACE), Some(serde_json::Value::Object(m)) if m.contains_key("xml"));
+        match (id, xml) {
+            (Some(id), Some(xml)) if parse::is_bone_element(xml, form, id) && ids.insert(id) => fragments.push((id, xml)),
+            _ => {
+                whole = false;
+                if has_member {
+                    refused.push(b.name.clone());
+                }
+            }
+        }
+    }
+    if !refused.is_empty() {
+        diag.warn(
+            "anvil.fragment",
+            format!(
+                "{} bone(s) whose AnvilToolkit element in the extension is not one bone element with the bone's ID, or repeats an earlier bone's (made anew): {}",
+                refused.len(),
+                check::list(&refused)
+            ),
+        );
+    }
+    layout.file_order(&mut fragments);
+    Some((layout.join(fragments.iter().map(|(_, xml)| *xml)).into(), whole))
 }
 
 /// The reader's diagnostic codes for a file that breaks the AnvilToolkit model's rules

@@ -508,6 +508,7 @@ fn bone(c: &Ctx<'_>, item: u32, id: u64, parsed: &mut [u32; 4]) -> Result<BoneDa
         child_count: None,
         bad_owners: Vec::new(),
         modifiers: 0,
+        span: (s.node(item).start, s.node(item).end),
     };
     let mut have_hash = None;
     let (mut seen_parent, mut seen_mirror) = (false, false);

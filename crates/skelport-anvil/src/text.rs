@@ -115,7 +115,25 @@ pub struct ByteForm {
     /// The encoding.
     pub encoding: Encoding,
     /// Whether the file starts with a byte-order mark.
+    #[serde(deserialize_with = "bool_or_bit")]
     pub bom: bool,
+}
+
+/// `true`/`false`, or `1`/`0`: glTF extras that went through Blender come back with integers for
+/// booleans (its custom properties, which its importer makes of extras, hold them as integers).
+fn bool_or_bit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Flag {
+        Bool(bool),
+        Bit(u8),
+    }
+    match <Flag as serde::Deserialize>::deserialize(d)? {
+        Flag::Bool(b) => Ok(b),
+        Flag::Bit(0) => Ok(false),
+        Flag::Bit(1) => Ok(true),
+        Flag::Bit(n) => Err(serde::de::Error::custom(format!("bom is {n}, not a boolean"))),
+    }
 }
 
 /// Why bytes could not be decoded.

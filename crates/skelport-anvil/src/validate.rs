@@ -70,7 +70,7 @@ pub fn check_text(text: &str, bytes: ByteForm, file: &str) -> Result<()> {
 /// Blocks of 64 bytes are tested without branches (the compiler turns the test into vector
 /// compares), and only a block that has one is searched byte by byte: a byte-at-a-time search
 /// was a visible part of reading a big file (docs/performance.md, "Measurements behind the code").
-fn first_control(b: &[u8]) -> Option<usize> {
+pub(crate) fn first_control(b: &[u8]) -> Option<usize> {
     let bad = |x: u8| (x < 0x20) & (x != b'\t') & (x != b'\n') & (x != b'\r');
     let mut blocks = b.chunks_exact(64);
     for (k, block) in (&mut blocks).enumerate() {

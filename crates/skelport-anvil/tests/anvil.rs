@@ -857,3 +857,154 @@ fn merging_again_changes_nothing_in_any_mix_of_forms() {
         }
     }
 }
+
+/// `doc` as read back from another format's file: without the run-local copy of the text read,
+/// which only the run that read it has.
+fn as_from_a_file(mut doc: Document) -> Document {
+    assert!(doc.skeletons[0].ext.remove("~anvil.source").is_some());
+    doc
+}
+
+/// `edit` applied to the skeleton's `anvil` extension of `doc`.
+fn edit_skeleton_ext(doc: &mut Document, edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>)) {
+    let sk = &mut doc.skeletons[0];
+    let mut e = sk.ext.remove("anvil").expect("the skeleton's extension");
+    edit(e.as_object_mut().expect("an object"));
+    sk.ext.set_raw("anvil", e);
+}
+
+/// The skeleton's extension holds no source text, and the layout with each bone's element in
+/// file order gives the text back; each bone's extension is its ID and its element.
+#[test]
+fn the_extension_holds_each_bones_element_and_the_text_around_them() {
+    for (stem, (variant, _)) in STEMS.iter().flat_map(|s| VARIANTS.iter().map(move |v| (s, v))) {
+        let bytes = fixture(stem, variant);
+        let text = text_of(&bytes);
+        let (doc, _) = read_doc(&bytes);
+        let sk = &doc.skeletons[0];
+        let e = sk.ext.raw("anvil").unwrap();
+        assert!(e.get("source").is_none(), "{stem}.{variant}: the whole text is not carried");
+        let l = &e["layout"];
+        let mut len = 0;
+        for b in &sk.bones {
+            let xml = b.ext.raw("anvil").unwrap()["xml"].as_str().unwrap();
+            let id = b.ext.raw("anvil").unwrap()["id"].as_u64().unwrap();
+            assert!(xml.starts_with('<') && xml.ends_with('>') && xml.contains(&format!("ID=\"{id}\"")), "{stem}.{variant}: {xml:.60}");
+            assert_eq!(text.matches(xml).count(), 1, "{stem}.{variant}: bone {id}'s element is not the file's text");
+            len += xml.len();
+        }
+        let (head, tail) = (l["head"].as_str().unwrap(), l["tail"].as_str().unwrap());
+        assert!(text.starts_with(head) && text.ends_with(tail) && head.len() + tail.len() < text.len() / 4, "{stem}.{variant}");
+        // Nothing of the text is left out or carried twice.
+        let seps: usize = match (&l["sep"], &l["seps"]) {
+            (serde_json::Value::String(s), _) => s.len() * (sk.bones.len() - 1),
+            (_, serde_json::Value::Array(v)) => v.iter().map(|s| s.as_str().unwrap().len()).sum(),
+            _ => panic!("{stem}.{variant}: {l}"),
+        };
+        assert_eq!(head.len() + len + seps + tail.len(), text.len(), "{stem}.{variant}");
+        assert_eq!(l["order"].as_array().map(Vec::len), Some(sk.bones.len()), "{stem}.{variant}");
+    }
+}
+
+/// A document as skelport wrote it before the per-bone fragments (the whole text in `source`,
+/// bare IDs on the bones) still writes back the same bytes, and patched when edited.
+#[test]
+fn an_old_document_with_the_whole_source_still_writes_back() {
+    for (variant, form) in [("standard.xml", Form::Standard), ("schema.xml", Form::Schema)] {
+        let bytes = fixture("biped", variant);
+        let mut doc = as_from_a_file(read_doc(&bytes).0);
+        let text = text_of(&bytes);
+        edit_skeleton_ext(&mut doc, |e| {
+            e.remove("layout");
+            e.insert("source".into(), text.clone().into());
+        });
+        for b in &mut doc.skeletons[0].bones {
+            let id = b.ext.raw("anvil").unwrap()["id"].clone();
+            b.ext.set_raw("anvil", id);
+        }
+        assert!(write_doc(form, &doc) == bytes, "{variant}: unedited");
+        let hips = doc.skeletons[0].find("Hips").unwrap();
+        doc.skeletons[0].bones[hips.index()].rest.translation.z += 0.01;
+        let out = write_doc(form, &doc);
+        let (a, b) = (model(&bytes), model(&out));
+        assert_eq!(a.bone_count(), b.bone_count());
+        assert_eq!(a.bones().map(|b| b.modifiers().count()).sum::<usize>(), b.bones().map(|b| b.modifiers().count()).sum::<usize>());
+    }
+}
+
+/// Extension data a file or another tool got wrong (an element that is not a string, not one
+/// bone element, another bone's, with a control character; a layout missing or malformed;
+/// pieces that make no skeleton): a warning, and the file written from what is left, never a
+/// panic or a file AnvilToolkit cannot read.
+#[test]
+fn hostile_extension_data_warns_and_regenerates() {
+    let bytes = fixture("biped", "standard.xml");
+    let good = as_from_a_file(read_doc(&bytes).0);
+    let ids: Vec<u64> = good.skeletons[0].bones.iter().map(|b| b.ext.raw("anvil").unwrap()["id"].as_u64().unwrap()).collect();
+    let xml = |i: usize| good.skeletons[0].bones[i].ext.raw("anvil").unwrap()["xml"].as_str().unwrap().to_string();
+    type Edit = Box<dyn Fn(&mut Document)>;
+    let fragment = |i: usize, v: serde_json::Value| -> Edit {
+        let id = ids[i];
+        Box::new(move |d: &mut Document| d.skeletons[0].bones[i].ext.set_raw("anvil", serde_json::json!({"id": id, "xml": v.clone()})))
+    };
+    let layout = |v: Option<serde_json::Value>| -> Edit {
+        Box::new(move |d: &mut Document| {
+            edit_skeleton_ext(d, |e| match &v {
+                Some(v) => {
+                    e.insert("layout".into(), v.clone());
+                }
+                None => {
+                    e.remove("layout");
+                }
+            })
+        })
+    };
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        ("xml a number", fragment(3, 42.into()), "anvil.fragment"),
+        ("xml not an element", fragment(3, "<Value Name=\"X\">1</Value>".into()), "anvil.fragment"),
+        ("xml another bone's", fragment(3, xml(4).into()), "anvil.fragment"),
+        ("xml two bones", fragment(3, format!("{}{}", xml(3), xml(4)).into()), "anvil.fragment"),
+        ("xml closing the list", fragment(3, format!("</Bones>{}", xml(3)).into()), "anvil.fragment"),
+        ("xml a control character", fragment(3, xml(3).replacen('>', ">\u{1}", 1).into()), "anvil.fragment"),
+        ("xml not well formed", fragment(3, xml(3).replacen("</Bone>", "</Bon>", 1).into()), "anvil.fragment"),
+        ("layout missing", layout(None), "anvil.extension"),
+        ("layout a string", layout(Some("x".into())), "anvil.extension"),
+        ("seps not strings", layout(Some(serde_json::json!({"head": "", "seps": [1], "tail": ""}))), "anvil.extension"),
+        ("pieces of no skeleton", layout(Some(serde_json::json!({"head": "<a>", "sep": "", "tail": "</b>"}))), "anvil.extension"),
+    ];
+    for (what, edit, code) in cases {
+        let mut doc = good.clone();
+        edit(&mut doc);
+        let mut d = Diagnostics::default();
+        let out = AnvilFormat.write(&doc, &WriteOptions::default(), &mut d).unwrap_or_else(|e| panic!("{what}: {e}")).main;
+        assert!(d.items.iter().any(|i| i.code == code), "{what}: no {code}: {:?}", d.items);
+        let (back, _) = read_doc(&out);
+        assert_eq!(back.skeletons[0].bones.len(), ids.len(), "{what}: every bone written");
+        // A bone made anew goes after its parent's other children: the same bones, maybe in another order.
+        let names = |d: &Document| d.skeletons[0].bones.iter().map(|b| b.name.clone()).collect::<std::collections::BTreeSet<_>>();
+        assert_eq!(names(&back), names(&good), "{what}");
+        if code == "anvil.fragment" {
+            // The other bones' elements came back whole, and the refused one kept its ID.
+            let m = model(&out);
+            let (a, b) = (model(&bytes), m);
+            for i in (0..ids.len()).filter(|&i| i != 3) {
+                let find = |m: &AnvilSkeleton| m.bones().find(|o| o.id == Some(ids[i])).cloned();
+                assert_eq!(find(&a), find(&b), "{what}: bone {i}");
+            }
+            assert!(b.bones().any(|o| o.id == Some(ids[3])), "{what}: the refused bone's ID");
+        }
+    }
+}
+
+/// Extras that went through Blender hold booleans as integers: `"bom": 1` is read as `true`, so
+/// the file still comes back byte for byte.
+#[test]
+fn a_byte_order_mark_flag_given_as_an_integer_is_read() {
+    let bytes = fixture("biped", "standard.xml");
+    let mut doc = as_from_a_file(read_doc(&bytes).0);
+    edit_skeleton_ext(&mut doc, |e| {
+        assert_eq!(e["bytes"]["bom"], serde_json::json!(true));
+        e["bytes"]["bom"] = 1.into();
+    });
+    assert!(write_doc(Form::Standard, &doc) == bytes);
+}

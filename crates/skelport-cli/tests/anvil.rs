@@ -244,8 +244,9 @@ fn via_gltf(name: &str, to: &str, edit: impl FnOnce(&mut serde_json::Value)) -> 
 }
 
 /// An AnvilToolkit skeleton taken to glTF and back unedited is the file it was; a bone moved in
-/// the glTF (one with modifiers: the first of them) comes back moved, and every bone keeps its ID,
-/// name hash, parent, mirror, modifiers and every other field, the moved one too.
+/// the glTF (one with modifiers: the first of them), with the skins' extras dropped as Blender's
+/// importer drops them, comes back moved, and every bone keeps its ID, name hash, parent, mirror,
+/// modifiers and every other field, the moved one too.
 #[test]
 fn anvil_through_gltf_comes_back_and_a_bone_moved_there_keeps_everything_else() {
     for (name, to) in [("biped.standard.xml", "anvil"), ("biped.schema.xml", "anvil-schema")] {
@@ -260,10 +261,11 @@ fn anvil_through_gltf_comes_back_and_a_bone_moved_there_keeps_everything_else() 
                 .as_array_mut()
                 .unwrap()
                 .iter_mut()
-                .find(|n| n["extras"]["skelport"]["ext"]["anvil"].as_u64() == Some(moved))
+                .find(|n| n["extras"]["skelport"]["ext"]["anvil"]["id"].as_u64() == Some(moved))
                 .expect("the node of the bone to move");
             let t = node.as_object_mut().unwrap().entry("translation").or_insert(serde_json::json!([0.0, 0.0, 0.0]));
             t[0] = serde_json::json!(t[0].as_f64().unwrap() + 0.05);
+            drop_skin_extras(json);
         });
         let after = bone_objects(&b, false);
         assert_eq!(before.len(), after.len(), "{name}: every bone kept");
@@ -275,4 +277,95 @@ fn anvil_through_gltf_comes_back_and_a_bone_moved_there_keeps_everything_else() 
         let unmoved = pa.iter().filter(|(id, o)| pb.get(id) == Some(o)).count();
         assert!(unmoved >= pa.len() / 2, "{name}: only {unmoved} of {} bones' transforms kept as they were", pa.len());
     }
+}
+
+/// Every fixture, UTF-16 and UTF-8, in both forms, through .gltf and back into its own form: the
+/// same bytes, also when the skins' extras are dropped on the way (as Blender's importer does).
+#[test]
+fn every_fixture_through_gltf_comes_back_byte_identical_without_the_skins_extras() {
+    let mut n = 0;
+    for stem in stems() {
+        for (variant, to) in [
+            ("standard.xml", "anvil"),
+            ("standard.utf8.xml", "anvil"),
+            ("schema.xml", "anvil-schema"),
+            ("schema.utf16.xml", "anvil-schema"),
+        ] {
+            let name = format!("{stem}.{variant}");
+            let (a, b) = via_gltf(&name, to, drop_skin_extras);
+            assert!(a == b, "{name}: not the same bytes");
+            n += 1;
+        }
+    }
+    assert_eq!(n, 12);
+}
+
+/// What Blender's glTF importer does to a skin: its extras are not kept.
+fn drop_skin_extras(json: &mut serde_json::Value) {
+    for skin in json["skins"].as_array_mut().unwrap() {
+        skin.as_object_mut().unwrap().remove("extras");
+    }
+}
+
+/// The .gltf of an AnvilToolkit skeleton carries no source text: each joint node carries its
+/// bone's ID and element (exactly the file's text), the skeleton's root node the rest.
+#[test]
+fn the_gltf_carries_each_bones_element_on_its_node_and_no_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = dir.path().join("a.gltf");
+    let src = fixture("biped.standard.xml");
+    ok(&skelport(&["convert", s(&src), "-o", s(&g)]));
+    let raw = std::fs::read_to_string(&g).unwrap();
+    assert!(!raw.contains("\"source\""), "a source string is carried");
+    let json: serde_json::Value = serde_json::from_str(&raw).unwrap();
+    let text = skelport_anvil::text::decode(&std::fs::read(&src).unwrap()).unwrap().0;
+    let joints: std::collections::BTreeSet<u64> =
+        json["skins"][0]["joints"].as_array().unwrap().iter().map(|j| j.as_u64().unwrap()).collect();
+    assert_eq!(joints.len(), 40);
+    for j in &joints {
+        let node = &json["nodes"][*j as usize];
+        let anvil = &node["extras"]["skelport"]["ext"]["anvil"];
+        let (id, xml) = (anvil["id"].as_u64().unwrap(), anvil["xml"].as_str().unwrap());
+        assert!(xml.starts_with(&format!("<Bone ID=\"{id}\"")) && xml.ends_with("</Bone>"), "node {j}: {xml:.60}");
+        assert_eq!(text.matches(xml).count(), 1, "node {j}: its element is the file's text");
+    }
+    assert!(json["skins"][0]["extras"]["skelport"].get("skeleton_ext").is_none(), "the skin carries the skeleton's data");
+    let root = &json["nodes"][json["skins"][0]["skeleton"].as_u64().unwrap() as usize];
+    let anvil = &root["extras"]["skelport"]["skeleton_ext"]["anvil"];
+    for key in ["form", "bytes", "fingerprint", "modifiers", "layout"] {
+        assert!(anvil.get(key).is_some(), "the root node's skeleton data has no {key}: {anvil}");
+    }
+    // Per item: no string near the size of the file.
+    fn longest(v: &serde_json::Value) -> usize {
+        match v {
+            serde_json::Value::String(s) => s.len(),
+            serde_json::Value::Array(a) => a.iter().map(longest).max().unwrap_or(0),
+            serde_json::Value::Object(m) => m.values().map(longest).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    assert!(longest(&json) < text.len() / 10, "a string of {} bytes", longest(&json));
+}
+
+/// A .gltf skelport wrote before the per-bone fragments (the whole source text in the skin's
+/// extras, bare IDs on the nodes) still converts back to the same bytes.
+#[test]
+fn an_old_gltf_with_the_source_on_the_skin_still_converts_back() {
+    let src = fixture("biped.standard.xml");
+    let text = skelport_anvil::text::decode(&std::fs::read(&src).unwrap()).unwrap().0;
+    let (a, b) = via_gltf("biped.standard.xml", "anvil", |json| {
+        let root = json["skins"][0]["skeleton"].as_u64().unwrap() as usize;
+        let node = json["nodes"][root]["extras"]["skelport"].as_object_mut().unwrap();
+        let mut ext = node.remove("skeleton_ext").unwrap();
+        let anvil = ext["anvil"].as_object_mut().unwrap();
+        anvil.remove("layout");
+        anvil.insert("source".into(), text.clone().into());
+        json["skins"][0]["extras"] = serde_json::json!({ "skelport": { "skeleton_ext": ext } });
+        for n in json["nodes"].as_array_mut().unwrap() {
+            if let Some(a) = n.pointer_mut("/extras/skelport/ext/anvil") {
+                *a = a["id"].clone();
+            }
+        }
+    });
+    assert!(a == b, "not the same bytes");
 }

@@ -32,6 +32,10 @@ pub(crate) struct BoneExtras {
     /// The bone's name when the node's had to differ (node names are unique in a written file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The IR skeleton's extension data, on the skeleton's root node: importers that keep a
+    /// node's extras drop a skin's (Blender's does).
+    #[serde(default, skip_serializing_if = "Extensions::is_empty")]
+    pub skeleton_ext: Extensions,
 }
 
 /// `skins[i].extras.skelport`.
@@ -40,8 +44,9 @@ pub(crate) struct SkinExtras {
     /// The IR skeleton's name (glTF has no skeleton object).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skeleton: Option<String>,
-    /// The IR skeleton's extension data.
-    #[serde(default, skip_serializing_if = "Extensions::is_empty")]
+    /// The IR skeleton's extension data, as files written before it moved to the skeleton's root
+    /// node ([`BoneExtras::skeleton_ext`]) hold it: read, not written.
+    #[serde(default, skip_serializing)]
     pub skeleton_ext: Extensions,
     /// The IR skin's extension data.
     #[serde(default, skip_serializing_if = "Extensions::is_empty")]

@@ -17,8 +17,8 @@ use skelport_ir::jsonskip::JsonSkip;
 use skelport_ir::names::{Suffix, UniqueNames};
 use skelport_ir::proc;
 use skelport_ir::{
-    Bone, BoneId, Budget, DMat4, DQuat, DVec2, DVec3, Diagnostics, Document, Frame, Influences, Input, Mesh, Normals, ReadOptions,
-    Skeleton, Skin, Transform, UvSet, Uvs,
+    Bone, BoneId, Budget, DMat4, DQuat, DVec2, DVec3, Diagnostics, Document, Extensions, Frame, Influences, Input, Mesh, Normals,
+    ReadOptions, Skeleton, Skin, Transform, UvSet, Uvs,
 };
 use skelport_ir::{FaultKind, Place};
 use std::collections::{HashMap, HashSet};
@@ -987,7 +987,16 @@ impl Reader<'_> {
         let root_set: HashSet<usize> = roots.iter().copied().collect();
         let bone_of: HashMap<usize, BoneId> = order.iter().enumerate().map(|(b, &i)| (i, BoneId::from_index(b))).collect();
         let mut sk = Skeleton::new(skin_extras.skeleton.clone().unwrap_or_else(|| skin_name.to_string()));
-        sk.ext = skin_extras.skeleton_ext.clone();
+        // The skeleton's extension: on its root node, a synthetic one or the root bone (or, after
+        // a tool that exports its own root above the bones, the first bone that has it); files
+        // written before it moved there have it on the skin.
+        let mut skeleton_ext = None;
+        if !in_set.contains(&lca) {
+            skeleton_ext = self
+                .node_extras(lca)?
+                .and_then(|v| v.get("skeleton_ext").cloned())
+                .and_then(|v| serde_json::from_value::<Extensions>(v).ok());
+        }
         // Exactly: pushing into an empty Vec reserves four bones, 1.4 KB for a one-joint skin.
         sk.bones.reserve_exact(order.len());
         let mut mirrors: Vec<(usize, String)> = Vec::new();
@@ -1029,6 +1038,9 @@ impl Reader<'_> {
                 bone.roll = x.roll;
                 bone.anchors = x.anchors;
                 bone.ext = x.ext;
+                if skeleton_ext.as_ref().is_none_or(Extensions::is_empty) && !x.skeleton_ext.is_empty() {
+                    skeleton_ext = Some(x.skeleton_ext);
+                }
                 if let Some(d) = x.deform {
                     bone.deform = d;
                 }
@@ -1052,6 +1064,7 @@ impl Reader<'_> {
                 ),
             );
         }
+        sk.ext = skeleton_ext.filter(|x| !x.is_empty()).unwrap_or_else(|| skin_extras.skeleton_ext.clone());
         let names = sk.name_map().into_iter().map(|(k, v)| (k.to_owned(), v)).collect::<HashMap<_, _>>();
         for (bi, m) in mirrors {
             sk.bones[bi].mirror = names.get(&m).copied();

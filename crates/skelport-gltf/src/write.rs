@@ -187,6 +187,16 @@ fn renames(list: &[(String, String)]) -> String {
     format!("{}{}", shown.join(", "), if list.len() > 8 { ", …" } else { "" })
 }
 
+/// The namespaces of `ext` that are written: a reader's run-local notes (which can be the whole
+/// file it read) are not copied only to be skipped.
+fn written_ext(ext: &skelport_ir::Extensions) -> skelport_ir::Extensions {
+    let mut out = skelport_ir::Extensions::default();
+    for (k, v) in ext.iter() {
+        out.set_raw(k.to_string(), v.clone());
+    }
+    out
+}
+
 fn extras_value<T: serde::Serialize>(x: &T) -> Option<Value> {
     let v = serde_json::to_value(x).ok()?;
     match &v {
@@ -322,7 +332,7 @@ pub(crate) fn write_edited(
         let base = if synthetic { top + 1 } else { top };
         if synthetic {
             let kids: Vec<usize> = roots.iter().map(|r| base + r).collect();
-            let ex = BoneExtras { synthetic_root: true, ..Default::default() };
+            let ex = BoneExtras { synthetic_root: true, skeleton_ext: written_ext(&sk.ext), ..Default::default() };
             let mut n = json!({ "name": names.take(&sk.name, false), "children": kids });
             if let Some(e) = extras_value(&ex) {
                 n["extras"] = e;
@@ -367,6 +377,7 @@ pub(crate) fn write_edited(
                 ext: bone.ext.clone(),
                 synthetic_root: false,
                 name: renamed,
+                skeleton_ext: if !synthetic && i == roots[0] { written_ext(&sk.ext) } else { Default::default() },
             };
             if let Some(e) = extras_value(&ex) {
                 n.insert("extras".into(), e);
@@ -418,7 +429,7 @@ pub(crate) fn write_edited(
             let mut sj = json!({ "name": skin.name.clone(), "inverseBindMatrices": ibm, "joints": joints, "skeleton": skeleton_node });
             let ex = SkinExtras {
                 skeleton: (k == 0 && sk.name != skin.name).then(|| sk.name.clone()),
-                skeleton_ext: if k == 0 { sk.ext.clone() } else { Default::default() },
+                skeleton_ext: Default::default(),
                 ext: skin.ext.clone(),
             };
             if let Some(e) = extras_value(&ex) {
