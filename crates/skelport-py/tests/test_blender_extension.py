@@ -330,7 +330,12 @@ def test_an_edit_in_blender_is_exported_and_the_rest_kept(blender_run):
     src, out = Path(case["input"]), Path(case["export"])
     a, b = skelport.load(str(src)).skeletons[0], skelport.load(str(out)).skeletons[0]
     assert a.bone_names == b.bone_names
-    assert a.bone_extensions == b.bone_extensions, "every bone keeps its AnvilToolkit ID"
+    # Each bone's extension is its ID and its element's text, which holds the moved values.
+    def ids(sk):
+        return [e["anvil"]["id"] if isinstance(e["anvil"], dict) else e["anvil"] for e in sk.bone_extensions]
+
+    assert ids(a) == ids(b), "every bone keeps its AnvilToolkit ID"
+    assert a.bone_extensions[a.index(MOVED[0])] != b.bone_extensions[b.index(MOVED[0])], "the moved bone's element has the move"
     assert (a.mirrors == b.mirrors).all() and (a.parents == b.parents).all()
     moved = a.index(MOVED[0])
     offset = TO_BLENDER.T @ np.array(MOVED[1])
