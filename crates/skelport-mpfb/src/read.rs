@@ -673,7 +673,7 @@ fn parse_weights(bytes: &[u8], file: &str, budget: &Budget) -> Result<WeightsFil
         }
     };
     let raw = match crate::wscan::scan(bytes) {
-        Some(s) => RawWeightsFile { header: s.header, groups: s.groups },
+        Some(raw) => raw,
         None => serde_json::from_slice(bytes).map_err(|e| syntax(&e, (1, 0)))?,
     };
     let mut header = Map::new();
@@ -858,11 +858,11 @@ struct WeightsFile {
     groups: Option<Vec<WeightGroup>>,
 }
 
-/// A weights file as parsed: the header's values still text (each is charged before it is
+/// A weights file as parsed (by the scanner or serde): the header's values still text (each is charged before it is
 /// built), the groups typed.
-struct RawWeightsFile<'a> {
-    header: Vec<(String, &'a serde_json::value::RawValue)>,
-    groups: Option<Vec<WeightGroup>>,
+pub(crate) struct RawWeightsFile<'a> {
+    pub(crate) header: Vec<(String, &'a serde_json::value::RawValue)>,
+    pub(crate) groups: Option<Vec<WeightGroup>>,
 }
 
 impl<'de> serde::Deserialize<'de> for RawWeightsFile<'de> {
@@ -1002,7 +1002,7 @@ mod tests {
 
     /// The scanner's result (`None` when it leaves the text to serde) and serde's.
     fn scanned_and_serde(bytes: &[u8]) -> (Option<Parsed>, Option<Parsed>) {
-        let fast = crate::wscan::scan(bytes).map(|s| comparable(s.header, s.groups));
+        let fast = crate::wscan::scan(bytes).map(|r| comparable(r.header, r.groups));
         let slow = serde_json::from_slice::<RawWeightsFile<'_>>(bytes).ok().map(|r| comparable(r.header, r.groups));
         (fast, slow)
     }
@@ -1053,6 +1053,18 @@ mod tests {
         }
     }
 
+    /// A weights file of `groups` (name, [(vertex, weight)] as text) with the `header` members
+    /// around its `weights` member, every token separated by `blank`.
+    fn weights_text(groups: &[(String, Vec<(String, String)>)], header: &[(String, String)], blank: &str) -> String {
+        let sep = format!(",{blank}");
+        let pairs =
+            |p: &[(String, String)]| p.iter().map(|(v, w)| format!("[{blank}{v},{blank}{w}{blank}]")).collect::<Vec<_>>().join(&sep);
+        let body = groups.iter().map(|(g, p)| format!("\"{g}\":{blank}[{blank}{}{blank}]", pairs(p))).collect::<Vec<_>>().join(&sep);
+        let mut members: Vec<String> = header.iter().map(|(k, v)| format!("\"{k}\":{blank}{v}")).collect();
+        members.insert(members.len() / 2, format!("\"weights\":{blank}{{{blank}{body}{blank}}}"));
+        format!("{{{blank}{}{blank}}}", members.join(&sep))
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
         /// Texts made of weights-file pieces (numbers JSON allows and refuses, escapes, repeated
@@ -1066,11 +1078,7 @@ mod tests {
             header in proptest::collection::vec(("(name|version|weights|x)", "(1|\"s\"|\\[1, \\{\"a\": null\\}\\]|true)"), 0..3),
             blank in "( |\n|\r\n|\t|\n        ){1}",
         ) {
-            let pairs = |p: &Vec<(String, String)>| p.iter().map(|(v, w)| format!("[{blank}{v},{blank}{w}{blank}]")).collect::<Vec<_>>().join(&format!(",{blank}"));
-            let body = groups.iter().map(|(g, p)| format!("\"{g}\":{blank}[{blank}{}{blank}]", pairs(p))).collect::<Vec<_>>().join(&format!(",{blank}"));
-            let mut members: Vec<String> = header.iter().map(|(k, v)| format!("\"{k}\":{blank}{v}")).collect();
-            members.insert(members.len() / 2, format!("\"weights\":{blank}{{{blank}{body}{blank}}}"));
-            let text = format!("{blank}{{{blank}{}{blank}}}{blank}", members.join(&format!(",{blank}")));
+            let text = format!("{blank}{}{blank}", weights_text(&groups, &header, &blank));
             let (fast, slow) = scanned_and_serde(text.as_bytes());
             if let Some(f) = fast {
                 proptest::prop_assert_eq!(Some(f), slow, "{}", text);
@@ -1088,11 +1096,7 @@ mod tests {
             header in proptest::collection::vec(("(name|version|copyright|x)", "(110|\"s\"|\\[1, \\{\"a\": null\\}\\])"), 0..4),
             blank in "( |\n|\r\n|\t|\n {1,17})",
         ) {
-            let pairs = |p: &Vec<(String, String)>| p.iter().map(|(v, w)| format!("[{blank}{v},{blank}{w}{blank}]")).collect::<Vec<_>>().join(&format!(",{blank}"));
-            let body = groups.iter().map(|(g, p)| format!("\"{g}\":{blank}[{blank}{}{blank}]", pairs(p))).collect::<Vec<_>>().join(&format!(",{blank}"));
-            let mut members: Vec<String> = header.iter().map(|(k, v)| format!("\"{k}\":{blank}{v}")).collect();
-            members.insert(members.len() / 2, format!("\"weights\":{blank}{{{blank}{body}{blank}}}"));
-            let text = format!("{{{blank}{}{blank}}}", members.join(&format!(",{blank}")));
+            let text = weights_text(&groups, &header, &blank);
             let (fast, slow) = scanned_and_serde(text.as_bytes());
             proptest::prop_assert!(fast.is_some(), "{}", text);
             proptest::prop_assert_eq!(fast, slow, "{}", text);

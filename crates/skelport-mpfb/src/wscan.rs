@@ -11,6 +11,7 @@
 //! every text this accepts (a property test checks it) and the placed error for text that is
 //! not JSON. Header values are left to serde_json as raw values (they are small).
 
+use crate::read::RawWeightsFile;
 use serde_json::value::RawValue;
 use skelport_ir::num::decimal_prefix;
 
@@ -19,13 +20,6 @@ const MAX_HEADER_KEYS: usize = 64;
 
 /// One group: its name and (vertex, weight) entries.
 pub(crate) type Group = (String, Vec<(u64, f64)>);
-
-/// What the scan found: the header's raw values in first-seen order (a repeated key's last value
-/// in its first place), and the last `weights` object's groups, in file order.
-pub(crate) struct Scanned<'a> {
-    pub header: Vec<(String, &'a RawValue)>,
-    pub groups: Option<Vec<Group>>,
-}
 
 struct Scan<'a> {
     b: &'a [u8],
@@ -117,58 +111,52 @@ impl<'a> Scan<'a> {
 
     /// `[[vertex, weight], ...]`.
     fn pairs(&mut self) -> Option<Vec<(u64, f64)>> {
-        self.eat(b'[')?;
-        self.ws();
         let mut out = Vec::new();
-        if self.eat(b']').is_some() {
-            return Some(out);
-        }
-        loop {
-            self.eat(b'[')?;
-            self.ws();
-            let v = self.vertex()?;
-            self.ws();
-            self.eat(b',')?;
-            self.ws();
-            let w = self.weight()?;
-            self.ws();
-            self.eat(b']')?;
+        self.items(b'[', b']', |s| {
+            s.eat(b'[')?;
+            s.ws();
+            let v = s.vertex()?;
+            s.ws();
+            s.eat(b',')?;
+            s.ws();
+            let w = s.weight()?;
+            s.ws();
+            s.eat(b']')?;
             out.push((v, w));
-            self.ws();
-            match self.peek()? {
-                b',' => {
-                    self.i += 1;
-                    self.ws();
-                }
-                b']' => {
-                    self.i += 1;
-                    return Some(out);
-                }
-                _ => return None,
-            }
-        }
+            Some(())
+        })?;
+        Some(out)
     }
 
     /// An object's members, `f` reading each value after its name and colon.
     fn members(&mut self, mut f: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
-        self.eat(b'{')?;
+        self.items(b'{', b'}', |s| {
+            let k = s.name()?;
+            s.ws();
+            s.eat(b':')?;
+            s.ws();
+            f(s, k)
+        })
+    }
+
+    /// The items of an array or object (`open`, items separated by commas, `close`), each read
+    /// by `item` from its first byte.
+    #[inline(always)]
+    fn items(&mut self, open: u8, close: u8, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.eat(open)?;
         self.ws();
-        if self.eat(b'}').is_some() {
+        if self.eat(close).is_some() {
             return Some(());
         }
         loop {
-            let k = self.name()?;
-            self.ws();
-            self.eat(b':')?;
-            self.ws();
-            f(self, k)?;
+            item(self)?;
             self.ws();
             match self.peek()? {
                 b',' => {
                     self.i += 1;
                     self.ws();
                 }
-                b'}' => {
+                c if c == close => {
                     self.i += 1;
                     return Some(());
                 }
@@ -188,9 +176,9 @@ impl<'a> Scan<'a> {
 
 /// Scan a weights file (see the module docs), or `None` when it is outside the shape the
 /// scanner reads.
-pub(crate) fn scan(bytes: &[u8]) -> Option<Scanned<'_>> {
+pub(crate) fn scan(bytes: &[u8]) -> Option<RawWeightsFile<'_>> {
     let mut s = Scan { b: bytes, i: 0 };
-    let mut out = Scanned { header: Vec::new(), groups: None };
+    let mut out = RawWeightsFile { header: Vec::new(), groups: None };
     // A UTF-8 byte order mark is not JSON: serde refuses it, and so does the scan (`{` expected).
     s.ws();
     s.members(|s, k| {
