@@ -24,6 +24,10 @@ fn ok(out: &Output) -> String {
     err
 }
 
+/// Each fixture's four files (UTF-16 and UTF-8, both forms) and the format each is written back in.
+const VARIANTS: [(&str, &str); 4] =
+    [("standard.xml", "anvil"), ("standard.utf8.xml", "anvil"), ("schema.xml", "anvil-schema"), ("schema.utf16.xml", "anvil-schema")];
+
 fn stems() -> impl Iterator<Item = &'static str> {
     skelport_anvil::FIXTURE_STEMS.iter().copied()
 }
@@ -33,12 +37,7 @@ fn every_fixture_converts_to_its_own_form_byte_identically() {
     let dir = tempfile::tempdir().unwrap();
     let mut n = 0;
     for stem in stems() {
-        for (variant, to) in [
-            ("standard.xml", "anvil"),
-            ("standard.utf8.xml", "anvil"),
-            ("schema.xml", "anvil-schema"),
-            ("schema.utf16.xml", "anvil-schema"),
-        ] {
+        for (variant, to) in VARIANTS {
             let src = fixture(&format!("{stem}.{variant}"));
             let dst = dir.path().join(format!("{stem}.{variant}"));
             ok(&skelport(&["convert", s(&src), "--to", to, "-o", s(&dst)]));
@@ -285,12 +284,7 @@ fn anvil_through_gltf_comes_back_and_a_bone_moved_there_keeps_everything_else() 
 fn every_fixture_through_gltf_comes_back_byte_identical_without_the_skins_extras() {
     let mut n = 0;
     for stem in stems() {
-        for (variant, to) in [
-            ("standard.xml", "anvil"),
-            ("standard.utf8.xml", "anvil"),
-            ("schema.xml", "anvil-schema"),
-            ("schema.utf16.xml", "anvil-schema"),
-        ] {
+        for (variant, to) in VARIANTS {
             let name = format!("{stem}.{variant}");
             let (a, b) = via_gltf(&name, to, drop_skin_extras);
             assert!(a == b, "{name}: not the same bytes");

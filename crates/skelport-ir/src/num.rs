@@ -238,7 +238,7 @@ pub fn ints_into<'t, T: Int>(text: &'t str, out: &mut Vec<T>) -> Result<(), (usi
 /// eight are digits: the caller checks what follows) and value, found eight bytes at a time (a
 /// mask of the bytes that are not digits, and the digits combined in three multiplications).
 #[inline(always)]
-pub fn short_digits(eight: &[u8]) -> Option<(usize, u64)> {
+fn short_digits(eight: &[u8]) -> Option<(usize, u64)> {
     let mut w = [0u8; 8];
     w.copy_from_slice(eight);
     // Bytes in reading order from the lowest. A byte below '0' borrows from the bytes above it

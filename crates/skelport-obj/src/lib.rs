@@ -307,13 +307,6 @@ fn corner_numbers(b: &[u8], i: &mut usize) -> Option<[i64; 3]> {
         };
         let start = *i;
         let mut x = 0i64;
-        // Up to seven digits and what ends them, eight bytes at a time; longer runs and the
-        // line's last bytes by the loop below.
-        if let Some((len, v)) = b.get(*i..*i + 8).and_then(skelport_ir::num::short_digits).filter(|&(len, _)| len < 8) {
-            *i += len;
-            *slot = if neg { -(v as i64) } else { v as i64 };
-            continue;
-        }
         while let Some(&c) = b.get(*i) {
             let d = c.wrapping_sub(b'0');
             if d > 9 {
