@@ -3,7 +3,7 @@
 
 use crate::check::{cycle_member, list, parents_first_order};
 use crate::error::{AnvilError, Result};
-use crate::ext::{bone_ext, fingerprint, Layout, NAMESPACE, RUN_LOCAL_SOURCE};
+use crate::ext::{bone_ext, fingerprint, shapes_of, Layout, NAMESPACE, RUN_LOCAL_SOURCE};
 use crate::model::{names, Form, IdHash};
 use crate::names::{bone_hash, parse_hex_name, Names};
 use crate::pose::{compose, normalize, pose_distance, relative, rest_from, Pose, ANVIL_FRAME, LOCAL_GLOBAL_TOLERANCE};
@@ -190,13 +190,14 @@ pub(crate) fn build_document(
         );
     }
 
+    let mut shapes = shapes_of(bones.iter().map(|b| &info.text[b.span.0 as usize..b.span.1 as usize]));
     let mut sk = Skeleton::new(stem);
     sk.bones.reserve(n);
     for (i, (b, d)) in bones.iter().zip(display).enumerate() {
         let (t, r) = rests[i];
         let mut bone = Bone::new(d, parents[i].map(BoneId::from_index), Transform::from_rt(r, t));
         bone.mirror = b.mirror.filter(|m| *m != b.id).and_then(|m| id_map.get(&m)).map(|&m| BoneId::from_index(m));
-        bone.ext.set_raw(NAMESPACE, bone_ext(b.id, &info.text[b.span.0 as usize..b.span.1 as usize]));
+        bone.ext.set_raw(NAMESPACE, bone_ext(b.id, shapes.shape[i] as usize, shapes.values(i)));
         sk.bones.push(bone);
     }
     if order.iter().enumerate().any(|(k, &i)| k != i) {
@@ -212,6 +213,8 @@ pub(crate) fn build_document(
     e.insert("fingerprint".into(), Json::String(if needs_rewrite { String::new() } else { fp }));
     let layout = Layout::of_text(&info.text, bones.iter().map(|b| b.span)).with_order(bones.iter().map(|b| b.id).collect());
     e.insert("layout".into(), layout.to_json());
+    e.insert("pieces".into(), std::mem::take(&mut shapes.pieces));
+    e.insert("shapes".into(), std::mem::take(&mut shapes.shapes));
     e.insert("modifiers".into(), Json::from(bones.iter().map(|b| b.modifiers).sum::<usize>()));
     sk.ext.set_raw(NAMESPACE, Json::Object(e));
     // The text itself, for a write in this run: it is not carried into files (run-local), and

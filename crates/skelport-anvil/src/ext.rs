@@ -1,11 +1,15 @@
 //! What the IR's `anvil` extension holds, per item so that an edit in another tool keeps the
-//! rest: on each bone its object ID and its element's exact text (`{"id": N, "xml": "<Bone
-//! ...>...</Bone>"}`); on the skeleton the form, encoding, modifier count, a fingerprint of what
-//! the IR held when it was read, and the `layout`: the source text with every bone element cut
-//! out, as the pieces around them (`head`, one `sep` when every separator is the same or else
-//! `seps`, `tail`; and `order`, the bones' IDs in file order, which the IR's order need not be:
-//! it lists parents first, and a glTF reader depth first). Head, the fragments in file order
-//! joined by the separators, and tail are the source again.
+//! rest. Each bone's element is kept as its values (`{"id": N, "shape": k, "values": ["1091164576",
+//! "3738240529", "Hips", "0.09", ...]}`: its attribute values and element texts, verbatim) and
+//! the skeleton's `shapes`: for each kind of bone element, the exact text around those values,
+//! as indices into the skeleton's `pieces` (a bone with no modifiers and one with a look-at
+//! modifier are two shapes, which share most pieces). Piece, value, piece, ..., piece is the
+//! element's text again. The skeleton also holds the form, encoding, modifier count, a fingerprint of what the IR held when it was
+//! read, and the `layout`: the source text with every bone element cut out, as the pieces around
+//! them (`head`, one `sep` when every separator is the same or else `seps`, `tail`; and `order`,
+//! the bones' IDs in file order, which the IR's order need not be: it lists parents first, and a
+//! glTF reader depth first). Head, the elements in file order joined by the separators, and tail
+//! are the source again.
 
 use serde_json::{Map, Value as Json};
 use skelport_ir::{Bone, Skeleton};
@@ -68,8 +72,8 @@ pub fn fingerprint(sk: &Skeleton) -> String {
     format!("{x:016x}")
 }
 
-/// The Anvil ID stored on an IR bone: `{"id": N, "xml": ...}`, or the bare ID
-/// (`"anvil": 1091164575`) that documents written before the fragments hold.
+/// The Anvil ID stored on an IR bone: `{"id": N, ...}`, or the bare ID (`"anvil": 1091164575`)
+/// that documents written before the per-bone values hold.
 pub fn bone_ext_id(b: &Bone) -> Option<u64> {
     match b.ext.raw(NAMESPACE)? {
         Json::Number(n) => n.as_u64(),
@@ -78,12 +82,245 @@ pub fn bone_ext_id(b: &Bone) -> Option<u64> {
     }
 }
 
-/// The bone element's text stored on an IR bone (`None` when absent or not a string).
-pub(crate) fn bone_ext_xml(b: &Bone) -> Option<&str> {
-    match b.ext.raw(NAMESPACE)? {
-        Json::Object(m) => member(m, "xml")?.as_str(),
-        _ => None,
+/// The bone element's text rebuilt from the values stored on an IR bone and the skeleton's
+/// `shapes`: `None` when the bone has no values, or they do not fit a shape (another tool's
+/// edit, a hostile file).
+pub(crate) fn bone_ext_xml(b: &Bone, shapes: &Shapes<'_>) -> Option<String> {
+    let Json::Object(m) = b.ext.raw(NAMESPACE)? else { return None };
+    let shape = shapes.shapes.get(usize::try_from(member(m, "shape")?.as_u64()?).ok()?)?;
+    let values: Vec<&str> = match member(m, "values") {
+        None => Vec::new(),
+        Some(Json::Array(v)) => v.iter().map(Json::as_str).collect::<Option<_>>()?,
+        Some(_) => return None,
+    };
+    if values.len() + 1 != shape.len() {
+        return None;
     }
+    let piece = |k: usize| shapes.pieces[shape[k]];
+    let mut out = String::with_capacity((0..shape.len()).map(|k| piece(k).len()).chain(values.iter().map(|v| v.len())).sum());
+    out.push_str(piece(0));
+    for (k, v) in values.iter().enumerate() {
+        out.push_str(v);
+        out.push_str(piece(k + 1));
+    }
+    Some(out)
+}
+
+/// Whether a bone's extension holds values (to tell a refused element from an absent one).
+pub(crate) fn has_bone_values(b: &Bone) -> bool {
+    matches!(b.ext.raw(NAMESPACE), Some(Json::Object(m)) if member(m, "shape").is_some())
+}
+
+/// The skeleton's bone shapes: the distinct literal pieces, and each shape as the indices of its
+/// pieces.
+pub(crate) struct Shapes<'a> {
+    pieces: Vec<&'a str>,
+    shapes: Vec<Vec<usize>>,
+}
+
+impl<'a> Shapes<'a> {
+    /// The shapes in a skeleton's extension (`pieces` and `shapes`; `None` when absent or
+    /// malformed: a shape with no pieces, or naming a piece that is not there).
+    pub(crate) fn from_ext(ext: &'a Json) -> Option<Shapes<'a>> {
+        let pieces: Vec<&str> = ext.get("pieces")?.as_array()?.iter().map(Json::as_str).collect::<Option<_>>()?;
+        let shapes = ext
+            .get("shapes")?
+            .as_array()?
+            .iter()
+            .map(|s| match s {
+                Json::Array(p) if !p.is_empty() => p
+                    .iter()
+                    .map(|k| k.as_u64().and_then(|k| usize::try_from(k).ok()).filter(|&k| k < pieces.len()))
+                    .collect::<Option<Vec<_>>>(),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        Some(Shapes { pieces, shapes })
+    }
+}
+
+/// The attributes whose values say what an element is rather than hold data: they stay in the
+/// shape's text. Every other attribute value (IDs, hash labels, enum names, links' paths, a
+/// modifier's settings) and every element text is a bone's value.
+const STRUCTURAL_ATTRIBUTES: &[&str] = &["Name", "Type", "EnumName", "PointerType"];
+
+/// A bone element's text cut at its values into `pieces` and `values` (cleared first), with one
+/// more piece than values, which interleaved give the text back. The values are the attribute
+/// values not in [`STRUCTURAL_ATTRIBUTES`] (between their quotes) and every element text that is
+/// not only whitespace; comments, CDATA sections and processing instructions stay in the pieces.
+///
+/// Hand-written rather than a second pass of the XML tokenizer: the text is one element the
+/// reader already checked, so only quotes, tags, markup and text runs need telling apart, and
+/// the cut must give back every byte (the tokenizer yields nodes, not the gaps between them).
+/// Text it cannot cut (a markup section with no end) is one piece, kept exact.
+fn cut<'a>(xml: &'a str, pieces: &mut Vec<&'a str>, values: &mut Vec<&'a str>) {
+    pieces.clear();
+    values.clear();
+    let b = xml.as_bytes();
+    let mut from = 0;
+    let mut i = 0;
+    let whole = |pieces: &mut Vec<&'a str>, values: &mut Vec<&'a str>| {
+        pieces.clear();
+        values.clear();
+        pieces.push(xml);
+    };
+    while i < b.len() {
+        if b[i] == b'<' {
+            let rest = &xml[i..];
+            let end = [("<!--", "-->"), ("<![CDATA[", "]]>"), ("<?", "?>")]
+                .iter()
+                .find(|(open, _)| rest.starts_with(open))
+                .map(|(_, close)| close);
+            if let Some(close) = end {
+                // Markup stays in the piece.
+                let Some(k) = rest.find(close) else { return whole(pieces, values) };
+                i += k + close.len();
+                continue;
+            }
+            // A tag: the values of its data attributes are values.
+            i += 1;
+            while i < b.len() && b[i] != b'>' {
+                if b[i] == b'"' || b[i] == b'\'' {
+                    let q = b[i];
+                    let a = i + 1;
+                    let Some(len) = b[a..].iter().position(|&c| c == q) else { return whole(pieces, values) };
+                    let attr = xml[..i].trim_end().strip_suffix('=').map(str::trim_end).unwrap_or("");
+                    let name_start = attr.rfind(|c: char| c.is_ascii_whitespace()).map_or(0, |k| k + 1);
+                    if !STRUCTURAL_ATTRIBUTES.contains(&&attr[name_start..]) {
+                        pieces.push(&xml[from..a]);
+                        values.push(&xml[a..a + len]);
+                        from = a + len;
+                    }
+                    i = a + len;
+                }
+                i += 1;
+            }
+            i += 1;
+        } else {
+            // A text run up to the next tag: a value unless it is only whitespace.
+            let z = b[i..].iter().position(|&c| c == b'<').map_or(b.len(), |k| i + k);
+            if b[i..z].iter().any(|c| !c.is_ascii_whitespace()) {
+                pieces.push(&xml[from..i]);
+                values.push(&xml[i..z]);
+                from = z;
+            }
+            i = z;
+        }
+    }
+    pieces.push(&xml[from..]);
+}
+
+/// The bone elements of a skeleton cut into shapes and values (see the module documentation).
+pub(crate) struct BoneShapes<'a> {
+    /// The skeleton's `pieces`.
+    pub pieces: Json,
+    /// The skeleton's `shapes`.
+    pub shapes: Json,
+    /// Each element's shape.
+    pub shape: Vec<u32>,
+    /// Each element's values: `values[ranges[i].0..ranges[i].1]`.
+    values: Vec<&'a str>,
+    ranges: Vec<(u32, u32)>,
+}
+
+impl<'a> BoneShapes<'a> {
+    /// Element `i`'s values.
+    pub(crate) fn values(&self, i: usize) -> &[&'a str] {
+        let (a, z) = self.ranges[i];
+        &self.values[a as usize..z as usize]
+    }
+}
+
+/// The bone elements of a skeleton cut into shapes and values. In a shape two or more bones
+/// have, a value they all share is folded into the shape's pieces, so a bone keeps only what
+/// tells it from the others (a bone alone in its shape keeps all its values).
+pub(crate) fn shapes_of<'a>(elements: impl ExactSizeIterator<Item = &'a str>) -> BoneShapes<'a> {
+    use std::borrow::Cow;
+    type Fx<K, V> = std::collections::HashMap<K, V, rustc_hash::FxBuildHasher>;
+    struct Kind<'a> {
+        pieces: Vec<&'a str>,
+        first: Vec<&'a str>,
+        varies: Vec<bool>,
+        bones: usize,
+    }
+    let n = elements.len();
+    let mut kinds: Fx<Vec<&'a str>, u32> = Fx::default();
+    let mut shapes: Vec<Kind<'a>> = Vec::new();
+    let (mut shape, mut values, mut ranges) = (Vec::with_capacity(n), Vec::new(), Vec::with_capacity(n));
+    let (mut pieces, mut vals) = (Vec::new(), Vec::new());
+    for xml in elements {
+        cut(xml, &mut pieces, &mut vals);
+        let k = match kinds.get(&pieces) {
+            Some(&k) => {
+                let s = &mut shapes[k as usize];
+                for ((v, f), x) in vals.iter().zip(&s.first).zip(&mut s.varies) {
+                    *x |= v != f;
+                }
+                s.bones += 1;
+                k
+            }
+            None => {
+                let k = shapes.len() as u32;
+                shapes.push(Kind { pieces: pieces.clone(), first: vals.clone(), varies: vec![false; vals.len()], bones: 1 });
+                kinds.insert(pieces.clone(), k);
+                k
+            }
+        };
+        shape.push(k);
+        let a = values.len() as u32;
+        values.extend_from_slice(&vals);
+        ranges.push((a, values.len() as u32));
+    }
+    drop(kinds);
+    // A shape of one bone keeps every value.
+    for s in &mut shapes {
+        if s.bones < 2 {
+            s.varies.iter_mut().for_each(|x| *x = true);
+        }
+    }
+    // Each bone's values without the folded ones, in place.
+    let mut kept = 0;
+    for (range, &k) in ranges.iter_mut().zip(&shape) {
+        let varies = &shapes[k as usize].varies;
+        let start = kept;
+        for h in 0..(range.1 - range.0) as usize {
+            if varies[h] {
+                values[kept] = values[range.0 as usize + h];
+                kept += 1;
+            }
+        }
+        *range = (start as u32, kept as u32);
+    }
+    values.truncate(kept);
+    // The shapes' pieces, folded values joined in, each distinct piece once.
+    let mut table: Fx<Cow<'a, str>, usize> = Fx::default();
+    let mut list: Vec<Json> = Vec::new();
+    let mut id = |p: Cow<'a, str>| {
+        let next = table.len();
+        *table.entry(p).or_insert_with_key(|p| {
+            list.push(Json::String(p.to_string()));
+            next
+        })
+    };
+    let shapes = shapes
+        .iter()
+        .map(|s| {
+            let mut out = Vec::with_capacity(s.varies.iter().filter(|&&v| v).count() + 1);
+            let mut cur = Cow::Borrowed(s.pieces[0]);
+            for ((v, p), &x) in s.first.iter().zip(&s.pieces[1..]).zip(&s.varies) {
+                if x {
+                    out.push(Json::from(id(std::mem::replace(&mut cur, Cow::Borrowed(p)))));
+                } else {
+                    let c = cur.to_mut();
+                    c.push_str(v);
+                    c.push_str(p);
+                }
+            }
+            out.push(Json::from(id(cur)));
+            Json::Array(out)
+        })
+        .collect();
+    BoneShapes { pieces: Json::Array(list), shapes: Json::Array(shapes), shape, values, ranges }
 }
 
 /// A member of a small object by a scan: `get` would hash the key with SipHash, once per bone.
@@ -91,11 +328,14 @@ fn member<'a>(m: &'a Map<String, Json>, key: &str) -> Option<&'a Json> {
     m.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
 }
 
-/// A bone's extension: its ID and its element's text.
-pub(crate) fn bone_ext(id: u64, xml: &str) -> Json {
-    let mut m = Map::with_capacity(2);
+/// A bone's extension: its ID, its element's shape and values.
+pub(crate) fn bone_ext(id: u64, shape: usize, values: &[&str]) -> Json {
+    let mut m = Map::with_capacity(3);
     m.insert("id".into(), Json::from(id));
-    m.insert("xml".into(), Json::String(xml.to_string()));
+    m.insert("shape".into(), Json::from(shape));
+    if !values.is_empty() {
+        m.insert("values".into(), Json::Array(values.iter().map(|&v| Json::String(v.to_string())).collect()));
+    }
     Json::Object(m)
 }
 
@@ -195,7 +435,7 @@ impl<'a> Layout<'a> {
 
     /// `(id, fragment)` pairs in file order: as the layout's `order` lists them, the bones it
     /// does not list (added since) after them in the order given.
-    pub(crate) fn file_order(&self, fragments: &mut [(u64, &str)]) {
+    pub(crate) fn file_order<T>(&self, fragments: &mut [(u64, T)]) {
         if let Some(order) = &self.order {
             let at: std::collections::HashMap<u64, usize, crate::model::IdHash> =
                 order.iter().enumerate().map(|(k, &id)| (id, k)).collect();
@@ -216,5 +456,68 @@ impl<'a> Layout<'a> {
         }
         out.push_str(self.tail);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rebuilt(pieces: &[&str], values: &[&str]) -> String {
+        let mut out = pieces[0].to_string();
+        for (v, p) in values.iter().zip(&pieces[1..]) {
+            out.push_str(v);
+            out.push_str(p);
+        }
+        out
+    }
+
+    /// The cut gives back every byte; values are data attribute values and non-blank texts, and
+    /// markup (with quotes or `>` inside) stays in the pieces.
+    #[test]
+    fn a_cut_gives_the_text_back() {
+        let cases: &[(&str, &[&str])] = &[
+            ("<Bone ID=\"7\">\r\n  <Value Name=\"Name\" Type=\"UInt32\" HashName='Hips'>12</Value>\n</Bone>", &["7", "Hips", "12"]),
+            (
+                "<Bone ID = \"7\" Flag=\"a>b\"><!-- \"quoted\" > --><X>1</X> <Y> 2 </Y><![CDATA[<z>]]><?pi \"x\"?></Bone>",
+                &["7", "a>b", "1", " 2 "],
+            ),
+            ("<Bone ID=\"7\"><Enum Name=\"M\" Type=\"T\" Value=\"V\" EnumName=\"E\" PointerType=\"P\">3</Enum></Bone>", &["7", "V", "3"]),
+            ("<Bone ID=\"7\"><!-- no end </Bone>", &[]),
+            ("<Bone ID=\"7></Bone>", &[]),
+            ("", &[]),
+        ];
+        let (mut p, mut v) = (Vec::new(), Vec::new());
+        for (xml, want) in cases {
+            cut(xml, &mut p, &mut v);
+            assert_eq!(p.len(), v.len() + 1, "{xml}");
+            assert_eq!(rebuilt(&p, &v), *xml);
+            assert_eq!(&v, want, "{xml}");
+        }
+    }
+
+    /// Every element comes back from its shape and values; values all bones of a shape share are
+    /// folded, a bone alone in its shape keeps them all, and each piece is listed once.
+    #[test]
+    fn shapes_give_every_element_back() {
+        let els = [
+            "<Bone ID=\"1\"><A>0</A><B>5</B></Bone>",
+            "<Bone ID=\"2\"><A>0</A><B>6</B></Bone>",
+            "<Bone ID=\"3\"><A>0</A><C>0</C></Bone>",
+            "<Bone ID=\"4\"><A>0</A><B>6</B></Bone>",
+        ];
+        let s = shapes_of(els.iter().copied());
+        let ext = serde_json::json!({"pieces": s.pieces, "shapes": s.shapes});
+        let shapes = Shapes::from_ext(&ext).unwrap();
+        let pieces: Vec<&str> = ext["pieces"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+        assert_eq!(pieces.len(), pieces.iter().collect::<std::collections::HashSet<_>>().len(), "{pieces:?}");
+        for (i, xml) in els.iter().enumerate() {
+            let mut b = Bone::new(format!("b{i}"), None, Default::default());
+            b.ext.set_raw(NAMESPACE, bone_ext(i as u64 + 1, s.shape[i] as usize, s.values(i)));
+            assert_eq!(bone_ext_xml(&b, &shapes).as_deref(), Some(*xml));
+        }
+        assert_eq!(s.shape, [0, 0, 1, 0]);
+        assert_eq!(s.values(0), ["1", "5"], "<A>0</A> is the same in the shape's three bones");
+        assert_eq!(s.values(2), ["3", "0", "0"], "alone in its shape");
     }
 }

@@ -224,11 +224,11 @@ pub fn write_document(doc: &Document, form: Form, opts: &WriteOptions, diag: &mu
 
 /// The text a skeleton was read from, as far as its `anvil` extension still holds it, and whether
 /// it is whole (every bone's element present): the `source` documents written before the
-/// per-bone fragments carry, or the layout with the fragments of the bones that have one, in
-/// file order. A fragment that is not one element of a bone with the bone's ID, or of an ID
-/// an earlier bone took, is left out (the bone is then made anew); extension data that holds no
-/// layout, or one whose pieces are not a skeleton file around its Bones list, gives `None` (the
-/// skeleton is generated).
+/// per-bone values carry, or the layout with the elements of the bones that have values, rebuilt
+/// from their shapes, in file order. Values that do not make one element of a bone with the
+/// bone's ID, or of an ID an earlier bone took, are left out (the bone is then made anew);
+/// extension data that holds no layout or shapes, or a layout whose pieces are not a skeleton
+/// file around its Bones list, gives `None` (the skeleton is generated).
 fn read_source<'a>(
     e: &'a serde_json::Value,
     sk: &'a skelport_ir::Skeleton,
@@ -246,18 +246,24 @@ fn read_source<'a>(
         );
         return None;
     };
+    let Some(shapes) = ext::Shapes::from_ext(e) else {
+        diag.warn(
+            "anvil.extension",
+            "the skeleton's AnvilToolkit data has no bone shapes, or malformed ones; the file is generated from the bones alone",
+        );
+        return None;
+    };
     let mut whole = true;
     let mut refused = Vec::new();
     let mut ids = std::collections::HashSet::with_capacity_and_hasher(sk.bones.len(), model::IdHash::default());
     let mut fragments = Vec::with_capacity(sk.bones.len());
     for b in &sk.bones {
-        let (id, xml) = (ext::bone_ext_id(b), ext::bone_ext_xml(b));
-        let has_member = matches!(b.ext.raw(ext::NAMESPACE), Some(serde_json::Value::Object(m)) if m.contains_key("xml"));
+        let (id, xml) = (ext::bone_ext_id(b), ext::bone_ext_xml(b, &shapes));
         match (id, xml) {
-            (Some(id), Some(xml)) if parse::is_bone_element(xml, form, id) && ids.insert(id) => fragments.push((id, xml)),
+            (Some(id), Some(xml)) if parse::is_bone_element(&xml, form, id) && ids.insert(id) => fragments.push((id, xml)),
             _ => {
                 whole = false;
-                if has_member {
+                if ext::has_bone_values(b) {
                     refused.push(b.name.clone());
                 }
             }
@@ -267,14 +273,14 @@ fn read_source<'a>(
         diag.warn(
             "anvil.fragment",
             format!(
-                "{} bone(s) whose AnvilToolkit element in the extension is not one bone element with the bone's ID, or repeats an earlier bone's (made anew): {}",
+                "{} bone(s) whose AnvilToolkit values in the extension do not make one bone element with the bone's ID, or repeat an earlier bone's (made anew): {}",
                 refused.len(),
                 check::list(&refused)
             ),
         );
     }
     layout.file_order(&mut fragments);
-    Some((layout.join(fragments.iter().map(|(_, xml)| *xml)).into(), whole))
+    Some((layout.join(fragments.iter().map(|(_, xml)| xml.as_str())).into(), whole))
 }
 
 /// The reader's diagnostic codes for a file that breaks the AnvilToolkit model's rules

@@ -873,10 +873,27 @@ fn edit_skeleton_ext(doc: &mut Document, edit: impl FnOnce(&mut serde_json::Map<
     sk.ext.set_raw("anvil", e);
 }
 
+/// A bone's element as its extension and the skeleton's `shapes` and `pieces` give it: the
+/// shape's pieces with the bone's values between them.
+fn element_of(skeleton: &serde_json::Value, bone: &serde_json::Value) -> String {
+    let shape = skeleton["shapes"][bone["shape"].as_u64().unwrap() as usize].as_array().unwrap();
+    let piece = |k: usize| skeleton["pieces"][shape[k].as_u64().unwrap() as usize].as_str().unwrap();
+    let values = bone.get("values").and_then(|v| v.as_array()).cloned().unwrap_or_default();
+    assert_eq!(shape.len(), values.len() + 1);
+    let mut out = piece(0).to_string();
+    for (k, v) in values.iter().enumerate() {
+        out.push_str(v.as_str().unwrap());
+        out.push_str(piece(k + 1));
+    }
+    out
+}
+
 /// The skeleton's extension holds no source text, and the layout with each bone's element in
-/// file order gives the text back; each bone's extension is its ID and its element.
+/// file order gives the text back; each bone's extension is its ID, and its element as its
+/// values (attribute values and texts) in a shape the skeleton holds. The values are a small
+/// part of the elements' text, and every shape is some bone's.
 #[test]
-fn the_extension_holds_each_bones_element_and_the_text_around_them() {
+fn the_extension_holds_each_bones_values_and_the_text_around_them() {
     for (stem, (variant, _)) in STEMS.iter().flat_map(|s| VARIANTS.iter().map(move |v| (s, v))) {
         let bytes = fixture(stem, variant);
         let text = text_of(&bytes);
@@ -885,14 +902,20 @@ fn the_extension_holds_each_bones_element_and_the_text_around_them() {
         let e = sk.ext.raw("anvil").unwrap();
         assert!(e.get("source").is_none(), "{stem}.{variant}: the whole text is not carried");
         let l = &e["layout"];
-        let mut len = 0;
+        let (mut len, mut values_len) = (0, 0);
+        let mut used = vec![0; e["shapes"].as_array().unwrap().len()];
         for b in &sk.bones {
-            let xml = b.ext.raw("anvil").unwrap()["xml"].as_str().unwrap();
-            let id = b.ext.raw("anvil").unwrap()["id"].as_u64().unwrap();
+            let anvil = b.ext.raw("anvil").unwrap();
+            let xml = element_of(e, anvil);
+            let id = anvil["id"].as_u64().unwrap();
             assert!(xml.starts_with('<') && xml.ends_with('>') && xml.contains(&format!("ID=\"{id}\"")), "{stem}.{variant}: {xml:.60}");
-            assert_eq!(text.matches(xml).count(), 1, "{stem}.{variant}: bone {id}'s element is not the file's text");
+            assert_eq!(text.matches(&xml).count(), 1, "{stem}.{variant}: bone {id}'s element is not the file's text");
             len += xml.len();
+            values_len += anvil.get("values").and_then(|v| v.as_array()).map_or(0, |v| v.iter().map(|v| v.as_str().unwrap().len()).sum());
+            used[anvil["shape"].as_u64().unwrap() as usize] += 1;
         }
+        assert!(values_len * 5 < len, "{stem}.{variant}: values {values_len} bytes of {len}");
+        assert!(used.iter().all(|&n| n > 0), "{stem}.{variant}: a shape no bone has");
         let (head, tail) = (l["head"].as_str().unwrap(), l["tail"].as_str().unwrap());
         assert!(text.starts_with(head) && text.ends_with(tail) && head.len() + tail.len() < text.len() / 4, "{stem}.{variant}");
         // Nothing of the text is left out or carried twice.
@@ -932,45 +955,68 @@ fn an_old_document_with_the_whole_source_still_writes_back() {
     }
 }
 
-/// Extension data a file or another tool got wrong (an element that is not a string, not one
-/// bone element, another bone's, with a control character; a layout missing or malformed;
-/// pieces that make no skeleton): a warning, and the file written from what is left, never a
-/// panic or a file AnvilToolkit cannot read.
+/// Extension data a file or another tool got wrong (values that are not strings, too few, of a
+/// shape that is not there, making no bone element, another bone's, a control character, text
+/// that is not well formed; shapes or a layout missing or malformed; pieces that make no
+/// skeleton): a warning, and the file written from what is left, never a panic or a file
+/// AnvilToolkit cannot read.
 #[test]
 fn hostile_extension_data_warns_and_regenerates() {
     let bytes = fixture("biped", "standard.xml");
     let good = as_from_a_file(read_doc(&bytes).0);
     let ids: Vec<u64> = good.skeletons[0].bones.iter().map(|b| b.ext.raw("anvil").unwrap()["id"].as_u64().unwrap()).collect();
-    let xml = |i: usize| good.skeletons[0].bones[i].ext.raw("anvil").unwrap()["xml"].as_str().unwrap().to_string();
+    let ext = |i: usize| good.skeletons[0].bones[i].ext.raw("anvil").unwrap().clone();
     type Edit = Box<dyn Fn(&mut Document)>;
-    let fragment = |i: usize, v: serde_json::Value| -> Edit {
-        let id = ids[i];
-        Box::new(move |d: &mut Document| d.skeletons[0].bones[i].ext.set_raw("anvil", serde_json::json!({"id": id, "xml": v.clone()})))
+    // Bone 3's extension with its values changed by `f`.
+    let values = |f: fn(&mut Vec<serde_json::Value>)| -> Edit {
+        let mut e = ext(3);
+        let mut v = e["values"].as_array().unwrap().clone();
+        f(&mut v);
+        e["values"] = v.into();
+        Box::new(move |d: &mut Document| d.skeletons[0].bones[3].ext.set_raw("anvil", e.clone()))
     };
-    let layout = |v: Option<serde_json::Value>| -> Edit {
+    let bone = |v: serde_json::Value| -> Edit { Box::new(move |d: &mut Document| d.skeletons[0].bones[3].ext.set_raw("anvil", v.clone())) };
+    let skeleton = |key: &'static str, v: Option<serde_json::Value>| -> Edit {
         Box::new(move |d: &mut Document| {
             edit_skeleton_ext(d, |e| match &v {
                 Some(v) => {
-                    e.insert("layout".into(), v.clone());
+                    e.insert(key.into(), v.clone());
                 }
                 None => {
-                    e.remove("layout");
+                    e.remove(key);
                 }
             })
         })
     };
+    let with = |mut e: serde_json::Value, k: &str, v: serde_json::Value| {
+        e[k] = v;
+        e
+    };
+    let (id3, other) = (ids[3], ext(4));
     let cases: Vec<(&str, Edit, &str)> = vec![
-        ("xml a number", fragment(3, 42.into()), "anvil.fragment"),
-        ("xml not an element", fragment(3, "<Value Name=\"X\">1</Value>".into()), "anvil.fragment"),
-        ("xml another bone's", fragment(3, xml(4).into()), "anvil.fragment"),
-        ("xml two bones", fragment(3, format!("{}{}", xml(3), xml(4)).into()), "anvil.fragment"),
-        ("xml closing the list", fragment(3, format!("</Bones>{}", xml(3)).into()), "anvil.fragment"),
-        ("xml a control character", fragment(3, xml(3).replacen('>', ">\u{1}", 1).into()), "anvil.fragment"),
-        ("xml not well formed", fragment(3, xml(3).replacen("</Bone>", "</Bon>", 1).into()), "anvil.fragment"),
-        ("layout missing", layout(None), "anvil.extension"),
-        ("layout a string", layout(Some("x".into())), "anvil.extension"),
-        ("seps not strings", layout(Some(serde_json::json!({"head": "", "seps": [1], "tail": ""}))), "anvil.extension"),
-        ("pieces of no skeleton", layout(Some(serde_json::json!({"head": "<a>", "sep": "", "tail": "</b>"}))), "anvil.extension"),
+        ("values a number", bone(with(ext(3), "values", 42.into())), "anvil.fragment"),
+        ("a value a number", values(|v| v[0] = 42.into()), "anvil.fragment"),
+        ("a value too few", values(|v| drop(v.pop())), "anvil.fragment"),
+        ("a shape not there", bone(with(ext(3), "shape", 999.into())), "anvil.fragment"),
+        ("a shape not a number", bone(with(ext(3), "shape", "0".into())), "anvil.fragment"),
+        ("another bone's values", bone(with(other, "id", id3.into())), "anvil.fragment"),
+        ("a value closing the element", values(|v| v[1] = "x\"></Bone><Bone ID=\"1".into()), "anvil.fragment"),
+        ("a value a control character", values(|v| v[1] = "\u{1}".into()), "anvil.fragment"),
+        ("a value not well formed", values(|v| v[1] = "<".into()), "anvil.fragment"),
+        ("shapes missing", skeleton("shapes", None), "anvil.extension"),
+        ("shapes a string", skeleton("shapes", Some("x".into())), "anvil.extension"),
+        ("a shape with no pieces", skeleton("shapes", Some(serde_json::json!([[]]))), "anvil.extension"),
+        ("a shape naming no piece", skeleton("shapes", Some(serde_json::json!([[100000]]))), "anvil.extension"),
+        ("pieces missing", skeleton("pieces", None), "anvil.extension"),
+        ("a piece a number", skeleton("pieces", Some(serde_json::json!([1]))), "anvil.extension"),
+        ("layout missing", skeleton("layout", None), "anvil.extension"),
+        ("layout a string", skeleton("layout", Some("x".into())), "anvil.extension"),
+        ("seps not strings", skeleton("layout", Some(serde_json::json!({"head": "", "seps": [1], "tail": ""}))), "anvil.extension"),
+        (
+            "pieces of no skeleton",
+            skeleton("layout", Some(serde_json::json!({"head": "<a>", "sep": "", "tail": "</b>"}))),
+            "anvil.extension",
+        ),
     ];
     for (what, edit, code) in cases {
         let mut doc = good.clone();

@@ -302,7 +302,8 @@ fn drop_skin_extras(json: &mut serde_json::Value) {
 }
 
 /// The .gltf of an AnvilToolkit skeleton carries no source text: each joint node carries its
-/// bone's ID and element (exactly the file's text), the skeleton's root node the rest.
+/// bone's ID and values, which with the shapes on the skeleton's root node make its element
+/// (exactly the file's text); the root node carries the rest.
 #[test]
 fn the_gltf_carries_each_bones_element_on_its_node_and_no_source() {
     let dir = tempfile::tempdir().unwrap();
@@ -316,18 +317,27 @@ fn the_gltf_carries_each_bones_element_on_its_node_and_no_source() {
     let joints: std::collections::BTreeSet<u64> =
         json["skins"][0]["joints"].as_array().unwrap().iter().map(|j| j.as_u64().unwrap()).collect();
     assert_eq!(joints.len(), 40);
+    assert!(json["skins"][0]["extras"]["skelport"].get("skeleton_ext").is_none(), "the skin carries the skeleton's data");
+    let root = &json["nodes"][json["skins"][0]["skeleton"].as_u64().unwrap() as usize];
+    let skeleton = &root["extras"]["skelport"]["skeleton_ext"]["anvil"];
+    for key in ["form", "bytes", "fingerprint", "modifiers", "layout", "pieces", "shapes"] {
+        assert!(skeleton.get(key).is_some(), "the root node's skeleton data has no {key}: {skeleton}");
+    }
     for j in &joints {
         let node = &json["nodes"][*j as usize];
         let anvil = &node["extras"]["skelport"]["ext"]["anvil"];
-        let (id, xml) = (anvil["id"].as_u64().unwrap(), anvil["xml"].as_str().unwrap());
+        let id = anvil["id"].as_u64().unwrap();
+        let shape = skeleton["shapes"][anvil["shape"].as_u64().unwrap() as usize].as_array().unwrap();
+        let piece = |k: usize| skeleton["pieces"][shape[k].as_u64().unwrap() as usize].as_str().unwrap();
+        let values = anvil.get("values").and_then(|v| v.as_array()).cloned().unwrap_or_default();
+        assert_eq!(shape.len(), values.len() + 1, "node {j}");
+        let mut xml = piece(0).to_string();
+        for (k, v) in values.iter().enumerate() {
+            xml.push_str(v.as_str().unwrap());
+            xml.push_str(piece(k + 1));
+        }
         assert!(xml.starts_with(&format!("<Bone ID=\"{id}\"")) && xml.ends_with("</Bone>"), "node {j}: {xml:.60}");
-        assert_eq!(text.matches(xml).count(), 1, "node {j}: its element is the file's text");
-    }
-    assert!(json["skins"][0]["extras"]["skelport"].get("skeleton_ext").is_none(), "the skin carries the skeleton's data");
-    let root = &json["nodes"][json["skins"][0]["skeleton"].as_u64().unwrap() as usize];
-    let anvil = &root["extras"]["skelport"]["skeleton_ext"]["anvil"];
-    for key in ["form", "bytes", "fingerprint", "modifiers", "layout"] {
-        assert!(anvil.get(key).is_some(), "the root node's skeleton data has no {key}: {anvil}");
+        assert_eq!(text.matches(&xml).count(), 1, "node {j}: its element is the file's text");
     }
     // Per item: no string near the size of the file.
     fn longest(v: &serde_json::Value) -> usize {
@@ -339,6 +349,8 @@ fn the_gltf_carries_each_bones_element_on_its_node_and_no_source() {
         }
     }
     assert!(longest(&json) < text.len() / 10, "a string of {} bytes", longest(&json));
+    // The whole .gltf, bones and their data, is smaller than the skeleton's text.
+    assert!(raw.len() < text.len(), ".gltf {} bytes, the skeleton's text {}", raw.len(), text.len());
 }
 
 /// A .gltf skelport wrote before the per-bone fragments (the whole source text in the skin's

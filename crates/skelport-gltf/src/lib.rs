@@ -23,6 +23,7 @@ mod buffers;
 mod error;
 mod extras;
 mod meshopt;
+mod pretty;
 mod read;
 pub use read::{ACCESSOR_RANGE, IBM_STRIDE};
 mod write;

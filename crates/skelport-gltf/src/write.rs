@@ -543,7 +543,7 @@ pub(crate) fn write_edited(
                     side.push((format!("{stem}.bin"), bin));
                 }
             }
-            let mut text = serde_json::to_vec_pretty(&Value::Object(root)).map_err(|e| GltfError::Write(e.to_string()))?;
+            let mut text = crate::pretty::to_vec(&Value::Object(root)).map_err(|e| GltfError::Write(e.to_string()))?;
             text.push(b'\n');
             Ok(Output { main: text, side_files: side })
         }
