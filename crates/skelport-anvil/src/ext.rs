@@ -82,28 +82,17 @@ pub fn bone_ext_id(b: &Bone) -> Option<u64> {
     }
 }
 
-/// The bone element's text rebuilt from the values stored on an IR bone and the skeleton's
-/// `shapes`: `None` when the bone has no values, or they do not fit a shape (another tool's
-/// edit, a hostile file).
-pub(crate) fn bone_ext_xml(b: &Bone, shapes: &Shapes<'_>) -> Option<String> {
+/// The shape and values stored on an IR bone: `None` when it has none, or they are not a shape
+/// index and strings (another tool's edit, a hostile file).
+pub(crate) fn bone_parts(b: &Bone) -> Option<(usize, Vec<&str>)> {
     let Json::Object(m) = b.ext.raw(NAMESPACE)? else { return None };
-    let shape = shapes.shapes.get(usize::try_from(member(m, "shape")?.as_u64()?).ok()?)?;
-    let values: Vec<&str> = match member(m, "values") {
+    let shape = usize::try_from(member(m, "shape")?.as_u64()?).ok()?;
+    let values = match member(m, "values") {
         None => Vec::new(),
         Some(Json::Array(v)) => v.iter().map(Json::as_str).collect::<Option<_>>()?,
         Some(_) => return None,
     };
-    if values.len() + 1 != shape.len() {
-        return None;
-    }
-    let piece = |k: usize| shapes.pieces[shape[k]];
-    let mut out = String::with_capacity((0..shape.len()).map(|k| piece(k).len()).chain(values.iter().map(|v| v.len())).sum());
-    out.push_str(piece(0));
-    for (k, v) in values.iter().enumerate() {
-        out.push_str(v);
-        out.push_str(piece(k + 1));
-    }
-    Some(out)
+    Some((shape, values))
 }
 
 /// Whether a bone's extension holds values (to tell a refused element from an absent one).
@@ -119,6 +108,30 @@ pub(crate) struct Shapes<'a> {
 }
 
 impl<'a> Shapes<'a> {
+    /// The length of the element `shape` and `values` make (`None` when the values do not fit
+    /// the shape: a shape not there, or a count other than its pieces' less one).
+    pub(crate) fn element_len(&self, shape: usize, values: &[&str]) -> Option<usize> {
+        let shape = self.shapes.get(shape).filter(|s| s.len() == values.len() + 1)?;
+        Some(shape.iter().map(|&k| self.pieces[k].len()).chain(values.iter().map(|v| v.len())).fold(0usize, usize::saturating_add))
+    }
+
+    /// The element `shape` and `values` make (see [`Shapes::element_len`]).
+    pub(crate) fn element(&self, shape: usize, values: &[&str]) -> Option<String> {
+        let mut out = String::with_capacity(self.element_len(shape, values)?);
+        let shape = &self.shapes[shape];
+        out.push_str(self.pieces[shape[0]]);
+        for (v, &k) in values.iter().zip(&shape[1..]) {
+            out.push_str(v);
+            out.push_str(self.pieces[k]);
+        }
+        Some(out)
+    }
+
+    /// The bytes of data the shapes are: their pieces, and a byte for each piece index.
+    pub(crate) fn data_len(&self) -> usize {
+        self.pieces.iter().map(|p| p.len()).sum::<usize>() + self.shapes.iter().map(Vec::len).sum::<usize>()
+    }
+
     /// The shapes in a skeleton's extension (`pieces` and `shapes`; `None` when absent or
     /// malformed: a shape with no pieces, or naming a piece that is not there).
     pub(crate) fn from_ext(ext: &'a Json) -> Option<Shapes<'a>> {
@@ -443,6 +456,21 @@ impl<'a> Layout<'a> {
         }
     }
 
+    /// The bytes of data the layout is: its pieces, each separator once.
+    pub(crate) fn data_len(&self) -> usize {
+        let seps = match &self.seps {
+            Seps::Same(s) => s.len(),
+            Seps::Each(v) => v.iter().map(|s| s.len()).sum(),
+        };
+        self.head.len() + self.tail.len() + seps + self.order.as_ref().map_or(0, Vec::len)
+    }
+
+    /// The length of [`Layout::join`]'s text for `count` fragments of `len` bytes in all.
+    pub(crate) fn joined_len(&self, count: usize, len: usize) -> usize {
+        let seps = (0..count.saturating_sub(1)).map(|k| self.sep(k).len()).fold(0usize, usize::saturating_add);
+        len.saturating_add(seps).saturating_add(self.head.len() + self.tail.len())
+    }
+
     /// The text: head, the fragments joined by the separators, tail.
     pub(crate) fn join<'f>(&self, fragments: impl ExactSizeIterator<Item = &'f str> + Clone) -> String {
         let len = self.head.len() + self.tail.len() + fragments.clone().map(|f| f.len() + self.sep(0).len()).sum::<usize>();
@@ -514,7 +542,9 @@ mod tests {
         for (i, xml) in els.iter().enumerate() {
             let mut b = Bone::new(format!("b{i}"), None, Default::default());
             b.ext.set_raw(NAMESPACE, bone_ext(i as u64 + 1, s.shape[i] as usize, s.values(i)));
-            assert_eq!(bone_ext_xml(&b, &shapes).as_deref(), Some(*xml));
+            let (k, v) = bone_parts(&b).unwrap();
+            assert_eq!(shapes.element_len(k, &v), Some(xml.len()));
+            assert_eq!(shapes.element(k, &v).as_deref(), Some(*xml));
         }
         assert_eq!(s.shape, [0, 0, 1, 0]);
         assert_eq!(s.values(0), ["1", "5"], "<A>0</A> is the same in the shape's three bones");

@@ -253,13 +253,29 @@ fn read_source<'a>(
         );
         return None;
     };
+    // Pieces and separators are repeated for every bone: data a hostile file made small could
+    // rebuild into far more text. As the readers' decode budget, at most 64 × the data (at
+    // least 64 MiB); a real skeleton rebuilds to a few times its data.
+    let parts: Vec<_> = sk.bones.iter().map(ext::bone_parts).collect();
+    let data = layout.data_len()
+        + shapes.data_len()
+        + parts.iter().flatten().map(|(_, v)| v.iter().map(|v| v.len() + 1).sum::<usize>() + 1).sum::<usize>();
+    let elements = parts.iter().flatten().filter_map(|(k, v)| shapes.element_len(*k, v)).fold(0usize, usize::saturating_add);
+    let text_len = layout.joined_len(sk.bones.len(), elements);
+    if text_len > (64 * data).max(64 << 20) {
+        diag.warn(
+            "anvil.extension",
+            format!("the skeleton's AnvilToolkit data ({data} bytes) would make {text_len} bytes of text, more than 64 times its size; the file is generated from the bones alone"),
+        );
+        return None;
+    }
     let mut whole = true;
     let mut refused = Vec::new();
     let mut ids = std::collections::HashSet::with_capacity_and_hasher(sk.bones.len(), model::IdHash::default());
     let mut fragments = Vec::with_capacity(sk.bones.len());
-    for b in &sk.bones {
-        let (id, xml) = (ext::bone_ext_id(b), ext::bone_ext_xml(b, &shapes));
-        match (id, xml) {
+    for (b, parts) in sk.bones.iter().zip(&parts) {
+        let xml = parts.as_ref().and_then(|(k, v)| shapes.element(*k, v));
+        match (ext::bone_ext_id(b), xml) {
             (Some(id), Some(xml)) if parse::is_bone_element(&xml, form, id) && ids.insert(id) => fragments.push((id, xml)),
             _ => {
                 whole = false;

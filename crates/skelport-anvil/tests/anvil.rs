@@ -955,6 +955,22 @@ fn an_old_document_with_the_whole_source_still_writes_back() {
     }
 }
 
+/// Every bone's values of one shape: a piece of a megabyte a million times over.
+fn skeleton_and_bones(good: &Document) -> Box<dyn Fn(&mut Document)> {
+    let n = good.skeletons[0].bones.len();
+    Box::new(move |d: &mut Document| {
+        edit_skeleton_ext(d, |e| {
+            e.insert("pieces".into(), serde_json::json!([" ".repeat(1 << 20)]));
+            e.insert("shapes".into(), serde_json::Value::Array(vec![serde_json::Value::Array(vec![0.into(); 1_000_000])]));
+        });
+        let empty = serde_json::Value::Array(vec!["".into(); 999_999]);
+        for b in d.skeletons[0].bones.iter_mut().take(n) {
+            let id = b.ext.raw("anvil").unwrap()["id"].clone();
+            b.ext.set_raw("anvil", serde_json::json!({"id": id, "shape": 0, "values": empty.clone()}));
+        }
+    })
+}
+
 /// Extension data a file or another tool got wrong (values that are not strings, too few, of a
 /// shape that is not there, making no bone element, another bone's, a control character, text
 /// that is not well formed; shapes or a layout missing or malformed; pieces that make no
@@ -1008,6 +1024,8 @@ fn hostile_extension_data_warns_and_regenerates() {
         ("a shape with no pieces", skeleton("shapes", Some(serde_json::json!([[]]))), "anvil.extension"),
         ("a shape naming no piece", skeleton("shapes", Some(serde_json::json!([[100000]]))), "anvil.extension"),
         ("pieces missing", skeleton("pieces", None), "anvil.extension"),
+        // Small data rebuilding into far more text: a megabyte piece a million times over.
+        ("a shape of a piece a million times", skeleton_and_bones(&good), "anvil.extension"),
         ("a piece a number", skeleton("pieces", Some(serde_json::json!([1]))), "anvil.extension"),
         ("layout missing", skeleton("layout", None), "anvil.extension"),
         ("layout a string", skeleton("layout", Some("x".into())), "anvil.extension"),
