@@ -276,7 +276,7 @@ fn read_source<'a>(
     for (b, parts) in sk.bones.iter().zip(&parts) {
         let xml = parts.as_ref().and_then(|(k, v)| shapes.element(*k, v));
         match (ext::bone_ext_id(b), xml) {
-            (Some(id), Some(xml)) if parse::is_bone_element(&xml, form, id) && ids.insert(id) => fragments.push((id, xml)),
+            (Some(id), Some(xml)) if ext::is_bone_element(&xml, form, id) && ids.insert(id) => fragments.push((id, xml)),
             _ => {
                 whole = false;
                 if ext::has_bone_values(b) {

@@ -463,57 +463,6 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// Whether `xml` is exactly one bone element of `form` (an item of the Bones list) with the ID
-/// `id`, well formed and holding only characters XML allows: what the writer asks of a bone's
-/// fragment from the extension before it puts it in a file.
-pub(crate) fn is_bone_element(xml: &str, form: Form, id: u64) -> bool {
-    if crate::validate::first_control(xml.as_bytes()).is_some() {
-        return false;
-    }
-    let Ok(src) = Source::parse(xml.to_string()) else { return false };
-    let r = src.root;
-    if src.node(r).start != 0 || src.node(r).end as usize != xml.len() {
-        return false;
-    }
-    // Structural (see crate::dialect): a `<Bone ID>` element, or an inlined `<ObjectPtr Type="Bone" ID>`.
-    let bone = match form {
-        Form::Standard => src.name(r) == "Bone" && src.attr(r, "Name").is_none(),
-        Form::Schema => src.name(r) == "ObjectPtr" && src.attr(r, "Type") == Some("Bone") && src.attr(r, "PointerType") != Some("Link"),
-    };
-    bone && src.attr(r, "ID").and_then(|v| v.trim().parse::<u64>().ok()) == Some(id)
-}
-
-/// Whether `head` followed by `tail` is a good skeleton file of `form` (encoded as `bytes`) whose
-/// Bones list is empty and is where the two meet, and every separator only whitespace and
-/// comments: with fragments that pass [`is_bone_element`], the pieces of the extension's layout
-/// then join into a skeleton file whose bones are those fragments.
-pub(crate) fn is_skeleton_frame(head: &str, tail: &str, seps: &[&str], form: Form, bytes: ByteForm) -> bool {
-    let text = format!("{head}{tail}");
-    if crate::validate::check_text(&text, bytes, "").is_err() || !seps.iter().all(|s| is_gap(s)) {
-        return false;
-    }
-    let Ok(src) = Source::parse(text) else { return false };
-    if detect_form(&src) != Some(form) || crate::validate::check(&src, form, "").is_err() {
-        return false;
-    }
-    let Some(list) = src.children(src.root).find(|&k| src.attr(k, "Name") == Some(names::BONES)) else { return false };
-    let (from, to) = src.content_range(list);
-    src.name(list) == form.dialect().list_tag && !src.has_children(list) && (from..=to).contains(&head.len())
-}
-
-/// Whether `gap` is only whitespace and well-formed comments.
-fn is_gap(gap: &str) -> bool {
-    let mut rest = gap.trim_start_matches([' ', '\t', '\r', '\n']);
-    while let Some(r) = rest.strip_prefix("<!--") {
-        let Some(end) = r.find("-->") else { return false };
-        if r[..end].contains("--") {
-            return false;
-        }
-        rest = r[end + 3..].trim_start_matches([' ', '\t', '\r', '\n']);
-    }
-    rest.is_empty() && crate::validate::first_control(gap.as_bytes()).is_none()
-}
-
 impl AnvilSkeleton {
     /// Read a skeleton from file bytes (UTF-16 with or without BOM, or UTF-8; either form).
     pub fn parse(bytes: &[u8], file: &str) -> Result<AnvilSkeleton> {
