@@ -73,8 +73,8 @@ pub fn fingerprint(sk: &Skeleton) -> String {
     format!("{x:016x}")
 }
 
-/// The Anvil ID stored on an IR bone: `{"id": N, ...}`, or the bare ID (`"anvil": 1091164575`)
-/// that documents written before the per-bone values hold.
+/// The Anvil ID stored on an IR bone: `{"id": N, ...}`, or a bare ID (`"anvil": 1091164575`:
+/// a document may hold the ID alone).
 pub fn bone_ext_id(b: &Bone) -> Option<u64> {
     match b.ext.raw(NAMESPACE)? {
         Json::Number(n) => n.as_u64(),

@@ -223,9 +223,9 @@ pub fn write_document(doc: &Document, form: Form, opts: &WriteOptions, diag: &mu
 }
 
 /// The text a skeleton was read from, as far as its `anvil` extension still holds it, and whether
-/// it is whole (every bone's element present): the `source` documents written before the
-/// per-bone values carry, or the layout with the elements of the bones that have values, rebuilt
-/// from their shapes, in file order. Values that do not make one element of a bone with the
+/// it is whole (every bone's element present): a `source` string (the whole text, which a
+/// document may carry instead of per-bone values), or the layout with the elements of the bones
+/// that have values, rebuilt from their shapes, in file order. Values that do not make one element of a bone with the
 /// bone's ID, or of an ID an earlier bone took, are left out (the bone is then made anew);
 /// extension data that holds no layout or shapes, or a layout whose pieces are not a skeleton
 /// file around its Bones list, gives `None` (the skeleton is generated).
