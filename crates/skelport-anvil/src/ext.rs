@@ -1,15 +1,15 @@
 //! What the IR's `anvil` extension holds, per item so that an edit in another tool keeps the
-//! rest. Each bone's element is kept as its values (`{"id": N, "shape": k, "values": ["1091164576",
-//! "3738240529", "Hips", "0.09", ...]}`: its attribute values and element texts, verbatim) and
-//! the skeleton's `shapes`: for each kind of bone element, the exact text around those values,
-//! as indices into the skeleton's `pieces` (a bone with no modifiers and one with a look-at
-//! modifier are two shapes, which share most pieces). Piece, value, piece, ..., piece is the
-//! element's text again. The skeleton also holds the form, encoding, modifier count, a fingerprint of what the IR held when it was
-//! read, and the `layout`: the source text with every bone element cut out, as the pieces around
-//! them (`head`, one `sep` when every separator is the same or else `seps`, `tail`; and `order`,
-//! the bones' IDs in file order, which the IR's order need not be: it lists parents first, and a
-//! glTF reader depth first). Head, the elements in file order joined by the separators, and tail
-//! are the source again.
+//! rest. Each bone's element is kept as its values (`{"id": N, "shape": k, "values":
+//! ["1091164576", "3738240529", "Hips", "0.09", ...]}`: its attribute values and element texts,
+//! verbatim) and the skeleton's `shapes`: for each kind of bone element, the exact text around
+//! those values, as indices into the skeleton's `pieces` (a bone with no modifiers and one with a
+//! look-at modifier are two shapes, which share most pieces). Piece, value, piece, ..., piece is
+//! the element's text again. The skeleton also holds the form, encoding, modifier count, a
+//! fingerprint of what the IR held when it was read, and the `layout`: the source text with every
+//! bone element cut out, as the pieces around them (`head`, one `sep` when every separator is the
+//! same or else `seps`, `tail`; and `order`, the bones' IDs in file order, which the IR's order
+//! need not be: it lists parents first, and a glTF reader depth first). Head, the elements in
+//! file order joined by the separators, and tail are the source again.
 
 use crate::validate;
 use serde_json::{Map, Value as Json};
@@ -474,8 +474,7 @@ impl<'a> Layout<'a> {
 
     /// The text: head, the fragments joined by the separators, tail.
     pub(crate) fn join<'f>(&self, fragments: impl ExactSizeIterator<Item = &'f str> + Clone) -> String {
-        let len = self.head.len() + self.tail.len() + fragments.clone().map(|f| f.len() + self.sep(0).len()).sum::<usize>();
-        let mut out = String::with_capacity(len);
+        let mut out = String::with_capacity(self.joined_len(fragments.len(), fragments.clone().map(str::len).sum()));
         out.push_str(self.head);
         for (k, f) in fragments.enumerate() {
             if k > 0 {

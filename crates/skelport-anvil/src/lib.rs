@@ -16,13 +16,14 @@
 //! A file is parsed into a lossless element tree and a typed [`model`] whose values keep
 //! their original text. An unmodified file written back in its own form is byte-identical (BOM,
 //! encoding, declaration, attribute order, whitespace, line endings, number text): through the
-//! IR, each bone's element travels verbatim in its `anvil` extension and the text around them in
-//! the skeleton's, with a fingerprint of what the IR holds; joined again, they are re-emitted when
-//! the fingerprint still matches. An edited document is joined, re-parsed and patched: only
-//! changed elements are regenerated ([`ir::apply`]), and a bone edited in another tool keeps
-//! everything that tool does not hold. Converting
-//! between the forms maps every value through the seed's comparison table (and keeps unknown
-//! elements verbatim), so Standard → Schema-Based → Standard keeps every value.
+//! IR, each bone's element travels in its `anvil` extension as its values (attribute values and
+//! texts, verbatim) and the text around them in the skeleton's (the elements' shapes, the text
+//! between the elements), with a fingerprint of what the IR holds; rebuilt and joined, they are
+//! re-emitted when the fingerprint still matches. An edited document is rebuilt, re-parsed and
+//! patched: only changed elements are regenerated ([`ir::apply`]), and a bone edited in another
+//! tool keeps everything that tool does not hold. Converting between the forms maps every value
+//! through the seed's comparison table (and keeps unknown elements verbatim), so Standard →
+//! Schema-Based → Standard keeps every value.
 //!
 //! ## Modules
 //! Public: [`model`] (the typed model: objects, fields, values, links, modifier kinds), [`text`]
@@ -187,19 +188,18 @@ pub fn write_document(doc: &Document, form: Form, opts: &WriteOptions, diag: &mu
     let fp = ext.and_then(|e| e.get("fingerprint")).and_then(|s| s.as_str());
     let fp_now = ext::fingerprint(sk);
     let unedited = read_form == Some(form) && fp == Some(fp_now.as_str());
-    if let (true, Some(src), Some(rb)) = (unedited, sk.ext.raw(ext::RUN_LOCAL_SOURCE).and_then(|s| s.as_str()), read_bytes) {
-        emit::check_bone_count(sk.bones.len(), form, opts.bone_limit)?;
-        return Ok(text::encode(src, rb));
-    }
-    let source = match (ext, read_form) {
-        (Some(e), Some(rf)) => read_bytes.and_then(|rb| read_source(e, sk, rf, rb, diag)),
+    let source = match (ext, read_form, read_bytes) {
+        (Some(e), Some(rf), Some(rb)) => match sk.ext.raw(ext::RUN_LOCAL_SOURCE).and_then(|s| s.as_str()) {
+            // The text this run read, unedited since: no elements to rebuild and check.
+            Some(src) if unedited => Some((src.into(), true)),
+            _ => read_source(e, sk, rf, rb, diag),
+        },
         _ => None,
     };
     let model = match (source, read_bytes) {
         (Some((src, whole)), Some(rb)) => {
             if whole && unedited {
-                let n = sk.bones.len();
-                emit::check_bone_count(n, form, opts.bone_limit)?;
+                emit::check_bone_count(sk.bones.len(), form, opts.bone_limit)?;
                 return Ok(text::encode(&src, rb));
             }
             match AnvilSkeleton::parse_text(src.into_owned(), rb, "<anvil extension>") {
@@ -225,10 +225,10 @@ pub fn write_document(doc: &Document, form: Form, opts: &WriteOptions, diag: &mu
 /// The text a skeleton was read from, as far as its `anvil` extension still holds it, and whether
 /// it is whole (every bone's element present): a `source` string (the whole text, which a
 /// document may carry instead of per-bone values), or the layout with the elements of the bones
-/// that have values, rebuilt from their shapes, in file order. Values that do not make one element of a bone with the
-/// bone's ID, or of an ID an earlier bone took, are left out (the bone is then made anew);
-/// extension data that holds no layout or shapes, or a layout whose pieces are not a skeleton
-/// file around its Bones list, gives `None` (the skeleton is generated).
+/// that have values, rebuilt from their shapes, in file order. Values that do not make one
+/// element of a bone with the bone's ID, or of an ID an earlier bone took, are left out (the bone
+/// is then made anew); extension data that holds no layout or shapes, or a layout whose pieces
+/// are not a skeleton file around its Bones list, gives `None` (the skeleton is generated).
 fn read_source<'a>(
     e: &'a serde_json::Value,
     sk: &'a skelport_ir::Skeleton,

@@ -15,10 +15,10 @@ const COMPACT_KEYS: &[&str] = &["ext", "skeleton_ext"];
 pub(crate) struct GltfFormatter {
     level: usize,
     has_value: bool,
-    /// The key being written, while it is.
-    key: Option<String>,
-    /// The last key written.
-    last_key: String,
+    /// Whether a key is being written.
+    in_key: bool,
+    /// The last key written (one buffer for all keys).
+    key: String,
     /// The object level whose current value is written compactly.
     compact_at: Option<usize>,
 }
@@ -77,19 +77,18 @@ impl Formatter for GltfFormatter {
     }
     fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
         if self.compact_at.is_none() {
-            self.key = Some(String::new());
+            self.key.clear();
+            self.in_key = true;
         }
         self.item(w, first)
     }
     fn end_object_key<W: ?Sized + Write>(&mut self, _: &mut W) -> io::Result<()> {
-        if let Some(k) = self.key.take() {
-            self.last_key = k;
-        }
+        self.in_key = false;
         Ok(())
     }
     fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, fragment: &str) -> io::Result<()> {
-        if let Some(k) = &mut self.key {
-            k.push_str(fragment);
+        if self.in_key {
+            self.key.push_str(fragment);
         }
         w.write_all(fragment.as_bytes())
     }
@@ -97,7 +96,7 @@ impl Formatter for GltfFormatter {
         if self.compact_at.is_some() {
             return w.write_all(b":");
         }
-        if COMPACT_KEYS.contains(&self.last_key.as_str()) {
+        if COMPACT_KEYS.contains(&self.key.as_str()) {
             self.compact_at = Some(self.level);
         }
         w.write_all(b": ")

@@ -633,13 +633,6 @@ struct Encoded {
     split_from: Vec<u32>,
 }
 
-/// Encode `mesh` (skinned by `skin`) without touching the shared buffer.
-///
-/// glTF holds every attribute per vertex: where a vertex's corners carry different normals or
-/// UVs (a seam), the vertex is split, the copies appended after the mesh's own vertices (whose
-/// numbers stay) and each carrying its source vertex's position and skin influences. A mesh
-/// without normals gets smooth ones (`skelport_ir::proc::smooth_normals`), said in a note: glTF
-/// viewers draw a mesh without normals faceted.
 /// `N` floats as little-endian bytes into `out`, a chunk of a buffer sized once: one
 /// `Vec::extend` per component checked the capacity each time, a fifth of the mesh encoding's
 /// instructions (docs/performance.md).
@@ -650,6 +643,13 @@ fn put_f32s<const N: usize>(out: &mut [u8], vals: [f32; N]) {
     }
 }
 
+/// Encode `mesh` (skinned by `skin`) without touching the shared buffer.
+///
+/// glTF holds every attribute per vertex: where a vertex's corners carry different normals or
+/// UVs (a seam), the vertex is split, the copies appended after the mesh's own vertices (whose
+/// numbers stay) and each carrying its source vertex's position and skin influences. A mesh
+/// without normals gets smooth ones (`skelport_ir::proc::smooth_normals`), said in a note: glTF
+/// viewers draw a mesh without normals faceted.
 fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<Encoded, GltfError> {
     let mut diag = Diagnostics::default();
     let nv = mesh.positions.len();

@@ -330,7 +330,7 @@ def test_an_edit_in_blender_is_exported_and_the_rest_kept(blender_run):
     src, out = Path(case["input"]), Path(case["export"])
     a, b = skelport.load(str(src)).skeletons[0], skelport.load(str(out)).skeletons[0]
     assert a.bone_names == b.bone_names
-    # Each bone's extension is its ID and its element's text, which holds the moved values.
+    # Each bone's extension is its ID, shape and values; the moved bone's values hold the move.
     def ids(sk):
         return [e["anvil"]["id"] if isinstance(e["anvil"], dict) else e["anvil"] for e in sk.bone_extensions]
 
