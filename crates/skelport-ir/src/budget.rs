@@ -168,6 +168,13 @@ impl Budget {
         self.charge(json_tree_bytes(text), file, element)
     }
 
+    /// [`Budget::charge_items`] naming the element only when it refuses: for readers that charge
+    /// once per number list, where formatting a label each time cost more than the charge.
+    pub fn charge_items_named<T>(&self, count: usize, file: &str, element: impl FnOnce() -> String) -> Result<(), BudgetError> {
+        let bytes = (count as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+        self.take(bytes, file, "", BudgetKind::Decode).map_err(|e| BudgetError { element: element(), ..e })
+    }
+
     /// Take `bytes` of decompressed data, or refuse ("decompression budget exceeded").
     pub fn charge_decompressed(&self, bytes: u64, file: &str, element: &str) -> Result<(), BudgetError> {
         self.take(bytes, file, element, BudgetKind::Decompression)

@@ -101,25 +101,27 @@ fn validate_with(doc: &Document, parallel_from: usize) -> Vec<Problem> {
         let mut names: HashMap<&str, usize> = HashMap::with_capacity(n);
         let on_cycle = cycle_members(sk);
         for (bi, b) in sk.bones.iter().enumerate() {
-            let loc = format!("skeletons[{si}].bones[{bi}] \"{}\"", b.name);
+            // The location is named once a problem is found: formatting it for every bone of a
+            // valid skeleton cost more than the checks.
+            let first = out.len();
             if b.name.is_empty() {
-                out.push(Problem { location: loc.clone(), message: "bone has an empty name; give it a unique name".into() });
+                out.push(Problem { location: String::new(), message: "bone has an empty name; give it a unique name".into() });
             }
             if let Some(prev) = names.insert(b.name.as_str(), bi) {
                 out.push(Problem {
-                    location: loc.clone(),
+                    location: String::new(),
                     message: format!("duplicate bone name \"{}\" (also bone {prev}); rename one of them", b.name),
                 });
             }
             if let Some(p) = b.parent {
                 if p.index() >= n {
                     out.push(Problem {
-                        location: loc.clone(),
+                        location: String::new(),
                         message: format!("parent index {} is out of range (skeleton has {n} bones)", p),
                     });
                 } else if p.index() == bi {
                     out.push(Problem {
-                        location: loc.clone(),
+                        location: String::new(),
                         message: "bone is its own parent (a cycle); point it at another bone or make it a root".into(),
                     });
                 } else if p.index() > bi {
@@ -128,24 +130,28 @@ fn validate_with(doc: &Document, parallel_from: usize) -> Vec<Problem> {
                     } else {
                         format!("parent \"{}\" comes after its child; bones must be ordered parents first", sk.bones[p.index()].name)
                     };
-                    out.push(Problem { location: loc.clone(), message: msg });
+                    out.push(Problem { location: String::new(), message: msg });
                 }
             }
             if let Some(m) = b.mirror {
                 if m.index() >= n {
-                    out.push(Problem { location: loc.clone(), message: format!("mirror bone index {} is out of range", m) });
+                    out.push(Problem { location: String::new(), message: format!("mirror bone index {} is out of range", m) });
                 }
             }
-            check_transform(&b.rest, &loc, &mut out);
+            check_transform(&b.rest, "", &mut out);
             if let Some(l) = b.length {
                 if !l.is_finite() || l < 0.0 {
-                    out.push(Problem { location: loc.clone(), message: format!("bone length {l} must be finite and non-negative") });
+                    out.push(Problem { location: String::new(), message: format!("bone length {l} must be finite and non-negative") });
                 }
             }
             if let Some(r) = b.roll {
                 if !r.is_finite() {
-                    out.push(Problem { location: loc.clone(), message: "roll is NaN or infinite".into() });
+                    out.push(Problem { location: String::new(), message: "roll is NaN or infinite".into() });
                 }
+            }
+            if out.len() > first {
+                let named = format!("skeletons[{si}].bones[{bi}] \"{}\"", b.name);
+                out[first..].iter_mut().for_each(|p| p.location = named.clone());
             }
         }
     }

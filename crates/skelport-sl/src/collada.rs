@@ -11,10 +11,10 @@
 
 use crate::error::SlError;
 use crate::xml;
+use foldhash::{HashMap, HashMapExt};
 use skelport_ir::num::{self, ints_into, parse_i64, Int};
 use skelport_ir::FaultKind;
 use skelport_ir::{Budget, DMat4, DVec2, DVec3};
-use std::collections::HashMap;
 
 /// A place in the file (1-based line and column; 0 when unknown).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -233,8 +233,11 @@ impl Ctx<'_> {
     /// Charge the budget for the values a list of `text` may hold (one a blank and a digit), at
     /// `T`'s size, before they are parsed.
     fn charge<T>(&self, n: xml::Node<'_, '_>, text: &str) -> Result<(), SlError> {
-        let (line, column) = n.line_column();
-        Ok(self.budget.charge_items::<T>(text.len() / 2 + 1, self.file, &format!("<{}> at {line}:{column}", n.name()))?)
+        let element = || {
+            let (line, column) = n.line_column();
+            format!("<{}> at {line}:{column}", n.name())
+        };
+        Ok(self.budget.charge_items_named::<T>(text.len() / 2 + 1, self.file, element)?)
     }
     fn floats(&self, n: xml::Node<'_, '_>) -> Result<Vec<f64>, SlError> {
         let text = n.text().unwrap_or("");

@@ -18,6 +18,7 @@
 use crate::collada::{self, Dae, UpAxis};
 use crate::error::SlError;
 use crate::skeleton::{SlJoint, SlSkeleton};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use skelport_ir::frame::FrameMap;
 use skelport_ir::names::{Suffix, UniqueNames};
 use skelport_ir::Place;
@@ -25,7 +26,7 @@ use skelport_ir::{
     Axis, Bone, BoneId, DMat4, DVec3, Diagnostics, Document, Faces, Frame, Handedness, Influences, Mesh, Normals, ReadOptions, Skeleton,
     Skin, Transform, UvSet, Uvs,
 };
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
 
 /// Decode a `.dae` file's bytes: UTF-8 (BOM optional, borrowed, not copied) or UTF-16 with a BOM.
 pub fn decode<'b>(bytes: &'b [u8], file: &str) -> Result<std::borrow::Cow<'b, str>, SlError> {

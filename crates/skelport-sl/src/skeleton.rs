@@ -4,9 +4,9 @@
 //! ([`crate::sl_table`]).
 
 use crate::error::SlError;
+use foldhash::{HashMap, HashMapExt};
 use skelport_ir::FaultKind;
 use skelport_ir::{DQuat, DVec3, Transform};
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::OnceLock;
 

@@ -15,10 +15,10 @@
 //! external entities, are refused.
 
 use crate::error::SlError;
+use foldhash::{HashSet, HashSetExt};
 use quick_xml::events::Event;
 use skelport_ir::Budget;
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 /// No link (first child, next sibling, parent).
 const NONE: u32 = u32::MAX;
@@ -224,7 +224,7 @@ impl Scan {
         for block in b.chunks(BLOCK) {
             newlines_before.push(n);
             unusual |= has_unusual_bytes(block);
-            n = n.wrapping_add(count_newlines(block));
+            n = n.wrapping_add(memchr::memchr_iter(b'\n', block).count() as u32);
         }
         Scan { unusual, newlines_before }
     }
@@ -317,7 +317,7 @@ fn build(text: &str) -> Result<(Doc<'_>, bool), (usize, String)> {
                 }
                 let qname = s.name().into_inner();
                 unsure |= !plain_name(qname);
-                let qname = within(text, qname).ok_or((at, "element name outside the text".to_string()))?;
+                let qname = within(text, qname).ok_or_else(|| (at, "element name outside the text".to_string()))?;
                 let name = match qname.split_once(':') {
                     Some((_, local)) => {
                         prefixed = true;
@@ -335,7 +335,7 @@ fn build(text: &str) -> Result<(Doc<'_>, bool), (usize, String)> {
                     }
                     let key = a.key.into_inner();
                     unsure |= !plain_name(key);
-                    let key = within(text, key).ok_or((at, "attribute name outside the text".to_string()))?;
+                    let key = within(text, key).ok_or_else(|| (at, "attribute name outside the text".to_string()))?;
                     // XML wants whitespace before each attribute; quick-xml does not insist.
                     let key_at = key.as_ptr() as usize - text.as_ptr() as usize;
                     if !keys.insert(key) {
@@ -355,11 +355,11 @@ fn build(text: &str) -> Result<(Doc<'_>, bool), (usize, String)> {
                         // Attribute-value normalisation (XML 1.0 §3.3.3): literal line ends (CR LF
                         // as one, §2.11) and tabs become spaces, then references are resolved, so
                         // `&#9;`, `&#10;` and `&#13;` give back the characters they name.
-                        let raw = within(text, raw).ok_or((at, "attribute value outside the text".to_string()))?;
+                        let raw = within(text, raw).ok_or_else(|| (at, "attribute value outside the text".to_string()))?;
                         let flat = raw.replace("\r\n", " ").replace(['\t', '\n', '\r'], " ");
                         Cow::Owned(quick_xml::escape::unescape(&flat).map_err(|e| (at, e.to_string()))?.into_owned())
                     } else {
-                        Cow::Borrowed(within(text, raw).ok_or((at, "attribute value outside the text".to_string()))?)
+                        Cow::Borrowed(within(text, raw).ok_or_else(|| (at, "attribute value outside the text".to_string()))?)
                     };
                     doc.attrs.push((key, value));
                 }
@@ -398,7 +398,7 @@ fn build(text: &str) -> Result<(Doc<'_>, bool), (usize, String)> {
             }
             Event::End(_) => {
                 // quick-xml has checked the name against the open element.
-                let (id, _) = stack.pop().ok_or((at, "an end tag without a start tag".to_string()))?;
+                let (id, _) = stack.pop().ok_or_else(|| (at, "an end tag without a start tag".to_string()))?;
                 doc.elems[id as usize].end = doc.elems.len() as u32;
                 root_done |= stack.is_empty();
                 collecting = false;
@@ -416,7 +416,7 @@ fn build(text: &str) -> Result<(Doc<'_>, bool), (usize, String)> {
                         }
                     }
                     Some(&(id, _)) if collecting => {
-                        let s = within(text, &raw).ok_or((at, "text outside the input".to_string()))?;
+                        let s = within(text, &raw).ok_or_else(|| (at, "text outside the input".to_string()))?;
                         push_text(&mut doc.elems[id as usize].text, s);
                     }
                     Some(_) => {}
@@ -426,7 +426,7 @@ fn build(text: &str) -> Result<(Doc<'_>, bool), (usize, String)> {
                 let raw = t.into_inner();
                 match stack.last() {
                     Some(&(id, _)) if collecting => {
-                        let s = within(text, &raw).ok_or((at, "CDATA outside the input".to_string()))?;
+                        let s = within(text, &raw).ok_or_else(|| (at, "CDATA outside the input".to_string()))?;
                         push_text(&mut doc.elems[id as usize].text, s);
                     }
                     Some(_) => {}
