@@ -129,7 +129,11 @@ pub fn decimals_into<'t>(text: &'t str, out: &mut Vec<f64>, slow: fn(&str) -> Op
         }
         let start = i;
         match clinger_word(b, &mut i) {
-            Some(v) => out.push(v),
+            // The word ended at a blank (or the end): step over it without testing it again.
+            Some(v) => {
+                out.push(v);
+                i += 1;
+            }
             None => {
                 while i < n && !is_blank(b[i]) {
                     i += 1;
