@@ -11,15 +11,14 @@ use std::collections::{HashMap, HashSet};
 pub fn check(model: &AnvilSkeleton, names: &Names, file: &str) -> Result<Vec<String>> {
     let mut ids = Vec::new();
     collect_ids(&model.root, &mut ids);
-    let mut seen = HashSet::with_capacity(ids.len());
+    let mut seen: HashSet<u64, IdHash> = HashSet::with_capacity_and_hasher(ids.len(), IdHash::default());
     for id in &ids {
         if !seen.insert(*id) {
             return Err(AnvilError::Skeleton { file: file.into(), message: format!("two objects have the ID {id}") });
         }
     }
     let n = model.bone_count();
-    let mut display = Vec::with_capacity(n);
-    let mut by_name: HashMap<String, usize> = HashMap::with_capacity(n);
+    let mut display: Vec<String> = Vec::with_capacity(n);
     for i in 0..n {
         let b = model.bone(i);
         let Some(h) = b.bone_hash() else {
@@ -31,14 +30,18 @@ pub fn check(model: &AnvilSkeleton, names: &Names, file: &str) -> Result<Vec<Str
                 message: format!("bone {} (ID {}) has no BoneID/Name hash", i, b.id.unwrap_or(0)),
             });
         };
-        let d = names.display(h, b.bone_label());
-        if let Some(j) = by_name.insert(d.clone(), i) {
+        display.push(names.display(h, b.bone_label()));
+    }
+    // Names borrowed from `display`, not copied.
+    let mut by_name: HashMap<&str, usize, IdHash> = HashMap::with_capacity_and_hasher(n, IdHash::default());
+    for (i, d) in display.iter().enumerate() {
+        if let Some(j) = by_name.insert(d, i) {
+            let h = model.bone(i).bone_hash().unwrap_or(0);
             return Err(AnvilError::Skeleton {
                 file: file.into(),
                 message: format!("bones {j} and {i} have the same name '{d}' (hash {h})"),
             });
         }
-        display.push(d);
     }
     let bone_ids = model.id_map();
     // Every link resolves.

@@ -250,7 +250,7 @@ impl<'a> BoneShapes<'a> {
 /// tells it from the others (a bone alone in its shape keeps all its values).
 pub(crate) fn shapes_of<'a>(elements: impl ExactSizeIterator<Item = &'a str>) -> BoneShapes<'a> {
     use std::borrow::Cow;
-    type Fx<K, V> = std::collections::HashMap<K, V, rustc_hash::FxBuildHasher>;
+    type Fx<K, V> = std::collections::HashMap<K, V, crate::model::IdHash>;
     struct Kind<'a> {
         pieces: Vec<&'a str>,
         first: Vec<&'a str>,

@@ -912,7 +912,7 @@ pub fn descendant_counts(parents: &[Option<usize>]) -> Vec<usize> {
     counts
 }
 
-/// The hasher for object IDs: rustc's FxHash (a multiply per `u64`), as the hand-written one it
-/// replaced. IDs come from the file, so a crafted file could choose colliding ones and slow its
-/// own read; real files hold the engine's 64-bit IDs, for which SipHash would only cost time.
-pub type IdHash = rustc_hash::FxBuildHasher;
+/// The hasher for object IDs and other keys taken from the file: foldhash, a few multiplies per
+/// `u64` like FxHash, but seeded at random per process (as SipHash is), so that a crafted file
+/// cannot choose IDs that collide and make its own read quadratic.
+pub type IdHash = foldhash::fast::RandomState;
