@@ -151,7 +151,9 @@ impl Builder {
 /// (its name kept in `extras.skelport.name`).
 #[derive(Default)]
 struct NodeNames {
-    used: std::collections::HashSet<String>,
+    /// Names taken, and per wanted name the next suffix to try: `n` nodes wanting one name cost
+    /// `O(n)` tries, where trying `_2`, `_3`, … from the start for each was quadratic.
+    used: skelport_ir::names::UniqueNames,
     reserved: std::collections::HashSet<String>,
     /// (was, now) for bones.
     bones: Vec<(String, String)>,
@@ -167,17 +169,12 @@ impl NodeNames {
 
     /// A unique name for a node that wants `want`.
     fn take(&mut self, want: &str, bone: bool) -> String {
-        let mut s = want.to_string();
-        let mut k = 2;
-        while self.used.contains(&s) || (!bone && self.reserved.contains(&s)) {
-            s = format!("{want}_{k}");
-            k += 1;
-        }
+        let reserved = &self.reserved;
+        let s = self.used.unique_avoiding(want, skelport_ir::names::Suffix::Underscore, |n| !bone && reserved.contains(n));
         if s != want {
             let list = if bone { &mut self.bones } else { &mut self.added };
             list.push((want.to_string(), s.clone()));
         }
-        self.used.insert(s.clone());
         s
     }
 }

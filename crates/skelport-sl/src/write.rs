@@ -15,6 +15,7 @@
 use crate::error::SlError;
 use crate::importer::{FACES_PER_MODEL, FACE_SPLIT};
 use crate::skeleton::{SlJoint, SlSkeleton, MAX_INFLUENCES, MAX_JOINTS_PER_SKIN, MIN_WEIGHT};
+use skelport_ir::names::{Suffix, UniqueNames};
 use skelport_ir::{BoneId, DMat4, DVec2, DVec3, Diagnostics, Document, Frame, Influences, Mesh, Place, Skin, WriteOptions};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -49,15 +50,14 @@ fn esc(s: &str) -> String {
 }
 
 /// An XML ID (NCName) for `base`, unique in `taken`.
-fn fresh_id(base: &str, taken: &mut HashSet<String>) -> String {
+/// Names that only differ in characters an ID cannot hold become one base (`a#` and `a$` are
+/// both `a_`): [`UniqueNames`] numbers their repeats in linear work.
+fn fresh_id(base: &str, taken: &mut UniqueNames) -> String {
     let mut s: String = base.chars().map(|c| if c.is_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '_' }).collect();
     if s.is_empty() || !s.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') {
         s.insert(0, '_');
     }
-    if taken.insert(s.clone()) {
-        return s;
-    }
-    (1..).map(|k| format!("{s}.{k:03}")).find(|n| taken.insert(n.clone())).expect("some suffix is free")
+    taken.unique(&s, Suffix::Dot3)
 }
 
 /// Shortest text that reads back to the same f64 (zmij, serde_json's float printer); `0` for ±0 and
@@ -192,7 +192,7 @@ fn sl_rig(doc: &Document, sl: &SlSkeleton, opts: &WriteOptions, diag: &mut Diagn
     Ok(Rig { joints, of_bone, rs: world_rs, sl: true, offset })
 }
 
-fn generic_rig(doc: &Document, taken: &mut HashSet<String>) -> Rig {
+fn generic_rig(doc: &Document, taken: &mut UniqueNames) -> Rig {
     let sk = &doc.skeletons[0];
     let joints = sk
         .bones
@@ -410,7 +410,7 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
     if doc.skeletons.len() > 1 {
         diag.loss("dae-skeletons", format!("{} skeletons: only the first (\"{}\") is written", doc.skeletons.len(), doc.skeletons[0].name));
     }
-    let mut taken: HashSet<String> = HashSet::new();
+    let mut taken = UniqueNames::new();
     for (i, s) in doc.skins.iter().enumerate() {
         if !skinned.contains(&i) {
             diag.loss_at(
@@ -452,8 +452,8 @@ pub fn write(doc: &Document, opts: &WriteOptions, sl: &SlSkeleton, diag: &mut Di
     o.push_str("    </contributor>\n    <created>1970-01-01T00:00:00Z</created>\n    <modified>1970-01-01T00:00:00Z</modified>\n");
     o.push_str("    <unit name=\"meter\" meter=\"1\"/>\n    <up_axis>Z_UP</up_axis>\n  </asset>\n");
     let material = "skelport-material";
-    taken.insert(material.into());
-    taken.insert("skelport-effect".into());
+    taken.insert(material);
+    taken.insert("skelport-effect");
     if !doc.meshes.is_empty() {
         o.push_str("  <library_effects>\n    <effect id=\"skelport-effect\">\n      <profile_COMMON>\n        <technique sid=\"common\">\n          <lambert>\n            <diffuse>\n              <color sid=\"diffuse\">0.8 0.8 0.8 1</color>\n            </diffuse>\n          </lambert>\n        </technique>\n      </profile_COMMON>\n    </effect>\n  </library_effects>\n");
         o.push_str("  <library_materials>\n    <material id=\"skelport-material\" name=\"skelport\">\n      <instance_effect url=\"#skelport-effect\"/>\n    </material>\n  </library_materials>\n");

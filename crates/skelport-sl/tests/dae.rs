@@ -1017,3 +1017,34 @@ fn the_element_tree_and_number_lists_are_charged_before_they_are_built() {
     let e = read_with(&zeros, 2_000_000).unwrap_err();
     assert!(e.contains(": <float_array> at ") && e.contains("decode budget exceeded"), "{e}");
 }
+
+/// Bone names that differ only in characters an XML ID cannot hold (`b#$`, `b$#`: both `b__`)
+/// get IDs numbered in work linear in their count (trying `.001`, `.002`, … from the start for
+/// each was quadratic), and every ID is unique.
+#[test]
+fn ids_alike_once_sanitized_take_linear_work() {
+    use skelport_ir::{Bone, BoneId, Diagnostics, Document, Format, Frame, Skeleton, Transform, WriteOptions};
+    let work = |n: usize| {
+        let mut sk = Skeleton::new("rig");
+        sk.push(Bone::new("root", None, Transform::default()));
+        // n distinct names of seven characters from four an ID cannot hold.
+        let name = |k: usize| -> String { (0..7).map(|d| ['#', '$', '%', '&'][(k >> (2 * d)) & 3]).collect() };
+        for k in 0..n {
+            sk.push(Bone::new(format!("b{}", name(k)), Some(BoneId::new(0)), Transform::default()));
+        }
+        let mut doc = Document::new(Frame::GLTF);
+        doc.skeletons.push(sk);
+        let before = skelport_ir::names::work();
+        let out = DaeFormat.write(&doc, &WriteOptions::default(), &mut Diagnostics::default()).unwrap();
+        let spent = skelport_ir::names::work() - before;
+        let text = String::from_utf8(out.main).unwrap();
+        let ids: std::collections::HashSet<&str> =
+            text.match_indices("id=\"b_______").map(|(at, _)| text[at + 4..].split('"').next().unwrap()).collect();
+        assert_eq!(ids.len(), n, "every bone's ID is unique");
+        assert!(ids.contains("b_______") && ids.contains(format!("b_______.{:03}", n - 1).as_str()));
+        spent
+    };
+    let (one, two) = (work(1000), work(2000));
+    assert!(one >= 1000, "work was counted: {one}");
+    assert!(two <= 2 * one + 100, "{one} then {two}");
+}

@@ -146,24 +146,23 @@ fn unique_node_names(root: &mut Map<String, Value>, bones: &[usize], renamed: &m
     let Some(nodes) = root.get_mut("nodes").and_then(Value::as_array_mut) else { return };
     let name = |n: &Value| n.get("name").and_then(Value::as_str).unwrap_or("").to_owned();
     let keep: HashSet<usize> = bones.iter().copied().collect();
-    let mut used: HashSet<String> = bones.iter().filter_map(|&i| nodes.get(i)).map(name).collect();
+    // Repeats of one name numbered in linear work (trying `.001`, `.002`, … from the start for
+    // each was quadratic in the nodes sharing a name).
+    let mut used = skelport_ir::names::UniqueNames::new();
+    for n in bones.iter().filter_map(|&i| nodes.get(i)) {
+        used.insert(name(n));
+    }
     for (i, n) in nodes.iter_mut().enumerate() {
         if keep.contains(&i) {
             continue;
         }
         let base = name(n);
         let base = if base.is_empty() { format!("node{i}") } else { base };
-        let mut candidate = base.clone();
-        let mut k = 1;
-        while used.contains(&candidate) {
-            candidate = format!("{base}.{k:03}");
-            k += 1;
-        }
+        let candidate = used.unique(&base, skelport_ir::names::Suffix::Dot3);
         if candidate != name(n) {
             renamed.push(format!("node {i} \"{}\" → \"{candidate}\"", name(n)));
             n["name"] = json!(candidate);
         }
-        used.insert(candidate);
     }
 }
 
