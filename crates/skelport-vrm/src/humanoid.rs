@@ -82,8 +82,8 @@ impl HumanoidMap {
     ///
     /// A role's bone is the first bone named as the map says, else the first bone whose name is
     /// one of the map's prefixes and then that name. Bones are indexed by name once and each
-    /// role looked up with each prefix: making every bone's name with every prefix stripped was
-    /// a third of reading a 65,535-bone skeleton, for each of the built-in maps.
+    /// role looked up with each prefix: a map of every bone's name with every prefix stripped,
+    /// for each built-in map, cost 261 M instructions on a 65,535-bone skeleton.
     pub fn resolve(&self, sk: &Skeleton) -> (Humanoid, Vec<(HumanBone, String)>) {
         let mut first: HashMap<&str, usize> = HashMap::with_capacity(sk.bones.len());
         for (i, b) in sk.bones.iter().enumerate() {
