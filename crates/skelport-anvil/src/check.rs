@@ -18,7 +18,8 @@ pub fn check(model: &AnvilSkeleton, names: &Names, file: &str) -> Result<Vec<Str
         }
     }
     let n = model.bone_count();
-    let mut display: Vec<String> = Vec::with_capacity(n);
+    let mut display = Vec::with_capacity(n);
+    let mut by_name: HashMap<String, usize, IdHash> = HashMap::with_capacity_and_hasher(n, IdHash::default());
     for i in 0..n {
         let b = model.bone(i);
         let Some(h) = b.bone_hash() else {
@@ -30,18 +31,14 @@ pub fn check(model: &AnvilSkeleton, names: &Names, file: &str) -> Result<Vec<Str
                 message: format!("bone {} (ID {}) has no BoneID/Name hash", i, b.id.unwrap_or(0)),
             });
         };
-        display.push(names.display(h, b.bone_label()));
-    }
-    // Names borrowed from `display`, not copied.
-    let mut by_name: HashMap<&str, usize, IdHash> = HashMap::with_capacity_and_hasher(n, IdHash::default());
-    for (i, d) in display.iter().enumerate() {
-        if let Some(j) = by_name.insert(d, i) {
-            let h = model.bone(i).bone_hash().unwrap_or(0);
+        let d = names.display(h, b.bone_label());
+        if let Some(j) = by_name.insert(d.clone(), i) {
             return Err(AnvilError::Skeleton {
                 file: file.into(),
                 message: format!("bones {j} and {i} have the same name '{d}' (hash {h})"),
             });
         }
+        display.push(d);
     }
     let bone_ids = model.id_map();
     // Every link resolves.
