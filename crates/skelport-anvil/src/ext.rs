@@ -490,11 +490,14 @@ impl<'a> Layout<'a> {
 /// Whether `xml` is exactly one bone element of `form` (an item of the Bones list) with the ID
 /// `id`, well formed and holding only characters XML allows: what the writer asks of a bone's
 /// fragment from the extension before it puts it in a file.
-pub(crate) fn is_bone_element(xml: &str, form: crate::model::Form, id: u64) -> bool {
+///
+/// The text is shared with the tokenizer rather than copied for it: the writer checks every bone
+/// of a skeleton this way.
+pub(crate) fn is_bone_element(xml: &std::sync::Arc<String>, form: crate::model::Form, id: u64) -> bool {
     if validate::first_control(xml.as_bytes()).is_some() {
         return false;
     }
-    let Ok(src) = crate::xml::Source::parse(xml.to_string()) else { return false };
+    let Ok(src) = crate::xml::Source::parse_shared(std::sync::Arc::clone(xml)) else { return false };
     let r = src.root;
     if src.node(r).start != 0 || src.node(r).end as usize != xml.len() {
         return false;

@@ -274,7 +274,7 @@ fn read_source<'a>(
     let mut ids = std::collections::HashSet::with_capacity_and_hasher(sk.bones.len(), model::IdHash::default());
     let mut fragments = Vec::with_capacity(sk.bones.len());
     for (b, parts) in sk.bones.iter().zip(&parts) {
-        let xml = parts.as_ref().and_then(|(k, v)| shapes.element(*k, v));
+        let xml = parts.as_ref().and_then(|(k, v)| shapes.element(*k, v)).map(std::sync::Arc::new);
         match (ext::bone_ext_id(b), xml) {
             (Some(id), Some(xml)) if ext::is_bone_element(&xml, form, id) && ids.insert(id) => fragments.push((id, xml)),
             _ => {
