@@ -1,8 +1,9 @@
 //! The `.gltf` JSON layout: serde_json's pretty layout (two-space indent, one value per line),
-//! except that other formats' extension data (`extras.skelport.ext` and `.skeleton_ext`) is
-//! written on one line. That data is opaque to glTF and often a long list of short values (an
-//! AnvilToolkit bone's attribute values and texts), which one value per line would more than
-//! double in size.
+//! except that the value of any member named `ext` or `skeleton_ext` is written on one line:
+//! those are the keys of other formats' extension data (`extras.skelport.ext` and
+//! `.skeleton_ext`); a member of that name elsewhere only changes layout, not content. That data
+//! is opaque to glTF and often a long list of short values (an AnvilToolkit bone's attribute
+//! values and texts), which one value per line would more than double in size.
 
 use serde_json::ser::Formatter;
 use std::io::{self, Write};

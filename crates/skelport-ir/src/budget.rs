@@ -159,7 +159,7 @@ impl Budget {
 
     /// [`Budget::charge`] for `count` values of `T`.
     pub fn charge_items<T>(&self, count: usize, file: &str, element: &str) -> Result<(), BudgetError> {
-        self.charge((count as u64).saturating_mul(std::mem::size_of::<T>() as u64), file, element)
+        self.charge_items_named::<T>(count, file, || element.to_owned())
     }
 
     /// Take what a JSON value tree (or a typed model) parsed from `text` may cost, before it is
