@@ -82,16 +82,14 @@ pub fn fast_decimal(t: &str) -> Option<f64> {
     fast_float2::parse(t).ok()
 }
 
-/// The next word of `b` from `*i` (blanks skipped) when it is a plain decimal (what
-/// [`decimals_into`] takes its fast path for: an optional sign, 1 to 15 digits, at most one dot),
-/// with `*i` left after it; `None` for the end of `b` or any other word, `*i` then somewhere in
-/// it: the caller reads the text again its own way. For readers of a few numbers per statement
-/// (OBJ's `v 1 2 3`), where splitting the words first read every byte twice.
+/// The word of `b` at `*i` when it is a plain decimal (what [`decimals_into`] takes its fast path
+/// for: an optional sign, 1 to 15 digits, at most one dot) ended by a blank or the end of `b`,
+/// with `*i` left at that end; `None` at the end of `b`, at a blank or for any other word, `*i`
+/// then somewhere in it: the caller reads the text again its own way. For readers that parse a
+/// statement in place (OBJ's `v 1 2 3`), where splitting it into words first read every byte
+/// twice.
 #[inline]
-pub fn next_plain_decimal(b: &[u8], i: &mut usize) -> Option<f64> {
-    while *i < b.len() && is_blank(b[*i]) {
-        *i += 1;
-    }
+pub fn plain_decimal_at(b: &[u8], i: &mut usize) -> Option<f64> {
     if *i >= b.len() {
         return None;
     }
@@ -202,7 +200,7 @@ pub fn ints_into<'t, T: Int>(text: &'t str, out: &mut Vec<T>) -> Result<(), (usi
         let start = i;
         // Most index words are 1 to 8 digits and a blank: all eight bytes at once, without a
         // branch per digit (the loop below mispredicts its exit on every change of length).
-        if let Some((len, v)) = b.get(i..i + 8).and_then(short_digits) {
+        if let Some((len, v)) = short_digits(&b[i..]) {
             if b.get(i + len).is_some_and(|&c| is_blank(c)) {
                 if let Some(x) = T::narrow(v as i64) {
                     out.push(x);
@@ -238,13 +236,13 @@ pub fn ints_into<'t, T: Int>(text: &'t str, out: &mut Vec<T>) -> Result<(), (usi
     }
 }
 
-/// The leading run of ASCII digits in eight bytes, when it is not empty: its length (8 when all
-/// eight are digits: the caller checks what follows) and value, found eight bytes at a time (a
-/// mask of the bytes that are not digits, and the digits combined in three multiplications).
+/// The leading run of ASCII digits in the first eight bytes of `b`, when it is not empty: its
+/// length (8 when all eight are digits: the caller checks what follows) and value, found eight
+/// bytes at a time (a mask of the bytes that are not digits, and the digits combined in three
+/// multiplications). `None` also when `b` is shorter than eight bytes.
 #[inline(always)]
-fn short_digits(eight: &[u8]) -> Option<(usize, u64)> {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(eight);
+pub fn short_digits(b: &[u8]) -> Option<(usize, u64)> {
+    let w = *b.first_chunk::<8>()?;
     // Bytes in reading order from the lowest. A byte below '0' borrows from the bytes above it
     // and one past 0x89 carries into them: both only change bytes past the first non-digit.
     let x = u64::from_le_bytes(w).wrapping_sub(0x3030_3030_3030_3030);

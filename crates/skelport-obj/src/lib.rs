@@ -211,27 +211,60 @@ fn vertex<'a>(mut words: impl Iterator<Item = &'a str>) -> Option<DVec3> {
     Some(DVec3::new(next()?, next()?, next()?))
 }
 
-/// A `v 1 2 3` line whose three numbers are plain decimals, read in one pass over its bytes (the
-/// words after the third are ignored, as [`vertex`] ignores them); `None` for any other line,
-/// which [`vertex`] then reads.
-#[inline]
-fn plain_vertex(line: &[u8]) -> Option<DVec3> {
-    let mut i = 2;
-    let mut next = || skelport_ir::num::next_plain_decimal(line, &mut i);
-    Some(DVec3::new(next()?, next()?, next()?))
+/// Blanks between the words of a line, as the one-pass readers step over them.
+#[inline(always)]
+fn skip_inline(b: &[u8], i: &mut usize) {
+    while matches!(b.get(*i), Some(b' ' | b'\t')) {
+        *i += 1;
+    }
 }
 
-/// A `vt u [v]` line whose numbers are plain decimals, read in one pass as [`plain_vertex`]
-/// reads a `v` line; `None` for any other, which [`tex_coord`] then reads.
-#[inline]
-fn plain_tex_coord(line: &[u8]) -> Option<DVec2> {
-    let mut i = 3;
-    let u = skelport_ir::num::next_plain_decimal(line, &mut i)?;
-    let rest = &line[i..];
-    if rest.iter().all(|&c| skelport_ir::num::is_blank(c)) {
-        return Some(DVec2::new(u, 0.0));
+/// Where the next line starts when the line ends at `b[i]` (blanks before it stepped over): after
+/// its `\n` or `\r\n`, or at the end of the text. `None` when something else is there.
+#[inline(always)]
+fn line_end(b: &[u8], mut i: usize) -> Option<usize> {
+    skip_inline(b, &mut i);
+    end_at(b, i)
+}
+
+/// [`line_end`] without the blanks: the line ends right at `b[i]`.
+#[inline(always)]
+fn end_at(b: &[u8], i: usize) -> Option<usize> {
+    match b.get(i) {
+        None => Some(i),
+        Some(b'\n') => Some(i + 1),
+        Some(b'\r') if b.get(i + 1) == Some(&b'\n') => Some(i + 2),
+        _ => None,
     }
-    Some(DVec2::new(u, skelport_ir::num::next_plain_decimal(line, &mut i)?))
+}
+
+/// The next plain decimal of a line from `b[*i]` (blanks before it stepped over).
+#[inline(always)]
+fn plain_decimal(b: &[u8], i: &mut usize) -> Option<f64> {
+    skip_inline(b, i);
+    skelport_ir::num::plain_decimal_at(b, i)
+}
+
+/// The `v` line whose words start at `b[i]` (after `v `), read in one pass up to the start of the
+/// next line, when it is three plain decimals and nothing else: the point and where the next line
+/// starts. `None` for any other line, which the general reader ([`vertex`]) then reads.
+#[inline]
+fn plain_vertex(b: &[u8], mut i: usize) -> Option<(DVec3, usize)> {
+    let mut next = || plain_decimal(b, &mut i);
+    let p = DVec3::new(next()?, next()?, next()?);
+    Some((p, line_end(b, i)?))
+}
+
+/// The `vt` line whose words start at `b[i]`, read as [`plain_vertex`] reads a `v` line: one or
+/// two plain decimals and nothing else; `None` for any other, which [`tex_coord`] then reads.
+#[inline]
+fn plain_tex_coord(b: &[u8], mut i: usize) -> Option<(DVec2, usize)> {
+    let u = plain_decimal(b, &mut i)?;
+    if let Some(end) = line_end(b, i) {
+        return Some((DVec2::new(u, 0.0), end));
+    }
+    let v = plain_decimal(b, &mut i)?;
+    Some((DVec2::new(u, v), line_end(b, i)?))
 }
 
 /// A `vt` statement's words after the `vt`: `u` and an optional `v` (0 when absent, as OBJ
@@ -327,35 +360,43 @@ fn corner_numbers(b: &[u8], i: &mut usize) -> Option<[i64; 3]> {
     Some(out)
 }
 
-/// A face line's corners after the `f` when each is `v`, `v/vt`, `v//vn` or `v/vt/vn` with
-/// positive indices in range, separated by spaces or tabs, at least three: appended to `out`,
-/// their count given. `None` for any other line, `out` then left as it was: [`face`] reads it
-/// and says what is wrong. One tight pass (no closures or per-field state), because face
-/// corners are most of an OBJ file's numbers.
+/// A face line's corners from `b[i]` (after `f `) when each is `v`, `v/vt`, `v//vn` or
+/// `v/vt/vn` with positive indices in range, separated by spaces or tabs, at least three, and
+/// nothing else is on the line: appended to `out`, their count and where the next line starts
+/// given. `None` for any other line, `out` then left as it was: [`face`] reads it and says what
+/// is wrong. One tight pass (no closures or per-field state), because face corners are most of
+/// an OBJ file's numbers.
 #[inline]
-fn plain_face(b: &[u8], out: &mut Corners<'_>, seen: Seen) -> Option<u32> {
+fn plain_face(b: &[u8], mut i: usize, out: &mut Corners<'_>, seen: Seen) -> Option<(u32, usize)> {
     /// A positive 1-based index of at most nine digits at `b[*i..]`, 0-based, when below `count`.
     #[inline(always)]
     fn index(b: &[u8], i: &mut usize, count: usize) -> Option<u32> {
-        let start = *i;
-        let mut v = 0usize;
-        while let Some(d) = b.get(*i).map(|c| c.wrapping_sub(b'0')).filter(|&d| d < 10) {
-            // Wrapping: a run of more than nine digits is refused below.
-            v = v.wrapping_mul(10).wrapping_add(usize::from(d));
-            *i += 1;
-        }
-        let len = *i - start;
+        // Up to seven digits eight bytes at a time: the text goes on past the line (the first
+        // byte that is not a digit ends the run), so only the file's last index misses it.
+        let (len, v) = match skelport_ir::num::short_digits(&b[*i..]) {
+            Some((len, v)) if len < 8 => {
+                *i += len;
+                (len, v as usize)
+            }
+            _ => {
+                let start = *i;
+                let mut v = 0usize;
+                while let Some(d) = b.get(*i).map(|c| c.wrapping_sub(b'0')).filter(|&d| d < 10) {
+                    // Wrapping: a run of more than nine digits is refused below.
+                    v = v.wrapping_mul(10).wrapping_add(usize::from(d));
+                    *i += 1;
+                }
+                (*i - start, v)
+            }
+        };
         ((1..=9).contains(&len) && v >= 1 && v <= count).then(|| (v - 1) as u32)
     }
     let before = out.indices.len();
-    let mut i = 0;
-    let mut ok = || -> Option<()> {
+    let mut ok = || -> Option<usize> {
         loop {
-            while matches!(b.get(i), Some(b' ' | b'\t')) {
-                i += 1;
-            }
-            if i == b.len() {
-                return Some(());
+            skip_inline(b, &mut i);
+            if let Some(end) = end_at(b, i) {
+                return Some(end);
             }
             let v = index(b, &mut i, seen.vertices)?;
             let (mut t, mut n) = (NO_INDEX, NO_INDEX);
@@ -369,7 +410,8 @@ fn plain_face(b: &[u8], out: &mut Corners<'_>, seen: Seen) -> Option<u32> {
                     n = index(b, &mut i, seen.normals)?;
                 }
             }
-            if !matches!(b.get(i), None | Some(b' ' | b'\t')) {
+            // A blank or the line's end (which `line_end` checks) after each corner.
+            if !matches!(b.get(i), None | Some(b' ' | b'\t' | b'\r' | b'\n')) {
                 return None;
             }
             out.indices.push(v);
@@ -377,8 +419,9 @@ fn plain_face(b: &[u8], out: &mut Corners<'_>, seen: Seen) -> Option<u32> {
             out.normals.push(n);
         }
     };
-    match ok() {
-        Some(()) if out.indices.len() - before >= 3 => u32::try_from(out.indices.len() - before).ok(),
+    let end = ok();
+    match (end, u32::try_from(out.indices.len() - before)) {
+        (Some(end), Ok(count)) if count >= 3 => Some((count, end)),
         _ => {
             out.indices.truncate(before);
             out.uvs.truncate(before);
@@ -553,21 +596,67 @@ pub fn parse_budgeted(bytes: &[u8], file: &str, budget: &skelport_ir::Budget) ->
     let mut current: Option<u32> = None;
     // Per corner while reading; dropped at the end when no corner names one.
     let (mut corner_uvs, mut corner_normals) = (Vec::new(), Vec::new());
-    for (ln, raw) in lines(text).enumerate() {
-        let line = ln + 1;
-        // The common lines read without trimming (Unicode-aware) or splitting: `v`/`f` straight
-        // from their words, any other one-word-longer statement skipped. Anything these do not
-        // take (a leading blank, a bad number, a trailing Unicode space) is read by the general
-        // code below with the same `vertex`/`face`, which gives the error.
+    let bytes = text.as_bytes();
+    let (mut at, mut line) = (0, 0);
+    while at < bytes.len() {
+        line += 1;
+        // The common lines (`v`, `vt`, `f` of plain numbers, nothing else on the line) read in
+        // one pass from the cursor to the next line's start, without looking for the line's end
+        // first (a SIMD search per line cost more than the reading of a `v` line).
+        match &bytes[at..] {
+            [b'v', b' ', ..] => {
+                if let Some((p, next)) = plain_vertex(bytes, at + 2) {
+                    m.positions.push(p);
+                    at = next;
+                    continue;
+                }
+            }
+            [b'v', b't', b' ', ..] => {
+                if let Some((t, next)) = plain_tex_coord(bytes, at + 3) {
+                    m.uvs.push(t);
+                    at = next;
+                    continue;
+                }
+            }
+            [b'f', b' ', ..] => {
+                let (mut out, seen) = Corners::of(&mut m, &mut corner_uvs, &mut corner_normals);
+                if let Some((count, next)) = plain_face(bytes, at + 2, &mut out, seen) {
+                    m.faces.counts.push(count);
+                    m.face_groups.push(current);
+                    at = next;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        // Any other line as `str::lines` gives it.
+        let raw = match memchr::memchr(b'\n', &bytes[at..]) {
+            Some(k) => {
+                let raw = &text[at..at + k];
+                at += k + 1;
+                raw.strip_suffix('\r').unwrap_or(raw)
+            }
+            // A last line without `\n` keeps a `\r`, as `str::lines` keeps it.
+            None => {
+                let raw = &text[at..];
+                at = bytes.len();
+                raw
+            }
+        };
+        // The common statements the one-pass readers did not take (more words, other numbers)
+        // read without trimming (Unicode-aware) or splitting the line first, any other
+        // one-word-longer statement skipped. Anything these do not take (a leading blank, a bad
+        // number, a trailing Unicode space) is read by the general code below with the same
+        // `vertex`/`face`, which gives the error.
         match raw.as_bytes() {
             [b'v', b' ', ..] => {
-                if let Some(p) = plain_vertex(raw.as_bytes()).or_else(|| vertex(raw[2..].split_ascii_whitespace())) {
+                if let Some(p) = vertex(raw[2..].split_ascii_whitespace()) {
                     m.positions.push(p);
                     continue;
                 }
             }
             [b'v', b't', b' ', ..] => {
-                if let Some(t) = plain_tex_coord(raw.as_bytes()).or_else(|| tex_coord(raw[3..].split_ascii_whitespace())) {
+                if let Some(t) = tex_coord(raw[3..].split_ascii_whitespace()) {
                     m.uvs.push(t);
                     continue;
                 }
@@ -580,11 +669,6 @@ pub fn parse_budgeted(bytes: &[u8], file: &str, budget: &skelport_ir::Budget) ->
             }
             [b'f', b' ', ..] => {
                 let (mut out, seen) = Corners::of(&mut m, &mut corner_uvs, &mut corner_normals);
-                if let Some(count) = plain_face(&raw.as_bytes()[2..], &mut out, seen) {
-                    m.faces.counts.push(count);
-                    m.face_groups.push(current);
-                    continue;
-                }
                 if let Ok(count) = face(&raw[2..], &mut out, seen) {
                     m.faces.counts.push(count);
                     m.face_groups.push(current);
@@ -926,13 +1010,18 @@ f 1/1 2/2 3/3 4/4\nf 4/4 3/3 5/5 6/6\n";
             usual in proptest::collection::vec((1u32..=50, 0u32..=50, 0u32..=50, 0usize..4), 3..7),
         ) {
             let seen = Seen { vertices: 50, uvs: 40, normals: 30 };
+            // The line in a file, as the one-pass reader sees it (`f ` and the next line around
+            // it) and as the general reader does (`str::lines` drops a `\r` before the `\n`).
+            let text = format!("f {rest}\nv 1 2 3\n");
+            let general = general_face(rest.strip_suffix('\r').unwrap_or(&rest), seen);
             let mut got = (vec![7u32], vec![7u32], vec![7u32]);
-            let plain = plain_face(rest.as_bytes(), &mut Corners { indices: &mut got.0, uvs: &mut got.1, normals: &mut got.2 }, seen);
+            let plain = plain_face(text.as_bytes(), 2, &mut Corners { indices: &mut got.0, uvs: &mut got.1, normals: &mut got.2 }, seen);
             match plain {
-                Some(count) => {
+                Some((count, next)) => {
                     let corners: Vec<(u32, u32, u32)> = got.0[1..].iter().zip(&got.1[1..]).zip(&got.2[1..]).map(|((a, b), c)| (*a, *b, *c)).collect();
                     proptest::prop_assert_eq!(count as usize, corners.len());
-                    proptest::prop_assert_eq!(Some(corners), general_face(&rest, seen), "{:?}", rest);
+                    proptest::prop_assert_eq!(next, rest.len() + 3, "{:?}", rest);
+                    proptest::prop_assert_eq!(Some(corners), general, "{:?}", rest);
                 }
                 None => proptest::prop_assert_eq!(got, (vec![7u32], vec![7u32], vec![7u32]), "{:?}", rest),
             }
@@ -947,8 +1036,9 @@ f 1/1 2/2 3/3 4/4\nf 4/4 3/3 5/5 6/6\n";
                 .collect();
             let line = line.join(" ");
             let mut got = (Vec::new(), Vec::new(), Vec::new());
-            let plain = plain_face(line.as_bytes(), &mut Corners { indices: &mut got.0, uvs: &mut got.1, normals: &mut got.2 }, seen);
-            proptest::prop_assert_eq!(plain.map(|c| c as usize), Some(usual.len()), "{}", line);
+            let text = format!("f {line}\r\n");
+            let plain = plain_face(text.as_bytes(), 2, &mut Corners { indices: &mut got.0, uvs: &mut got.1, normals: &mut got.2 }, seen);
+            proptest::prop_assert_eq!(plain.map(|(c, next)| (c as usize, next)), Some((usual.len(), text.len())), "{}", line);
             let corners: Vec<(u32, u32, u32)> = got.0.iter().zip(&got.1).zip(&got.2).map(|((a, b), c)| (*a, *b, *c)).collect();
             proptest::prop_assert_eq!(Some(corners), general_face(&line, seen));
         }
@@ -964,21 +1054,26 @@ f 1/1 2/2 3/3 4/4\nf 4/4 3/3 5/5 6/6\n";
             let rest = words.join(&blank);
             let bits = |v: Option<DVec3>| v.map(|p| [p.x, p.y, p.z].map(f64::to_bits));
             let bits2 = |v: Option<DVec2>| v.map(|p| [p.x, p.y].map(f64::to_bits));
-            let v_line = format!("v {rest}");
-            if let Some(p) = plain_vertex(v_line.as_bytes()) {
+            // Each line followed by another, as in a file: the readers stop at its end.
+            let v_line = format!("v {rest}\nv 1 2 3");
+            if let Some((p, next)) = plain_vertex(v_line.as_bytes(), 2) {
+                proptest::prop_assert_eq!(next, rest.len() + 3);
                 proptest::prop_assert_eq!(bits(Some(p)), bits(vertex(rest.split_ascii_whitespace())), "{:?}", v_line);
             }
-            let vt_line = format!("vt {rest}");
-            if let Some(t) = plain_tex_coord(vt_line.as_bytes()) {
+            let vt_line = format!("vt {rest}\nv 1 2 3");
+            if let Some((t, next)) = plain_tex_coord(vt_line.as_bytes(), 3) {
+                proptest::prop_assert_eq!(next, rest.len() + 4);
                 proptest::prop_assert_eq!(bits2(Some(t)), bits2(tex_coord(rest.split_ascii_whitespace())), "{:?}", vt_line);
             }
             let rest = plain.join(&blank);
-            let v_line = format!("v {rest}");
-            proptest::prop_assert!(plain_vertex(v_line.as_bytes()).is_some());
-            proptest::prop_assert_eq!(bits(plain_vertex(v_line.as_bytes())), bits(vertex(rest.split_ascii_whitespace())));
+            let v_line = format!("v {rest}{blank}\r\n");
+            let p = plain_vertex(v_line.as_bytes(), 2);
+            proptest::prop_assert_eq!(p.map(|(_, next)| next), Some(v_line.len()));
+            proptest::prop_assert_eq!(bits(p.map(|(p, _)| p)), bits(vertex(rest.split_ascii_whitespace())));
             let vt_line = format!("vt {}", plain[..2].join(&blank));
-            proptest::prop_assert_eq!(bits2(plain_tex_coord(vt_line.as_bytes())), bits2(tex_coord(plain[..2].iter().map(String::as_str))));
-            proptest::prop_assert!(plain_tex_coord(vt_line.as_bytes()).is_some());
+            let t = plain_tex_coord(vt_line.as_bytes(), 3);
+            proptest::prop_assert_eq!(t.map(|(_, next)| next), Some(vt_line.len()));
+            proptest::prop_assert_eq!(bits2(t.map(|(t, _)| t)), bits2(tex_coord(plain[..2].iter().map(String::as_str))));
         }
     }
 }
