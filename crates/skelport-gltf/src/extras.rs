@@ -3,10 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 use skelport_ir::{BoneAnchors, Extensions};
+use std::borrow::Cow;
 
-/// `nodes[i].extras.skelport` for a bone.
+/// `nodes[i].extras.skelport` for a bone. The writer borrows the bone's anchors and extension
+/// data (they are only serialized); the reader owns what it parsed.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub(crate) struct BoneExtras {
+pub(crate) struct BoneExtras<'a> {
     /// Bone length (head → tail along local +Y).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub length: Option<f64>,
@@ -15,7 +17,7 @@ pub(crate) struct BoneExtras {
     pub roll: Option<f64>,
     /// MPFB placement anchors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub anchors: Option<BoneAnchors>,
+    pub anchors: Option<Cow<'a, BoneAnchors>>,
     /// The mirror bone's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mirror: Option<String>,
@@ -24,7 +26,7 @@ pub(crate) struct BoneExtras {
     pub deform: Option<bool>,
     /// Other formats' extension data on the bone.
     #[serde(default, skip_serializing_if = "Extensions::is_empty")]
-    pub ext: Extensions,
+    pub ext: Cow<'a, Extensions>,
     /// Marks the identity node skelport adds above a skeleton with several roots (glTF needs
     /// one common root for a skin's joints); the reader drops it again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -35,7 +37,7 @@ pub(crate) struct BoneExtras {
     /// The IR skeleton's extension data, on the skeleton's root node: importers that keep a
     /// node's extras drop a skin's (Blender's does).
     #[serde(default, skip_serializing_if = "Extensions::is_empty")]
-    pub skeleton_ext: Extensions,
+    pub skeleton_ext: Cow<'a, Extensions>,
 }
 
 /// `skins[i].extras.skelport`.

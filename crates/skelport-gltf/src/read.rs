@@ -21,6 +21,7 @@ use skelport_ir::{
     ReadOptions, Skeleton, Skin, Transform, UvSet, Uvs,
 };
 use skelport_ir::{FaultKind, Place};
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -1036,10 +1037,10 @@ impl Reader<'_> {
             if let Some(x) = extras {
                 bone.length = x.length;
                 bone.roll = x.roll;
-                bone.anchors = x.anchors;
-                bone.ext = x.ext;
+                bone.anchors = x.anchors.map(Cow::into_owned);
+                bone.ext = x.ext.into_owned();
                 if skeleton_ext.as_ref().is_none_or(Extensions::is_empty) && !x.skeleton_ext.is_empty() {
-                    skeleton_ext = Some(x.skeleton_ext);
+                    skeleton_ext = Some(x.skeleton_ext.into_owned());
                 }
                 if let Some(d) = x.deform {
                     bone.deform = d;

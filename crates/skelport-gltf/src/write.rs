@@ -22,6 +22,7 @@ use skelport_ir::{proc, Place};
 use skelport_ir::{
     Attribute, BoneId, DMat3, DMat4, DQuat, DVec2, DVec3, Diagnostics, Document, Frame, Mesh, Normals, Output, Skin, UvSet, WriteOptions,
 };
+use std::borrow::Cow;
 
 /// Which file flavour to produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,16 +185,6 @@ fn renames(list: &[(String, String)]) -> String {
     format!("{}{}", shown.join(", "), if list.len() > 8 { ", …" } else { "" })
 }
 
-/// The namespaces of `ext` that are written: a reader's run-local notes (which can be the whole
-/// file it read) are not copied only to be skipped.
-fn written_ext(ext: &skelport_ir::Extensions) -> skelport_ir::Extensions {
-    let mut out = skelport_ir::Extensions::default();
-    for (k, v) in ext.iter() {
-        out.set_raw(k.to_string(), v.clone());
-    }
-    out
-}
-
 fn extras_value<T: serde::Serialize>(x: &T) -> Option<Value> {
     let v = serde_json::to_value(x).ok()?;
     match &v {
@@ -329,7 +320,7 @@ pub(crate) fn write_edited(
         let base = if synthetic { top + 1 } else { top };
         if synthetic {
             let kids: Vec<usize> = roots.iter().map(|r| base + r).collect();
-            let ex = BoneExtras { synthetic_root: true, skeleton_ext: written_ext(&sk.ext), ..Default::default() };
+            let ex = BoneExtras { synthetic_root: true, skeleton_ext: Cow::Borrowed(&sk.ext), ..Default::default() };
             let mut n = json!({ "name": names.take(&sk.name, false), "children": kids });
             if let Some(e) = extras_value(&ex) {
                 n["extras"] = e;
@@ -368,13 +359,13 @@ pub(crate) fn write_edited(
             let ex = BoneExtras {
                 length: bone.length,
                 roll: bone.roll,
-                anchors: bone.anchors.clone(),
+                anchors: bone.anchors.as_ref().map(Cow::Borrowed),
                 mirror: bone.mirror.and_then(|m| sk.bones.get(m.index())).map(|m| m.name.clone()),
                 deform: (bone.deform != is_joint[i]).then_some(bone.deform),
-                ext: bone.ext.clone(),
+                ext: Cow::Borrowed(&bone.ext),
                 synthetic_root: false,
                 name: renamed,
-                skeleton_ext: if !synthetic && i == roots[0] { written_ext(&sk.ext) } else { Default::default() },
+                skeleton_ext: if !synthetic && i == roots[0] { Cow::Borrowed(&sk.ext) } else { Default::default() },
             };
             if let Some(e) = extras_value(&ex) {
                 n.insert("extras".into(), e);
