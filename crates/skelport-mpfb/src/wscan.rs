@@ -78,9 +78,19 @@ impl<'a> Scan<'a> {
         let b = self.b;
         let start = self.i;
         let mut v = 0u64;
-        while let Some(d) = b.get(self.i).map(|c| c.wrapping_sub(b'0')).filter(|&d| d < 10) {
-            v = v.checked_mul(10)?.checked_add(u64::from(d))?;
-            self.i += 1;
+        // Up to seven digits (what base meshes need) eight bytes at a time; longer runs, and the
+        // last bytes of the file, a digit at a time.
+        match skelport_ir::num::short_digits(&b[start..]) {
+            Some((len, x)) if len < 8 => {
+                v = x;
+                self.i += len;
+            }
+            _ => {
+                while let Some(d) = b.get(self.i).map(|c| c.wrapping_sub(b'0')).filter(|&d| d < 10) {
+                    v = v.checked_mul(10)?.checked_add(u64::from(d))?;
+                    self.i += 1;
+                }
+            }
         }
         let len = self.i - start;
         // No digits, a leading zero, or a fraction or exponent (serde refuses a float vertex).
