@@ -414,31 +414,56 @@ fn plain_face(b: &[u8], mut i: usize, out: &mut Corners<'_>, seen: Seen) -> Opti
             if !matches!(b.get(i), None | Some(b' ' | b'\t' | b'\r' | b'\n')) {
                 return None;
             }
-            out.indices.push(v);
-            out.uvs.push(t);
-            out.normals.push(n);
+            out.push(v, t, n);
         }
     };
     let end = ok();
     match (end, u32::try_from(out.indices.len() - before)) {
         (Some(end), Ok(count)) if count >= 3 => Some((count, end)),
         _ => {
-            out.indices.truncate(before);
-            out.uvs.truncate(before);
-            out.normals.truncate(before);
+            out.truncate(before);
             None
         }
     }
 }
 
-/// Where a face line's corners go: vertex, `vt` and `vn` indices, one each per corner.
+/// Where a face line's corners go: vertex, `vt` and `vn` indices. The `vt` and `vn` lists are
+/// empty until a corner names one (then filled with [`NO_INDEX`] for the corners before it), so
+/// that a mesh without them (MakeHuman's has no `vn`) builds no list of absent indices.
 struct Corners<'m> {
     indices: &'m mut Vec<u32>,
     uvs: &'m mut Vec<u32>,
     normals: &'m mut Vec<u32>,
 }
 
+/// Append `x` to a `vt` or `vn` list of [`Corners`] as the corner `corner`'s (0-based).
+#[inline(always)]
+fn push_sparse(list: &mut Vec<u32>, x: u32, corner: usize) {
+    if !list.is_empty() {
+        list.push(x);
+    } else if x != NO_INDEX {
+        list.resize(corner, NO_INDEX);
+        list.push(x);
+    }
+}
+
 impl<'m> Corners<'m> {
+    /// Append a corner.
+    #[inline(always)]
+    fn push(&mut self, v: u32, t: u32, n: u32) {
+        let corner = self.indices.len();
+        self.indices.push(v);
+        push_sparse(self.uvs, t, corner);
+        push_sparse(self.normals, n, corner);
+    }
+
+    /// Drop the corners from `len` on (a face line that turned out bad).
+    fn truncate(&mut self, len: usize) {
+        self.indices.truncate(len);
+        self.uvs.truncate(len);
+        self.normals.truncate(len);
+    }
+
     /// Where the next face line's corners go in `m` (and the per-corner lists beside it), with
     /// the statements seen so far. Made for face lines only: building it for every line cost
     /// more than half a million instructions on MakeHuman's base mesh.
@@ -497,7 +522,7 @@ fn face(rest: &str, out: &mut Corners<'_>, seen: Seen) -> Result<u32, String> {
         }
         f[k] = &tok[start..];
         let Some(i) = int(f[0]) else { return Err(format!("face corner \"{}\" is not a vertex index", shown())) };
-        out.indices.push(resolve(i, seen.vertices, "vertex")?);
+        let v = resolve(i, seen.vertices, "vertex")?;
         let other = |s: &[u8], count: usize, what: &str| -> Result<u32, String> {
             if s.is_empty() {
                 return Ok(NO_INDEX);
@@ -507,14 +532,13 @@ fn face(rest: &str, out: &mut Corners<'_>, seen: Seen) -> Result<u32, String> {
             };
             resolve(i, count, what)
         };
-        out.uvs.push(other(f[1], seen.uvs, "texture coordinate")?);
-        out.normals.push(other(f[2], seen.normals, "normal")?);
+        let t = other(f[1], seen.uvs, "texture coordinate")?;
+        let n = other(f[2], seen.normals, "normal")?;
+        out.push(v, t, n);
         Ok(())
     };
     let bad = |out: &mut Corners<'_>, message: String| {
-        out.indices.truncate(before);
-        out.uvs.truncate(before);
-        out.normals.truncate(before);
+        out.truncate(before);
         Err(message)
     };
     let b = rest.as_bytes();
@@ -539,11 +563,7 @@ fn face(rest: &str, out: &mut Corners<'_>, seen: Seen) -> Result<u32, String> {
             .filter(|_| i == b.len() || b[i].is_ascii_whitespace())
             .and_then(|[v, t, n]| Some((idx(v, seen.vertices)?, opt(t, seen.uvs)?, opt(n, seen.normals)?)));
         match fast {
-            Some((v, t, n)) => {
-                out.indices.push(v);
-                out.uvs.push(t);
-                out.normals.push(n);
-            }
+            Some((v, t, n)) => out.push(v, t, n),
             None => {
                 i = start;
                 while i < b.len() && !b[i].is_ascii_whitespace() {
@@ -730,6 +750,7 @@ pub fn parse_budgeted(bytes: &[u8], file: &str, budget: &skelport_ir::Budget) ->
             message: "the file has no vertex (`v`) lines, so it is empty, cut short or not an OBJ mesh; export the mesh again".into(),
         });
     }
+    // A list that a bad face line began and then dropped holds only absent indices.
     if corner_uvs.iter().any(|&i| i != NO_INDEX) {
         m.corner_uvs = corner_uvs;
     }
@@ -1025,7 +1046,14 @@ f 1/1 2/2 3/3 4/4\nf 4/4 3/3 5/5 6/6\n";
     fn general_face(rest: &str, seen: Seen) -> Option<Vec<(u32, u32, u32)>> {
         let (mut i, mut t, mut n) = (Vec::new(), Vec::new(), Vec::new());
         face(rest, &mut Corners { indices: &mut i, uvs: &mut t, normals: &mut n }, seen).ok()?;
-        Some(i.into_iter().zip(t).zip(n).map(|((a, b), c)| (a, b, c)).collect())
+        Some(corners_of(&i, &t, &n))
+    }
+
+    /// Corners as (vertex, vt, vn), from lists that [`Corners`] left empty while no corner had
+    /// a `vt` or `vn`.
+    fn corners_of(i: &[u32], t: &[u32], n: &[u32]) -> Vec<(u32, u32, u32)> {
+        let at = |l: &[u32], k: usize| if l.is_empty() { NO_INDEX } else { l[k] };
+        (0..i.len()).map(|k| (i[k], at(t, k), at(n, k))).collect()
     }
 
     proptest::proptest! {
@@ -1068,8 +1096,7 @@ f 1/1 2/2 3/3 4/4\nf 4/4 3/3 5/5 6/6\n";
             let text = format!("f {line}\r\n");
             let plain = plain_face(text.as_bytes(), 2, &mut Corners { indices: &mut got.0, uvs: &mut got.1, normals: &mut got.2 }, seen);
             proptest::prop_assert_eq!(plain.map(|(c, next)| (c as usize, next)), Some((usual.len(), text.len())), "{}", line);
-            let corners: Vec<(u32, u32, u32)> = got.0.iter().zip(&got.1).zip(&got.2).map(|((a, b), c)| (*a, *b, *c)).collect();
-            proptest::prop_assert_eq!(Some(corners), general_face(&line, seen));
+            proptest::prop_assert_eq!(Some(corners_of(&got.0, &got.1, &got.2)), general_face(&line, seen));
         }
 
         /// `v` and `vt` lines the one-pass readers take give the general readers' values, bit for
