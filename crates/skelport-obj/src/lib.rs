@@ -183,28 +183,6 @@ fn parse_f64(t: &str) -> Option<f64> {
     skelport_ir::num::fast_decimal(t)
 }
 
-/// The lines of `text` as `str::lines` gives them (split at `\n`, a `\r` before it dropped, no
-/// empty last line), found with the memchr crate's SIMD search, faster than `str::lines` on the
-/// hot path of an OBJ read (docs/performance.md).
-fn lines(text: &str) -> impl Iterator<Item = &str> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let line = match memchr::memchr(b'\n', rest.as_bytes()) {
-            Some(k) => {
-                let line = &rest[..k];
-                rest = &rest[k + 1..];
-                line.strip_suffix('\r').unwrap_or(line)
-            }
-            // A last line without `\n` keeps a `\r`, as `str::lines` keeps it.
-            None => std::mem::take(&mut rest),
-        };
-        Some(line)
-    })
-}
-
 /// A `v` statement's words after the `v`: three finite numbers (more are ignored).
 fn vertex<'a>(mut words: impl Iterator<Item = &'a str>) -> Option<DVec3> {
     let mut next = || words.next().and_then(parse_f64).filter(|v| v.is_finite());
@@ -746,7 +724,7 @@ pub fn parse_budgeted(bytes: &[u8], file: &str, budget: &skelport_ir::Budget) ->
     if m.positions.is_empty() {
         return Err(ObjError::Line {
             file: file.into(),
-            line: lines(text).count().max(1),
+            line: text.lines().count().max(1),
             message: "the file has no vertex (`v`) lines, so it is empty, cut short or not an OBJ mesh; export the mesh again".into(),
         });
     }
@@ -830,6 +808,10 @@ mod tests {
         assert!(e.contains("not v, v/vt, v//vn or v/vt/vn"), "{e}");
         let e = parse(b"v 0 0 0\nvt 0 x\n", "bad.obj").unwrap_err().to_string();
         assert!(e.starts_with("bad.obj:2:") && e.contains("vt needs"), "{e}");
+        // Lines are counted as `str::lines` counts them, across lines read in one pass (CRLF,
+        // empty, trailing blanks) and lines read whole.
+        let e = parse(b"v 0 0 0\r\n\r\n\nv 1 0 0 \r\n# c\nvt 0\t\nv 0 1 0\nf 1 2 3\nf 1 2 4\n", "bad.obj").unwrap_err().to_string();
+        assert!(e.starts_with("bad.obj:9:") && e.contains("vertex 4"), "{e}");
     }
 
     /// Two quads sharing the edge 2–3, their UVs split along it (a seam): the corners keep
@@ -896,18 +878,6 @@ f 1/1 2/2 3/3 4/4\nf 4/4 3/3 5/5 6/6\n";
             "1 ",
         ] {
             assert_eq!(int(t.as_bytes()), t.parse::<i64>().ok(), "{t:?}");
-        }
-    }
-
-    /// `lines` splits as `str::lines` does, `\r` and empty lines included.
-    #[test]
-    fn lines_equal_str_lines() {
-        let parts = ["v 1 2 3", "", "\r", "\n", "\r\n", "f", "\n\n", "x\r", "\r\r\n", "é"];
-        let mut next = skelport_ir::testing::xorshift(0x0123_4567_89ab_cdef);
-        for _ in 0..5_000 {
-            let x = next();
-            let text: String = (0..x % 9).map(|k| parts[((x >> (k * 5)) % parts.len() as u64) as usize]).collect();
-            assert_eq!(lines(&text).collect::<Vec<_>>(), text.lines().collect::<Vec<_>>(), "{text:?}");
         }
     }
 
