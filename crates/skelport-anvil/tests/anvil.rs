@@ -1072,3 +1072,24 @@ fn a_byte_order_mark_flag_given_as_an_integer_is_read() {
     });
     assert!(write_doc(Form::Standard, &doc) == bytes);
 }
+
+/// A file with more than one fault reports the first bone's: a name repeated by bones 1 and 2
+/// comes before bone 5's missing hash, as the check names the bones in file order.
+#[test]
+fn the_check_reports_the_first_faulty_bone() {
+    let text = text_of(&fixture("biped", "standard.utf8.xml"));
+    let names: Vec<(usize, &str)> = text.match_indices(r#"<Value Name="Name" Type="UInt32""#).collect();
+    let line = |k: usize| {
+        let start = names[k].0;
+        &text[start..start + text[start..].find('\n').unwrap()]
+    };
+    let (one, two, five) = (line(1).to_string(), line(2).to_string(), line(5).to_string());
+    let no_hash = five.replace(|c: char| c.is_ascii_digit(), "").replace("></Value>", ">x</Value>");
+    let bad = text.replacen(&two, &one, 1).replacen(&five, &no_hash, 1);
+    let err = skelport_anvil::commands::open(bad.as_bytes(), "t.xml", &Names::default()).unwrap_err().to_string();
+    assert!(err.contains("bones 1 and 2 have the same name"), "{err}");
+    // Bone 5 alone is reported for its hash.
+    let only_five = text.replacen(&five, &no_hash, 1);
+    let err = skelport_anvil::commands::open(only_five.as_bytes(), "t.xml", &Names::default()).unwrap_err().to_string();
+    assert!(err.contains("bone 5") && err.contains("no BoneID/Name hash"), "{err}");
+}
