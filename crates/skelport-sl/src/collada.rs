@@ -579,30 +579,53 @@ fn corners<T: Int>(cx: &Ctx<'_>, p: xml::Node<'_, '_>, shape: &Shape<'_>, geo: &
         .iter()
         .map(|&(off, set, source)| UvInput { set, source, on_vertices: off.is_none(), index: Vec::with_capacity(corners_total) })
         .collect();
+    prim.counts.extend(polys.iter().map(|(_, r)| (r.len() / stride) as u32));
+    // A list's polygons are consecutive ranges of it (built so above): their corners are read
+    // as one run. Every index is checked in a tight pass and then copied by a sized `extend` (a
+    // push per corner, with its checks between: 2.43 M against 1.56 M instructions on the Linden
+    // body); a run with an index out
+    // of range is read again corner by corner, which finds the first bad index in the order the
+    // corners come, for the message.
+    let mut runs: Vec<(usize, std::ops::Range<usize>)> = Vec::with_capacity(lists.len());
     for (list, range) in &polys {
+        match runs.last_mut() {
+            Some((l, run)) if l == list && run.end == range.start => run.end = range.end,
+            _ => runs.push((*list, range.clone())),
+        }
+    }
+    let (n_pos, n_normals) = (geo.positions.len(), geo.normals.len());
+    for (list, range) in &runs {
         let (all, at) = (&lists[*list].0, lists[*list].1);
-        let idx = &all[range.clone()];
-        let corners = idx.len() / stride;
-        prim.counts.push(corners as u32);
-        for c in 0..corners {
-            let v: i64 = idx[c * stride + v_off].into();
-            if v < 0 || v as usize >= geo.positions.len() {
-                return Err(cx
-                    .err(at, format!("vertex index {v} refers to none of the {} positions of geometry \"{}\"", geo.positions.len(), geo.id))
-                    .with_kind(FaultKind::Reference));
-            }
-            prim.vertex.push(v as u32);
-            if vertex_normals {
-                prim.normal.push(v as u32);
-            } else if let Some((o, base)) = n_off {
-                let n = idx[c * stride + o].into() + base;
-                if n < 0 || n as usize >= geo.normals.len() {
+        let run = &all[range.clone()];
+        let column = |off: usize, base: i64| run.chunks_exact(stride).map(move |c| c[off].into() + base);
+        let in_range = |v: i64, n: usize| v >= 0 && (v as usize) < n;
+        let normals = n_off.filter(|_| !vertex_normals);
+        let fine =
+            column(v_off, 0).all(|v| in_range(v, n_pos)) && normals.is_none_or(|(o, base)| column(o, base).all(|n| in_range(n, n_normals)));
+        if !fine {
+            for c in run.chunks_exact(stride) {
+                let v: i64 = c[v_off].into();
+                if !in_range(v, n_pos) {
                     return Err(cx
-                        .err(at, format!("normal index {n} refers to none of the {} normals", geo.normals.len()))
+                        .err(at, format!("vertex index {v} refers to none of the {n_pos} positions of geometry \"{}\"", geo.id))
                         .with_kind(FaultKind::Reference));
                 }
-                prim.normal.push(n as u32);
+                if let Some((o, base)) = normals {
+                    let n = c[o].into() + base;
+                    if !in_range(n, n_normals) {
+                        return Err(cx
+                            .err(at, format!("normal index {n} refers to none of the {n_normals} normals"))
+                            .with_kind(FaultKind::Reference));
+                    }
+                }
             }
+        }
+        let first = prim.vertex.len();
+        prim.vertex.extend(column(v_off, 0).map(|v| v as u32));
+        if vertex_normals {
+            prim.normal.extend_from_slice(&prim.vertex[first..]);
+        } else if let Some((o, base)) = normals {
+            prim.normal.extend(column(o, base).map(|n| n as u32));
         }
     }
     // Texture coordinates in passes of their own: the loop above stays as tight without them.
@@ -613,21 +636,19 @@ fn corners<T: Int>(cx: &Ctx<'_>, p: xml::Node<'_, '_>, shape: &Shape<'_>, geo: &
             // On <vertices>: indexed like the positions, which are checked.
             None => out.extend_from_slice(&prim.vertex),
             Some(o) => {
-                for (list, range) in &polys {
+                for (list, range) in &runs {
                     let (all, at) = (&lists[*list].0, lists[*list].1);
-                    for corner in all[range.clone()].chunks_exact(stride) {
-                        let t: i64 = corner[o].into();
-                        if t < 0 || t as usize >= n_uv {
-                            return Err(cx.err(
-                                at,
-                                format!(
-                                    "texture coordinate index {t} is outside the {n_uv} texture coordinates of source \"{}\"",
-                                    geo.texcoords[source].id
-                                ),
-                            ));
-                        }
-                        out.push(t as u32);
+                    let column = || all[range.clone()].chunks_exact(stride).map(|c| c[o].into());
+                    if let Some(t) = column().find(|&t| t < 0 || t as usize >= n_uv) {
+                        return Err(cx.err(
+                            at,
+                            format!(
+                                "texture coordinate index {t} is outside the {n_uv} texture coordinates of source \"{}\"",
+                                geo.texcoords[source].id
+                            ),
+                        ));
                     }
+                    out.extend(column().map(|t| t as u32));
                 }
             }
         }

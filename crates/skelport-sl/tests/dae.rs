@@ -538,6 +538,21 @@ fn linden_uvs_and_normals_survive_dae_to_dae() {
     }
 }
 
+/// Of a vertex and a normal index out of range, the corner that comes first is reported, whichever
+/// kind its bad index is.
+#[test]
+fn the_first_corner_with_a_bad_index_is_reported() {
+    let read_err = |p: &str| {
+        let bad = uv_collada(false).replace("<p>0 0 0 0  1 0 1 1  2 0 2 2", p);
+        let e = DaeFormat.read(Input { path: None, bytes: bad.as_bytes() }, &ReadOptions::default(), &mut Diagnostics::default());
+        e.unwrap_err().to_string()
+    };
+    let e = read_err("<p>0 0 0 0  1 7 1 1  9 0 2 2");
+    assert!(e.contains("normal index 7 refers to none of the 3 normals"), "{e}");
+    let e = read_err("<p>0 0 0 0  9 0 1 1  2 7 2 2");
+    assert!(e.contains("vertex index 9 refers to none of the 5 positions"), "{e}");
+}
+
 #[test]
 fn a_texture_coordinate_index_outside_its_source_is_an_error_with_a_place() {
     let bad = uv_collada(false).replace("<p>0 2 1 2  4 2 0 1", "<p>0 2 5 2  4 2 0 1");
