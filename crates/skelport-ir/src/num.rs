@@ -237,6 +237,27 @@ pub fn ints_into<'t, T: Int>(text: &'t str, out: &mut Vec<T>) -> Result<(), (usi
     }
 }
 
+/// The run of ASCII digits at `b[*i..]` (it may be empty), `*i` left after it, and its value
+/// when it has at most 19 digits (a longer run's value has wrapped: callers refuse it by its
+/// length). Up to seven digits are read eight bytes at a time ([`short_digits`]); a longer run,
+/// or one in the last seven bytes of `b`, a digit at a time. For scanners of integer fields (OBJ
+/// face indices, JSON vertex numbers).
+#[inline(always)]
+pub fn digit_run(b: &[u8], i: &mut usize) -> (usize, u64) {
+    if let Some((len, v)) = b.get(*i..).and_then(short_digits) {
+        if len < 8 {
+            *i += len;
+            return (len, v);
+        }
+    }
+    let (start, mut v) = (*i, 0u64);
+    while let Some(d) = b.get(*i).map(|c| c.wrapping_sub(b'0')).filter(|&d| d < 10) {
+        v = v.wrapping_mul(10).wrapping_add(u64::from(d));
+        *i += 1;
+    }
+    (*i - start, v)
+}
+
 /// The leading run of ASCII digits in the first eight bytes of `b`, when it is not empty: its
 /// length (8 when all eight are digits: the caller checks what follows) and value, found eight
 /// bytes at a time (a mask of the bytes that are not digits, and the digits combined in three
@@ -286,7 +307,26 @@ pub fn parse_i64(t: &str) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{decimals_into, fast_decimal, ints_into};
+    use super::{decimals_into, digit_run, fast_decimal, ints_into};
+
+    /// `digit_run` gives the run's length, the cursor after it and (up to 19 digits) its value,
+    /// wherever the run sits: short or long, at the end of the text or before other bytes.
+    #[test]
+    fn digit_runs_equal_the_plain_reading() {
+        let mut next = crate::testing::xorshift(0x3c6e_f372_fe94_f82b);
+        for _ in 0..20_000 {
+            let x = next();
+            let digits: String = (0..x % 23).map(|k| char::from(b'0' + ((x >> (k % 13 * 4)) % 10) as u8)).collect();
+            let tail = ["", " ", "/", "a", "\n7"][(x >> 60) as usize % 5];
+            let text = format!("x{digits}{tail}");
+            let mut i = 1;
+            let (len, v) = digit_run(text.as_bytes(), &mut i);
+            assert_eq!((len, i), (digits.len(), 1 + digits.len()), "{text:?}");
+            if len <= 19 {
+                assert_eq!(v, digits.parse::<u64>().unwrap_or(0), "{text:?}");
+            }
+        }
+    }
 
     #[test]
     fn equals_str_parse_bit_for_bit_and_refuses_what_it_refuses() {

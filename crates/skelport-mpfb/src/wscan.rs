@@ -72,29 +72,15 @@ impl<'a> Scan<'a> {
         std::str::from_utf8(&self.b[start..start + len]).ok()
     }
 
-    /// A vertex: a JSON integer, not negative, that fits 64 bits (anything else: `None`).
+    /// A vertex: a JSON integer, not negative, of at most 19 digits (anything else: `None`).
     #[inline(always)]
     fn vertex(&mut self) -> Option<u64> {
         let b = self.b;
         let start = self.i;
-        let mut v = 0u64;
-        // Up to seven digits (what base meshes need) eight bytes at a time; longer runs, and the
-        // last bytes of the file, a digit at a time.
-        match skelport_ir::num::short_digits(&b[start..]) {
-            Some((len, x)) if len < 8 => {
-                v = x;
-                self.i += len;
-            }
-            _ => {
-                while let Some(d) = b.get(self.i).map(|c| c.wrapping_sub(b'0')).filter(|&d| d < 10) {
-                    v = v.checked_mul(10)?.checked_add(u64::from(d))?;
-                    self.i += 1;
-                }
-            }
-        }
-        let len = self.i - start;
-        // No digits, a leading zero, or a fraction or exponent (serde refuses a float vertex).
-        let bad = len == 0 || (b[start] == b'0' && len > 1) || matches!(b.get(self.i), Some(b'.' | b'e' | b'E'));
+        let (len, v) = skelport_ir::num::digit_run(b, &mut self.i);
+        // No digits, a leading zero, or a fraction or exponent (serde refuses a float vertex);
+        // past 19 digits the value may have wrapped (serde reads the few that fit 64 bits).
+        let bad = len == 0 || len > 19 || (b[start] == b'0' && len > 1) || matches!(b.get(self.i), Some(b'.' | b'e' | b'E'));
         (!bad).then_some(v)
     }
 

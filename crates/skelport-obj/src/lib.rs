@@ -349,24 +349,10 @@ fn plain_face(b: &[u8], mut i: usize, out: &mut Corners<'_>, seen: Seen) -> Opti
     /// A positive 1-based index of at most nine digits at `b[*i..]`, 0-based, when below `count`.
     #[inline(always)]
     fn index(b: &[u8], i: &mut usize, count: usize) -> Option<u32> {
-        // Up to seven digits eight bytes at a time: the text goes on past the line (the first
-        // byte that is not a digit ends the run), so only the file's last index misses it.
-        let (len, v) = match skelport_ir::num::short_digits(&b[*i..]) {
-            Some((len, v)) if len < 8 => {
-                *i += len;
-                (len, v as usize)
-            }
-            _ => {
-                let start = *i;
-                let mut v = 0usize;
-                while let Some(d) = b.get(*i).map(|c| c.wrapping_sub(b'0')).filter(|&d| d < 10) {
-                    // Wrapping: a run of more than nine digits is refused below.
-                    v = v.wrapping_mul(10).wrapping_add(usize::from(d));
-                    *i += 1;
-                }
-                (*i - start, v)
-            }
-        };
+        // The text goes on past the line (the first byte that is not a digit ends the run), so
+        // nearly every index is read eight bytes at a time.
+        let (len, v) = skelport_ir::num::digit_run(b, i);
+        let v = v as usize;
         ((1..=9).contains(&len) && v >= 1 && v <= count).then(|| (v - 1) as u32)
     }
     let before = out.indices.len();
