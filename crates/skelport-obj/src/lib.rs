@@ -238,10 +238,11 @@ fn plain_vertex(b: &[u8], mut i: usize) -> Option<(DVec3, usize)> {
 #[inline]
 fn plain_tex_coord(b: &[u8], mut i: usize) -> Option<(DVec2, usize)> {
     let u = plain_decimal(b, &mut i)?;
-    if let Some(end) = line_end(b, i) {
+    skip_inline(b, &mut i);
+    if let Some(end) = end_at(b, i) {
         return Some((DVec2::new(u, 0.0), end));
     }
-    let v = plain_decimal(b, &mut i)?;
+    let v = skelport_ir::num::plain_decimal_at(b, &mut i)?;
     Some((DVec2::new(u, v), line_end(b, i)?))
 }
 
@@ -374,7 +375,7 @@ fn plain_face(b: &[u8], mut i: usize, out: &mut Corners<'_>, seen: Seen) -> Opti
                     n = index(b, &mut i, seen.normals)?;
                 }
             }
-            // A blank or the line's end (which `line_end` checks) after each corner.
+            // A blank or the line's end (which `end_at` checks) after each corner.
             if !matches!(b.get(i), None | Some(b' ' | b'\t' | b'\r' | b'\n')) {
                 return None;
             }
