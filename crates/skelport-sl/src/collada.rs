@@ -583,9 +583,8 @@ fn corners<T: Int>(cx: &Ctx<'_>, p: xml::Node<'_, '_>, shape: &Shape<'_>, geo: &
     // A list's polygons are consecutive ranges of it (built so above): their corners are read
     // as one run. Every index is checked in a tight pass and then copied by a sized `extend` (a
     // push per corner, with its checks between: 2.43 M against 1.56 M instructions on the Linden
-    // body); a run with an index out
-    // of range is read again corner by corner, which finds the first bad index in the order the
-    // corners come, for the message.
+    // body); a run with an index out of range is read again corner by corner, which finds the
+    // first bad index in the order the corners come, for the message.
     let mut runs: Vec<(usize, std::ops::Range<usize>)> = Vec::with_capacity(lists.len());
     for (list, range) in &polys {
         match runs.last_mut() {
@@ -594,11 +593,11 @@ fn corners<T: Int>(cx: &Ctx<'_>, p: xml::Node<'_, '_>, shape: &Shape<'_>, geo: &
         }
     }
     let (n_pos, n_normals) = (geo.positions.len(), geo.normals.len());
+    let in_range = |v: i64, n: usize| v >= 0 && (v as usize) < n;
     for (list, range) in &runs {
         let (all, at) = (&lists[*list].0, lists[*list].1);
         let run = &all[range.clone()];
         let column = |off: usize, base: i64| run.chunks_exact(stride).map(move |c| c[off].into() + base);
-        let in_range = |v: i64, n: usize| v >= 0 && (v as usize) < n;
         let normals = n_off.filter(|_| !vertex_normals);
         let fine =
             column(v_off, 0).all(|v| in_range(v, n_pos)) && normals.is_none_or(|(o, base)| column(o, base).all(|n| in_range(n, n_normals)));
@@ -639,7 +638,7 @@ fn corners<T: Int>(cx: &Ctx<'_>, p: xml::Node<'_, '_>, shape: &Shape<'_>, geo: &
                 for (list, range) in &runs {
                     let (all, at) = (&lists[*list].0, lists[*list].1);
                     let column = || all[range.clone()].chunks_exact(stride).map(|c| c[o].into());
-                    if let Some(t) = column().find(|&t| t < 0 || t as usize >= n_uv) {
+                    if let Some(t) = column().find(|&t| !in_range(t, n_uv)) {
                         return Err(cx.err(
                             at,
                             format!(
