@@ -242,7 +242,12 @@ impl Ctx<'_> {
     fn floats(&self, n: xml::Node<'_, '_>) -> Result<Vec<f64>, SlError> {
         let text = n.text().unwrap_or("");
         self.charge::<f64>(n, text)?;
-        let mut out = Vec::with_capacity(text.len() / 8);
+        // Sized by the array's `count` (which `check_count` holds it to) when the budget charged
+        // for that many: growing by doubling copied a list up to three times (weights are words
+        // of one to three bytes, far below the guess of eight).
+        let charged = text.len() / 2 + 1;
+        let count = n.attribute("count").and_then(|c| c.trim().parse::<usize>().ok()).filter(|&c| c <= charged);
+        let mut out = Vec::with_capacity(count.unwrap_or(text.len() / 8));
         floats_into(text, &mut out)
             .map_err(|(i, t)| self.err(n, format!("value {} \"{t}\" is not a number", i + 1)).with_kind(FaultKind::Value))?;
         Ok(out)
