@@ -792,13 +792,17 @@ fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<
             format!("mesh '{}': {bad} triangles refer to missing vertices; dropped", mesh.name),
         );
     }
-    let mut tris: Vec<u32> = Vec::with_capacity(tri_corners.len());
     let output_vertex = |c: u32| split.as_ref().map_or(vertex_of(c), |s| s.corner_vertex[c as usize]);
-    for t in tri_corners.chunks_exact(3) {
-        if bad == 0 || t.iter().all(|&c| (vertex_of(c) as usize) < nv) {
+    // Without a dropped triangle, one sized pass (an `extend` per triangle cost 97 instructions).
+    let tris: Vec<u32> = if bad == 0 {
+        tri_corners.iter().map(|&c| output_vertex(c)).collect()
+    } else {
+        let mut tris = Vec::with_capacity(tri_corners.len());
+        for t in tri_corners.chunks_exact(3).filter(|t| t.iter().all(|&c| (vertex_of(c) as usize) < nv)) {
             tris.extend(t.iter().map(|&c| output_vertex(c)));
         }
-    }
+        tris
+    };
     if tris.is_empty() {
         diag.info_at(
             "gltf.points",
