@@ -335,6 +335,12 @@ pub fn short_digits(b: &[u8]) -> Option<(usize, u64)> {
     if len == 0 {
         return None;
     }
+    if len <= 4 {
+        // Most index words are one to four digits: the same steps in 32 bits, pairs then fours.
+        let d = (x as u32) << (8 * (4 - len));
+        let d = d.wrapping_mul(10).wrapping_add(d >> 8);
+        return Some((len, u64::from((d & 0xFF) * 100 + ((d >> 16) & 0xFF))));
+    }
     // The digits moved to the top, zeros (leading zeros) below them; then pairs, fours, eights.
     let d = x << (8 * (8 - len));
     let d = d.wrapping_mul(10).wrapping_add(d >> 8);
