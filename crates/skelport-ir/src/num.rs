@@ -385,7 +385,9 @@ mod tests {
         for _ in 0..20_000 {
             let x = next();
             let digits: String = (0..x % 23).map(|k| char::from(b'0' + ((x >> (k % 13 * 4)) % 10) as u8)).collect();
-            let tail = ["", " ", "/", "a", "\n7"][(x >> 60) as usize % 5];
+            // Short tails leave fewer than eight bytes (the byte loop); long ones take the
+            // eight-byte step whatever the run's length.
+            let tail = ["", " ", "/", "a", "\n7", " 1 2 3 4 5", "/9/9/9/9"][(x >> 58) as usize % 7];
             let text = format!("x{digits}{tail}");
             let mut i = 1;
             let (len, v) = digit_run(text.as_bytes(), &mut i);
@@ -473,6 +475,32 @@ mod tests {
             let mut got: Vec<i64> = Vec::new();
             let want: Result<Vec<i64>, (usize, &str)> = words.iter().enumerate().map(|(k, w)| w.parse::<i64>().map_err(|_| (k, *w))).collect();
             proptest::prop_assert_eq!(ints_into(&t, &mut got).map(|_| got), want);
+        }
+
+        /// Lists that are all numbers, so that every value is compared (a list with a word that
+        /// is not one compares only the error): integers of every length below 2^63 and plain
+        /// decimals, between runs of every blank.
+        #[test]
+        fn number_lists_read_every_value(words in proptest::collection::vec((0u64..u64::MAX, 0u32..20, 0usize..9, 0usize..4, "[ \t\n\r]{1,3}"), 0..40)) {
+            let mut ints = String::new();
+            let mut decimals = String::new();
+            let mut want_ints = Vec::new();
+            let mut want_decimals = Vec::new();
+            for (x, digits, frac, sign, blank) in words {
+                // Up to 18 digits, or any integer below 2^63 (19 digits: the slow path).
+                let v = if digits > 18 { x >> 1 } else { (x >> 1) % 10u64.pow(digits) };
+                let sign = ["", "-", "+", ""][sign];
+                ints.push_str(&format!("{sign}{v}{blank}"));
+                want_ints.push(format!("{sign}{v}").parse::<i64>().unwrap());
+                let d = if frac == 0 { format!("{sign}{v}") } else { format!("{sign}{}.{:0frac$}", v / 1000, v % 10u64.pow(frac as u32)) };
+                decimals.push_str(&d);
+                decimals.push_str(&blank);
+                want_decimals.push(d.parse::<f64>().unwrap().to_bits());
+            }
+            let mut got: Vec<i64> = Vec::new();
+            proptest::prop_assert_eq!(ints_into(&ints, &mut got).map(|_| got), Ok(want_ints), "{:?}", ints);
+            let mut got = Vec::new();
+            proptest::prop_assert_eq!(decimals_into(&decimals, &mut got, fast_decimal).map(|_| got.iter().map(|v| v.to_bits()).collect::<Vec<_>>()), Ok(want_decimals), "{:?}", decimals);
         }
 
         #[test]
