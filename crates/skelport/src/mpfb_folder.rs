@@ -52,7 +52,12 @@ fn is_json(p: &Path) -> bool {
 /// so). `weights` is `--weights`: it joins one rig, so a batch of several inputs with it is
 /// refused rather than skinning every rig with the same weights.
 pub fn plan_batch(inputs: &[PathBuf], weights: Option<&Path>) -> Result<BatchPlan> {
-    let is_weights: Vec<bool> = inputs.iter().map(|p| is_json(p) && FileKind::of_file(p) == FileKind::Weights).collect();
+    // Each JSON input's head is read to tell a weights file: on every core, as it is the batch's
+    // one serial pass over the files (17 µs a file here: a thousand files kept the second core
+    // idle for 17 ms). The order of the results is the inputs'.
+    let is_weights = skelport_ir::map_in_order(inputs.iter().collect(), inputs.len() > 1, |p: &PathBuf| {
+        is_json(p) && FileKind::of_file(p) == FileKind::Weights
+    });
     let rigs = is_weights.iter().filter(|w| !**w).count();
     if let Some(w) = weights {
         if rigs > 1 {

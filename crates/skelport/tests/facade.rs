@@ -154,6 +154,50 @@ fn a_batch_refuses_inputs_whose_outputs_would_collide() {
     }
 }
 
+/// A batch refuses an output that is one of its inputs, or a buffer an input names, and lets a
+/// file rewrite itself (with its own buffer) in place; the real paths are found on every core.
+#[test]
+fn a_batch_refuses_outputs_over_its_inputs_and_their_buffers() {
+    let demo = skelport::ir::testing::workspace_root().join("testdata/demo");
+    let t = tempfile::tempdir().unwrap();
+    let (inp, out) = (t.path().join("in"), t.path().join("out"));
+    std::fs::create_dir_all(&inp).unwrap();
+    std::fs::create_dir_all(&out).unwrap();
+    // a.gltf reads its buffer from out/b.bin, which b.glb's conversion to .gltf would write.
+    let gltf = std::fs::read_to_string(demo.join("sample.gltf")).unwrap().replace("\"sample.bin\"", "\"../out/b.bin\"");
+    std::fs::write(inp.join("a.gltf"), gltf).unwrap();
+    std::fs::copy(demo.join("sample.bin"), out.join("b.bin")).unwrap();
+    std::fs::copy(demo.join("sample.glb"), inp.join("b.glb")).unwrap();
+    // out/c.gltf would be rewritten by its own conversion: in place, with its own buffer.
+    std::fs::copy(demo.join("sample.gltf"), out.join("c.gltf")).unwrap();
+    std::fs::copy(demo.join("sample.bin"), out.join("sample.bin")).unwrap();
+    // out/d.glb's output is out/d.gltf, the input e.gltf is in out/ too.
+    std::fs::copy(demo.join("sample.glb"), inp.join("e.glb")).unwrap();
+    std::fs::copy(demo.join("sample.gltf"), out.join("e.gltf")).unwrap();
+    let inputs = [inp.join("a.gltf"), inp.join("b.glb"), out.join("c.gltf"), inp.join("e.glb"), out.join("e.gltf")];
+    let plan = skelport::batch_outputs(&inputs, &out, skelport::format("gltf").unwrap(), &skelport::WriteOptions::default());
+    let why: Vec<Option<&str>> = plan.iter().map(|p| p.conflict.as_deref()).collect();
+    assert_eq!(why[0], None);
+    assert!(why[1].is_some_and(|w| w.contains("b.bin") && w.contains("a.gltf") && w.contains("a buffer it names")), "{why:?}");
+    assert_eq!(why[2], None, "a file rewriting itself in place");
+    for k in [3, 4] {
+        assert!(why[k].is_some_and(|w| w.contains("e.gltf")), "{why:?}");
+    }
+    assert!(why[3].is_some_and(|w| w.contains("would also be written") || w.contains("which it would overwrite")), "{why:?}");
+    // Through a link: h.glb's output out/h.gltf is the file the input link.gltf is.
+    #[cfg(unix)]
+    {
+        std::fs::copy(demo.join("sample.gltf"), out.join("h.gltf")).unwrap();
+        std::os::unix::fs::symlink(out.join("h.gltf"), inp.join("link.gltf")).unwrap();
+        std::fs::copy(demo.join("sample.bin"), inp.join("sample.bin")).unwrap();
+        let inputs = [inp.join("link.gltf"), inp.join("h.glb")];
+        let plan = skelport::batch_outputs(&inputs, &out, skelport::format("gltf").unwrap(), &skelport::WriteOptions::default());
+        assert_eq!(plan[0].conflict, None);
+        let why = plan[1].conflict.as_deref().unwrap_or_default();
+        assert!(why.contains("is the input") && why.contains("link.gltf"), "{why}");
+    }
+}
+
 /// `batch_outputs` knows every file a batch writes: for each writable format, the side files a
 /// real conversion of the demo writes are among those it names, and two inputs whose side files
 /// meet (`rig.x.glb` and `x.glb` to MPFB: `weights.x.json`) are both refused, naming each other.

@@ -147,7 +147,9 @@ pub fn run(mut a: ConvertArgs) -> Result<ExitCode> {
     let to = a.to.as_deref().ok_or_else(|| anyhow!("several inputs need --to FMT to name the output format"))?;
     let target = skelport::format_to_write(to)?;
     // MPFB folders: each rig joined to the weights beside it; weights files are not inputs.
+    skelport::ir::trace::phase("batch: arguments read");
     let plan = skelport::mpfb_folder::plan_batch(&a.inputs, a.read.weights.as_deref())?;
+    skelport::ir::trace::phase("batch: planned");
     std::fs::create_dir_all(&a.output).with_context(|| format!("{}: cannot create the output directory", a.output.display()))?;
     let progress = std::io::stderr().is_terminal().then(|| {
         let pb = indicatif::ProgressBar::new(plan.jobs.len() as u64);
@@ -168,6 +170,7 @@ pub fn run(mut a: ConvertArgs) -> Result<ExitCode> {
     // the rest of the batch goes on.
     let inputs: Vec<PathBuf> = plan.jobs.iter().map(|j| j.input.clone()).collect();
     let planned = skelport::batch_outputs(&inputs, &a.output, target, &options(&a, &a.output).write);
+    skelport::ir::trace::phase("batch: outputs named");
     let results: Vec<ConvertResult> = (0..inputs.len())
         .into_par_iter()
         .map(|k| {
