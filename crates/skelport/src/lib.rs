@@ -436,13 +436,18 @@ impl Converted {
             return Ok(());
         }
         let real = |p: &Path| std::fs::canonicalize(p).ok();
-        if real(path).is_some_and(|r| self.reads.first() == Some(&r)) {
+        // The output's real path is found once (each costs a system call per path component).
+        let real_path = real(path);
+        if real_path.as_ref().is_some_and(|r| self.reads.first() == Some(r)) {
             return Ok(());
         }
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let targets = std::iter::once(path.to_path_buf()).chain(self.output.side_files.iter().map(|(n, _)| dir.join(n)));
-        for t in targets {
-            if let Some(r) = real(&t).filter(|r| self.reads.contains(r)) {
+        let sides = self.output.side_files.iter().map(|(n, _)| dir.join(n)).map(|t| {
+            let r = real(&t);
+            (t, r)
+        });
+        for (t, r) in std::iter::once((path.to_path_buf(), real_path)).chain(sides) {
+            if let Some(r) = r.filter(|r| self.reads.contains(r)) {
                 return Err(format!(
                     "{}: is the file {} that the input was read from, and writing it would destroy that input; write to another name or directory",
                     t.display(),
