@@ -13,7 +13,24 @@
 #![allow(unsafe_code)]
 
 /// Powers of ten as integers, to append a run of digits to a significand.
-const POW10_INT: [u64; 8] = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000];
+const POW10_INT: [u64; 16] = [
+    1,
+    10,
+    100,
+    1000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+    1_000_000_000,
+    10_000_000_000,
+    100_000_000_000,
+    1_000_000_000_000,
+    10_000_000_000_000,
+    100_000_000_000_000,
+    1_000_000_000_000_000,
+];
 
 /// Powers of ten exact in an f64, for Clinger's fast path.
 const POW10: [f64; 16] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
@@ -72,26 +89,15 @@ unsafe fn word<const BOUNDED: bool>(b: &[u8], i: &mut usize) -> Option<f64> {
     let mut frac = 0usize;
     if at(j) == Some(b'.') {
         j += 1;
-        let frac_start = j;
-        // Fractions of up to seven digits eight bytes at a time: on the Linden body's numbers
-        // that is more instructions than the byte loop (its fractions are mostly three digits)
-        // but less time at volume (the 50 MB case 3-6 % faster), as the loop's exit is
-        // mispredicted wherever lengths vary; MakeHuman's six-digit OBJ numbers take fewer
-        // instructions too (docs/performance.md).
-        if let Some((len, v)) = b.get(j..).and_then(short_digits).filter(|&(len, _)| len < 8) {
-            m = m.wrapping_mul(POW10_INT[len]).wrapping_add(v);
-            j += len;
-        } else {
-            while let Some(c) = at(j) {
-                let d = c.wrapping_sub(b'0');
-                if d >= 10 {
-                    break;
-                }
-                m = m.wrapping_mul(10).wrapping_add(u64::from(d));
-                j += 1;
-            }
-        }
-        frac = j - frac_start;
+        // The fraction by `digit_run` (up to seven digits eight bytes at a time): on the Linden
+        // body's numbers that is more instructions than a byte loop (its fractions are mostly
+        // three digits) but less time at volume (the 50 MB case 3-6 % faster), as the loop's
+        // exit is mispredicted wherever lengths vary; MakeHuman's six-digit OBJ numbers take
+        // fewer instructions too (docs/performance.md).
+        let (len, v) = digit_run(b, &mut j);
+        // Past 15 digits the word takes the slow path: any factor will do.
+        m = m.wrapping_mul(POW10_INT.get(len).copied().unwrap_or(0)).wrapping_add(v);
+        frac = len;
         digits += frac;
     }
     *i = j;
