@@ -442,7 +442,8 @@ impl Converted {
             return Ok(());
         }
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let sides = self.output.side_files.iter().map(|(n, _)| dir.join(n)).map(|t| {
+        let sides = self.output.side_files.iter().map(|(n, _)| {
+            let t = dir.join(n);
             let r = real(&t);
             (t, r)
         });
@@ -886,10 +887,12 @@ pub fn batch_outputs(inputs: &[PathBuf], dir: &Path, target: &'static dyn Format
         let reads: Vec<PathBuf> = referenced_files(i).iter().filter_map(|f| std::fs::canonicalize(f).ok()).collect();
         (std::fs::canonicalize(i).ok(), reads)
     });
-    let real_inputs: std::collections::HashMap<PathBuf, usize> =
-        found.iter().enumerate().filter_map(|(k, (r, _))| r.clone().map(|r| (r, k))).collect();
+    let mut real_inputs: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
     let mut real_reads: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
-    for (k, (_, reads)) in found.into_iter().enumerate() {
+    for (k, (real, reads)) in found.into_iter().enumerate() {
+        if let Some(r) = real {
+            real_inputs.insert(r, k);
+        }
         for r in reads {
             real_reads.entry(r).or_insert(k);
         }
