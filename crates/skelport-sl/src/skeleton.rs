@@ -69,12 +69,17 @@ pub struct AttachmentRow {
     pub max_attachment_offset: Option<f64>,
 }
 
+/// A name of the SL skeleton: borrowed from the compiled-in table (which is assembled on every
+/// run that reads or writes SL Collada: a copy of each of its 800 names cost a third of that),
+/// owned when read from a user's `avatar_skeleton.xml`.
+pub type Name = std::borrow::Cow<'static, str>;
+
 /// A bone of the SL skeleton.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SlBone {
-    pub name: String,
+    pub name: Name,
     /// Other names the importer maps to this bone (`avatar_<name>`, Poser/BVH names).
-    pub aliases: Vec<String>,
+    pub aliases: Vec<Name>,
     /// Parent bone index; `None` for the root (`mPelvis`).
     pub parent: Option<usize>,
     /// Default position relative to the parent, metres (the value the 0.1 mm offset test uses).
@@ -87,14 +92,14 @@ pub struct SlBone {
     /// The legacy skin offset point (6 decimals); not a joint position.
     pub pivot: DVec3,
     pub connected: bool,
-    pub group: String,
+    pub group: Name,
     pub support: Support,
 }
 
 /// A collision volume ("fitted mesh" joint).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SlCollisionVolume {
-    pub name: String,
+    pub name: Name,
     /// Index of the bone it hangs from.
     pub parent: usize,
     pub pos: DVec3,
@@ -102,7 +107,7 @@ pub struct SlCollisionVolume {
     /// Ellipsoid size.
     pub scale: DVec3,
     pub end: DVec3,
-    pub group: String,
+    pub group: Name,
     pub support: Support,
 }
 
@@ -111,12 +116,12 @@ pub struct SlCollisionVolume {
 pub struct SlAttachmentPoint {
     pub id: u32,
     /// As avatar_lad.xml spells it (may contain spaces).
-    pub name: String,
+    pub name: Name,
     /// The joint it hangs from (a bone name, `mRoot` or `mScreen`).
-    pub joint: String,
+    pub joint: Name,
     pub position: DVec3,
     pub rotation: DVec3,
-    pub location: String,
+    pub location: Name,
     pub group: i32,
     pub pie_slice: Option<i32>,
     pub visible_in_first_person: bool,
@@ -126,8 +131,12 @@ pub struct SlAttachmentPoint {
 
 impl SlAttachmentPoint {
     /// The joint name used in Collada files: spaces replaced by `_`.
-    pub fn joint_name(&self) -> String {
-        self.name.replace(' ', "_")
+    pub fn joint_name(&self) -> Name {
+        if self.name.contains(' ') {
+            Name::Owned(self.name.replace(' ', "_"))
+        } else {
+            self.name.clone()
+        }
     }
 }
 
@@ -154,7 +163,7 @@ pub struct SlSkeleton {
     pub attachment_points: Vec<SlAttachmentPoint>,
     /// Every legal name → the joint it means (not `mRoot` and `mScreen`, which the viewer
     /// creates in code and the importer does not accept as skin joints).
-    names: HashMap<String, SlJoint>,
+    names: HashMap<Name, SlJoint>,
     /// All joints, parents before children (depth first, collision volumes before child bones,
     /// as avatar_skeleton.xml lists them).
     order: Vec<SlJoint>,
@@ -191,7 +200,7 @@ impl SlSkeleton {
                 .iter()
                 .map(|r| SlBone {
                     name: r.name.into(),
-                    aliases: r.aliases.iter().map(|s| s.to_string()).collect(),
+                    aliases: r.aliases.iter().map(|&s| Name::Borrowed(s)).collect(),
                     parent: r.parent.map(usize::from),
                     pos: v3(r.pos),
                     rot: v3(r.rot),
@@ -251,10 +260,10 @@ impl SlSkeleton {
     ) -> Result<SlSkeleton, (FaultKind, String)> {
         // Sized up front: the built-in table is assembled on every run.
         let aliases: usize = bones.iter().map(|b| b.aliases.len()).sum();
-        let mut names: HashMap<String, SlJoint> =
+        let mut names: HashMap<Name, SlJoint> =
             HashMap::with_capacity(2 + bones.len() + aliases + collision_volumes.len() + 2 * attachment_points.len());
-        fn add(names: &mut HashMap<String, SlJoint>, n: &str, j: SlJoint) -> Result<(), (FaultKind, String)> {
-            match names.insert(n.to_string(), j) {
+        fn add(names: &mut HashMap<Name, SlJoint>, n: &Name, j: SlJoint) -> Result<(), (FaultKind, String)> {
+            match names.insert(n.clone(), j) {
                 Some(prev) if prev != j => Err((FaultKind::Structure, format!("the joint name \"{n}\" is defined twice"))),
                 _ => Ok(()),
             }
@@ -281,7 +290,7 @@ impl SlSkeleton {
         for (i, b) in bones.iter().enumerate() {
             for a in &b.aliases {
                 // An alias may not shadow a canonical name.
-                if names.get(a.as_str()).is_some_and(|j| *j != SlJoint::Bone(i)) {
+                if names.get(a.as_ref()).is_some_and(|j| *j != SlJoint::Bone(i)) {
                     return Err((FaultKind::Structure, format!("alias \"{a}\" of {} is already a joint name", b.name)));
                 }
                 add(&mut names, a, SlJoint::Bone(i))?;
@@ -359,9 +368,9 @@ impl SlSkeleton {
         match j {
             SlJoint::Root => "mRoot".into(),
             SlJoint::Screen => "mScreen".into(),
-            SlJoint::Bone(i) => self.bones[i].name.clone(),
-            SlJoint::CollisionVolume(i) => self.collision_volumes[i].name.clone(),
-            SlJoint::Attachment(i) => self.attachment_points[i].joint_name(),
+            SlJoint::Bone(i) => self.bones[i].name.to_string(),
+            SlJoint::CollisionVolume(i) => self.collision_volumes[i].name.to_string(),
+            SlJoint::Attachment(i) => self.attachment_points[i].joint_name().into_owned(),
         }
     }
 
@@ -434,7 +443,7 @@ impl SlSkeleton {
 
     /// Every legal skin-joint name ([`SlSkeleton::resolve`]), sorted.
     pub fn legal_names(&self) -> Vec<&str> {
-        let mut v: Vec<&str> = self.names.keys().map(String::as_str).collect();
+        let mut v: Vec<&str> = self.names.keys().map(|k| k.as_ref()).collect();
         v.sort_unstable();
         v
     }
@@ -522,8 +531,8 @@ fn parse_skeleton(text: &str, file: &str) -> Result<(Vec<SlBone>, Vec<SlCollisio
         match n.tag_name().name() {
             "bone" => {
                 let b = SlBone {
-                    name: at.attr(n, "name")?.to_string(),
-                    aliases: n.attribute("aliases").unwrap_or("").split_ascii_whitespace().map(String::from).collect(),
+                    name: at.attr(n, "name")?.to_string().into(),
+                    aliases: n.attribute("aliases").unwrap_or("").split_ascii_whitespace().map(|a| Name::Owned(a.into())).collect(),
                     parent,
                     pos: at.vec3(n, "pos")?,
                     rot: at.opt_vec3(n, "rot", DVec3::ZERO)?,
@@ -531,7 +540,7 @@ fn parse_skeleton(text: &str, file: &str) -> Result<(Vec<SlBone>, Vec<SlCollisio
                     end: at.opt_vec3(n, "end", DVec3::ZERO)?,
                     pivot: at.opt_vec3(n, "pivot", DVec3::ZERO)?,
                     connected: n.attribute("connected") == Some("true"),
-                    group: n.attribute("group").unwrap_or("").to_string(),
+                    group: n.attribute("group").unwrap_or("").to_string().into(),
                     support: at.support(n)?,
                 };
                 if b.name.is_empty() || b.name.contains(char::is_whitespace) {
@@ -548,13 +557,13 @@ fn parse_skeleton(text: &str, file: &str) -> Result<(Vec<SlBone>, Vec<SlCollisio
                     return Err(at.err(n, "a <collision_volume> fits only inside a <bone>"));
                 };
                 cvs.push(SlCollisionVolume {
-                    name: at.attr(n, "name")?.to_string(),
+                    name: at.attr(n, "name")?.to_string().into(),
                     parent: p,
                     pos: at.vec3(n, "pos")?,
                     rot: at.opt_vec3(n, "rot", DVec3::ZERO)?,
                     scale: at.opt_vec3(n, "scale", DVec3::ONE)?,
                     end: at.opt_vec3(n, "end", DVec3::ZERO)?,
-                    group: n.attribute("group").unwrap_or("").to_string(),
+                    group: n.attribute("group").unwrap_or("").to_string().into(),
                     support: at.support(n)?,
                 });
             }
@@ -602,11 +611,11 @@ fn parse_lad(text: &str, file: &str) -> Result<Vec<SlAttachmentPoint>, SlError> 
         };
         out.push(SlAttachmentPoint {
             id: u32::try_from(id).map_err(|_| at.err(n, format!("id {id} out of range")))?,
-            name: at.attr(n, "name")?.to_string(),
-            joint: at.attr(n, "joint")?.to_string(),
+            name: at.attr(n, "name")?.to_string().into(),
+            joint: at.attr(n, "joint")?.to_string().into(),
             position: at.opt_vec3(n, "position", DVec3::ZERO)?,
             rotation: at.opt_vec3(n, "rotation", DVec3::ZERO)?,
-            location: n.attribute("location").unwrap_or("").to_string(),
+            location: n.attribute("location").unwrap_or("").to_string().into(),
             group: int(n, "group")?.unwrap_or(0) as i32,
             pie_slice: int(n, "pie_slice")?.map(|v| v as i32),
             visible_in_first_person: n.attribute("visible_in_first_person") == Some("true"),

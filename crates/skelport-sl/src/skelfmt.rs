@@ -66,11 +66,11 @@ pub fn skeleton_document(sl: &SlSkeleton) -> Document {
                 let b = &sl.bones[i];
                 SlSkeletonBoneExt {
                     kind: "bone".into(),
-                    aliases: b.aliases.clone(),
+                    aliases: b.aliases.iter().map(|a| a.to_string()).collect(),
                     end: b.end.to_array(),
                     pivot: Some(b.pivot.to_array()),
                     connected: Some(b.connected),
-                    group: b.group.clone(),
+                    group: b.group.to_string(),
                     support: b.support,
                 }
             }
@@ -82,7 +82,7 @@ pub fn skeleton_document(sl: &SlSkeleton) -> Document {
                     end: c.end.to_array(),
                     pivot: None,
                     connected: None,
-                    group: c.group.clone(),
+                    group: c.group.to_string(),
                     support: c.support,
                 }
             }
@@ -99,11 +99,11 @@ pub fn skeleton_document(sl: &SlSkeleton) -> Document {
             .iter()
             .map(|a| AttachmentPointExt {
                 id: a.id,
-                name: a.name.clone(),
-                joint: a.joint.clone(),
+                name: a.name.to_string(),
+                joint: a.joint.to_string(),
                 position: a.position.to_array(),
                 rotation: a.rotation.to_array(),
-                location: a.location.clone(),
+                location: a.location.to_string(),
                 hud: a.hud,
             })
             .collect(),

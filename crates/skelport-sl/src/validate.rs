@@ -88,7 +88,7 @@ fn unscaled_rotation(m: &DMat4) -> DQuat {
 /// attachment point's name as avatar_lad.xml spells it (with spaces).
 fn importer_key(sl: &SlSkeleton, j: SlJoint) -> String {
     match j {
-        SlJoint::Attachment(i) => sl.attachment_points[i].name.clone(),
+        SlJoint::Attachment(i) => sl.attachment_points[i].name.to_string(),
         _ => sl.name(j),
     }
 }
