@@ -49,7 +49,7 @@ pub struct GlbFormat;
 ///
 /// Only the first bytes are available, so this is a text scan rather than a JSON parse.
 fn sniff_json(head: &[u8]) -> u8 {
-    let text = String::from_utf8_lossy(head);
+    let text = skelport_ir::format::head_text(head);
     let t = text.trim_start_matches('\u{feff}').trim_start();
     if !t.starts_with('{') {
         return 0;

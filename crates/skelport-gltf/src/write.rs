@@ -39,10 +39,50 @@ const UNSIGNED_SHORT: u32 = 5123;
 const UNSIGNED_INT: u32 = 5125;
 
 /// A float32 as the shortest JSON number that reads back as the same float32.
+///
+/// The shortest digits by zmij (what serde_json writes floats with), read back as the f64 that
+/// serde_json then writes as those same digits: `format!` and `str::parse` cost 1,200
+/// instructions a number, and a skeleton has ten a bone (docs/performance.md). Where the float32
+/// lies halfway between two shortest spellings zmij rounds to the even digit and `Display`, which
+/// this output was first written with, away from zero: those few take `Display`'s.
 fn num(x: f64) -> Value {
     let f = x as f32;
-    let text = format!("{f}");
-    text.parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number).unwrap_or(Value::from(0))
+    let mut buf = zmij::Buffer::new();
+    let value = match f.is_finite().then(|| buf.format(f)) {
+        Some(t) if !maybe_tie(f, t) => skelport_ir::num::fast_decimal(t),
+        _ => format!("{f}").parse::<f64>().ok(),
+    };
+    value.and_then(serde_json::Number::from_f64).map_or(Value::from(0), Value::Number)
+}
+
+/// Whether the finite float32 `f` may lie halfway between `t` (its shortest decimal spelling,
+/// as zmij writes it: `-12.5`, `300000.0`, `1.5e-7`, `3.4e+38`) and the next spelling with as
+/// many digits: then its exact value is `t`'s digits and one more, a 5. Found by scaling `f` so
+/// that digit is the units: the product (or quotient) is exact whenever it is such an integer,
+/// and a scale past 10^22 (inexact in an f64) answers "maybe".
+fn maybe_tie(f: f32, t: &str) -> bool {
+    const POW10: [f64; 23] =
+        [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
+    let (mantissa, exp) = match t.split_once('e') {
+        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
+        None => (t, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let int = int.trim_start_matches('-');
+    let trailing_zeros = int.bytes().chain(frac.bytes()).rev().take_while(|&c| c == b'0').count();
+    if trailing_zeros == int.len() + frac.len() {
+        return false;
+    }
+    // The unit of the spelling's last non-zero digit is 10^last; the digit after it, 10^(last-1).
+    let last = exp - frac.len() as i32 + trailing_zeros as i32;
+    let x = f64::from(f).abs();
+    let y = match 1 - last {
+        k @ 0..=22 => x * POW10[k as usize],
+        k @ -22..=-1 => x / POW10[(-k) as usize],
+        _ => return true,
+    };
+    // Integer arithmetic: `%` and `fract` on an f64 are library calls.
+    y < 9_007_199_254_740_992.0 && (y as u64) as f64 == y && y as u64 % 10 == 5
 }
 
 /// The exact double value of a float32 (for accessor min/max, compared against the data).
@@ -1050,6 +1090,68 @@ mod tests {
         }
     }
     use skelport_ir::{DVec3, Diagnostics, Document};
+
+    /// What `num` wrote before zmij: the float32's `Display` text read back by `str::parse`.
+    fn num_by_std(x: f64) -> serde_json::Value {
+        let f = x as f32;
+        format!("{f}")
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map_or(serde_json::Value::from(0), serde_json::Value::Number)
+    }
+
+    fn assert_num_as_std(bits: u32) {
+        let x = f64::from(f32::from_bits(bits));
+        let (got, want) = (super::num(x), num_by_std(x));
+        // Compared as the JSON text written, and as bits (the text of -0.0 and 0.0 differ too).
+        assert_eq!(got.to_string(), want.to_string(), "float32 bits {bits:#010x}");
+        assert_eq!(got.as_f64().map(f64::to_bits), want.as_f64().map(f64::to_bits), "float32 bits {bits:#010x}");
+    }
+
+    /// Numbers are written as before: random float32s of every exponent, the edges (zeros,
+    /// subnormals, the largest, non-finite values), and f64s that round to them.
+    #[test]
+    fn numbers_are_the_shortest_float32_text() {
+        let mut next = skelport_ir::testing::xorshift(0x0f32_5107_7e57u64);
+        for _ in 0..200_000 {
+            assert_num_as_std(next() as u32);
+        }
+        for bits in
+            [0, 0x8000_0000, 1, 0x8000_0001, 0x007f_ffff, 0x0080_0000, 0x7f7f_ffff, 0xff7f_ffff, 0x7f80_0000, 0xff80_0000, 0x7fc0_0000]
+        {
+            assert_num_as_std(bits);
+        }
+        for x in [0.1f64, 1e-7, 1e21, 123_456_789.0, 0.3, -2.5e-38, 1e39, 16_777_217.0] {
+            assert_eq!(super::num(x).to_string(), num_by_std(x).to_string(), "{x}");
+        }
+        // Integers and powers of ten, where the two spellings (`1e21`, `100000000000000000000`)
+        // differ most.
+        for e in -45..39 {
+            for m in [1.0f64, 3.0, 9.999_999] {
+                let x = m * 10f64.powi(e);
+                assert_eq!(super::num(x).to_string(), num_by_std(x).to_string(), "{x}");
+            }
+        }
+    }
+
+    /// Every float32, when asked for (`cargo test --release -p skelport-gltf -- --ignored`):
+    /// 23 minutes on two cores (all 2^32 agreed, 2026-11-29).
+    #[test]
+    #[ignore]
+    fn numbers_are_the_shortest_float32_text_for_every_float32() {
+        std::thread::scope(|s| {
+            let n = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+            for t in 0..n {
+                s.spawn(move || {
+                    let (lo, hi) = ((1u64 << 32) * t / n, (1u64 << 32) * (t + 1) / n);
+                    for bits in lo..hi {
+                        assert_num_as_std(bits as u32);
+                    }
+                });
+            }
+        });
+    }
 
     /// The demo's meshes and skins four times over, plus an unskinned copy, an empty mesh and
     /// (in the bad case) a non-finite position in the third skinned mesh.
