@@ -156,7 +156,7 @@ impl Format for IrJsonFormat {
         &["ir.json", "irjson"]
     }
     fn sniff(&self, head: &[u8]) -> u8 {
-        let s = String::from_utf8_lossy(&head[..head.len().min(256)]);
+        let s = crate::format::head_text(&head[..head.len().min(256)]);
         if s.trim_start().starts_with('{') && s.contains("\"skelport_ir\"") {
             100
         } else {

@@ -117,7 +117,7 @@ impl Fault for MhskelError {
 /// Is this a MakeHuman 1.x skeleton? A JSON object with `bones` whose `head` names a joint (a
 /// string), not an MPFB strategy object.
 pub fn sniff(head: &[u8]) -> u8 {
-    let s = String::from_utf8_lossy(&head[..head.len().min(8192)]);
+    let s = skelport_ir::format::head_text(&head[..head.len().min(8192)]);
     let t = s.trim_start_matches('\u{feff}').trim_start();
     if !t.starts_with('{') || t.contains("\"strategy\"") || t.contains("\"skelport_ir\"") || !t.contains("\"bones\"") {
         return 0;

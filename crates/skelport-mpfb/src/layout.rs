@@ -22,7 +22,7 @@ pub enum FileKind {
 impl FileKind {
     /// Tell the kind from the first bytes of a file (8 KiB are plenty).
     pub fn of(head: &[u8]) -> FileKind {
-        let s = String::from_utf8_lossy(&head[..head.len().min(8192)]);
+        let s = skelport_ir::format::head_text(&head[..head.len().min(8192)]);
         let t = s.trim_start_matches('\u{feff}').trim_start();
         if t.starts_with('{') {
             if t.contains("\"skelport_ir\"") || t.contains("\"asset\"") {

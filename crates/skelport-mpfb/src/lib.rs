@@ -99,7 +99,7 @@ pub struct MpfbFormat;
 
 /// Is this JSON an MPFB rig? Looks for bone objects with head/tail strategy objects.
 fn sniff_rig(head: &[u8]) -> u8 {
-    let s = String::from_utf8_lossy(&head[..head.len().min(8192)]);
+    let s = skelport_ir::format::head_text(&head[..head.len().min(8192)]);
     if !s.trim_start().starts_with('{') || s.contains("\"skelport_ir\"") || s.contains("\"asset\"") || s.contains("\"weights\"") {
         return 0;
     }

@@ -60,8 +60,8 @@ impl Format for DaeFormat {
             // because the writer writes plain .dae.
             return 90;
         }
-        let s = String::from_utf8_lossy(&head[..head.len().min(4096)]);
-        if s.contains("<COLLADA") {
+        // The bytes searched, not a lossy copy of them: an ASCII word is found in either alike.
+        if memchr::memmem::find(&head[..head.len().min(4096)], b"<COLLADA").is_some() {
             100
         } else {
             0

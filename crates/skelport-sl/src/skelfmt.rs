@@ -123,8 +123,7 @@ impl Format for SlSkeletonFormat {
         &[]
     }
     fn sniff(&self, head: &[u8]) -> u8 {
-        let s = String::from_utf8_lossy(&head[..head.len().min(4096)]);
-        if s.contains("<linden_skeleton") {
+        if memchr::memmem::find(&head[..head.len().min(4096)], b"<linden_skeleton").is_some() {
             100
         } else {
             0

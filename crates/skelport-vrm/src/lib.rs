@@ -58,7 +58,7 @@ impl Format for VrmFormat {
         if !head.starts_with(b"glTF") {
             return 0;
         }
-        let text = String::from_utf8_lossy(head);
+        let text = skelport_ir::format::head_text(head);
         if text.contains("\"VRMC_vrm\"") || text.contains("\"VRM\"") {
             100
         } else {
