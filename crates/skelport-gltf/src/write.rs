@@ -191,20 +191,20 @@ impl Builder {
 /// take another (`rig_2`), and a bone whose name a bone of an earlier skeleton took is renamed
 /// (its name kept in `extras.skelport.name`).
 #[derive(Default)]
-struct NodeNames {
+struct NodeNames<'d> {
     /// Names taken, and per wanted name the next suffix to try: `n` nodes wanting one name cost
     /// `O(n)` tries, where trying `_2`, `_3`, … from the start for each was quadratic.
     used: skelport_ir::names::UniqueNames,
-    reserved: std::collections::HashSet<String>,
+    reserved: foldhash::HashSet<&'d str>,
     /// (was, now) for bones.
     bones: Vec<(String, String)>,
     /// (was, now) for the nodes skelport adds.
     added: Vec<(String, String)>,
 }
 
-impl NodeNames {
-    fn new(doc: &Document) -> Self {
-        let reserved = doc.skeletons.iter().flat_map(|s| s.bones.iter().map(|b| b.name.clone())).collect();
+impl<'d> NodeNames<'d> {
+    fn new(doc: &'d Document) -> Self {
+        let reserved = doc.skeletons.iter().flat_map(|s| s.bones.iter().map(|b| b.name.as_str())).collect();
         NodeNames { reserved, ..Default::default() }
     }
 

@@ -6,7 +6,9 @@
 //! with one name took more than a minute.
 
 use std::cell::Cell;
-use std::collections::{HashMap, HashSet};
+// foldhash (seeded per process) as elsewhere for names from files: SipHash was half the cost of
+// naming a skeleton's nodes.
+use foldhash::{HashMap, HashSet};
 
 /// How a repeated name is told apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
