@@ -138,7 +138,15 @@ const ROXMLTREE_ATTRIBUTE_BYTES: u64 = 2 * 64;
 /// (one fast pass; a tree of `<a/>` takes 40 times its text).
 pub(crate) fn parse<'a>(text: &'a str, file: &str, budget: &Budget) -> Result<Doc<'a>, SlError> {
     let b = text.as_bytes();
-    let (lt, eq) = (memchr::memchr_iter(b'<', b).count() as u64, memchr::memchr_iter(b'=', b).count() as u64);
+    // The byte scan (unusual bytes, newlines, and the '<' and '=' that bound the tree) and the
+    // tree are passes over the text. A big file counts the two bytes first and then runs the
+    // scan and the tree on two cores; a small one takes everything from the scan, in one pass.
+    let big = text.len() >= PARALLEL_FROM;
+    let small_scan = (!big).then(|| Scan::of(text));
+    let (lt, eq) = match &small_scan {
+        Some(s) => (s.lt, s.eq),
+        None => (memchr::memchr_iter(b'<', b).count() as u64, memchr::memchr_iter(b'=', b).count() as u64),
+    };
     let tree = |element: u64, attribute: u64| lt.saturating_mul(element).saturating_add(eq.saturating_mul(attribute));
     budget.charge(tree(ELEMENT_BYTES, ATTRIBUTE_BYTES), file, &format!("the element tree ({lt} '<', {eq} '=')"))?;
     let full_check = |text: &str, file: &str| -> Result<(), SlError> {
@@ -149,10 +157,10 @@ pub(crate) fn parse<'a>(text: &'a str, file: &str, budget: &Budget) -> Result<Do
         )?;
         full_check(text, file)
     };
-    // The byte scan (unusual bytes, newlines) and the tree are independent passes over the text:
-    // on a big file they run on two cores.
-    let (scan, built) =
-        if text.len() >= PARALLEL_FROM { rayon::join(|| Scan::of(text), || build(text)) } else { (Scan::of(text), build(text)) };
+    let (scan, built) = match small_scan {
+        Some(scan) => (scan, build(text)),
+        None => rayon::join(|| Scan::of(text), || build(text)),
+    };
     if scan.unusual {
         full_check(text, file)?;
     }
@@ -208,10 +216,13 @@ const PARALLEL_FROM: usize = 4 << 20;
 /// its block's count and at most one block's bytes.
 const BLOCK: usize = 4096;
 
-/// One pass over the text's bytes: whether it holds bytes the fast path does not vouch for, and
-/// the number of newlines before each [`BLOCK`].
+/// One pass over the text's bytes ([`skelport_ir::xml::scan_bytes`]): whether it holds bytes the
+/// fast path does not vouch for, the `<` and `=` that bound the tree, and the number of newlines
+/// before each [`BLOCK`].
 struct Scan {
     unusual: bool,
+    lt: u64,
+    eq: u64,
     /// `newlines_before[k]`: newlines in `text[..k * BLOCK]`.
     newlines_before: Vec<u32>,
 }
@@ -220,13 +231,16 @@ impl Scan {
     fn of(text: &str) -> Scan {
         let b = text.as_bytes();
         let mut newlines_before = Vec::with_capacity(b.len() / BLOCK + 1);
-        let (mut unusual, mut n) = (false, 0u32);
+        let (mut unusual, mut lt, mut eq, mut n) = (false, 0u64, 0u64, 0u32);
         for block in b.chunks(BLOCK) {
             newlines_before.push(n);
-            unusual |= has_unusual_bytes(block);
-            n = n.wrapping_add(memchr::memchr_iter(b'\n', block).count() as u32);
+            let s = skelport_ir::xml::scan_bytes(block);
+            unusual |= s.unusual;
+            lt += s.lt;
+            eq += s.eq;
+            n = n.wrapping_add(s.newlines as u32);
         }
-        Scan { unusual, newlines_before }
+        Scan { unusual, lt, eq, newlines_before }
     }
 
     /// Give every element its 1-based line and column (elements are in document order, so one
@@ -256,13 +270,6 @@ impl Scan {
             previous = at;
         }
     }
-}
-
-/// Bytes that may start a character XML forbids: C0 controls other than tab, newline and carriage
-/// return, and 0xEF (which begins U+FFFE and U+FFFF). Branch-free over blocks, so it vectorises.
-fn has_unusual_bytes(b: &[u8]) -> bool {
-    b.chunks(256)
-        .any(|c| c.iter().fold(0u8, |acc, &x| acc | u8::from(((x < 0x20) & (x != b'\t') & (x != b'\n') & (x != b'\r')) | (x == 0xEF))) != 0)
 }
 
 /// A name the fast path vouches for: ASCII letters, digits, `_ - . :` or non-ASCII, not starting
