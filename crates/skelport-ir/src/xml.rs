@@ -105,7 +105,7 @@ mod tests {
     /// summed, each unusual byte alone at every offset of a step and in the tail.
     #[test]
     fn byte_scans_count_and_flag_every_byte() {
-        let mut next = crate::testing::xorshift(0x5ca9_b17e_5u64);
+        let mut next = crate::testing::xorshift(0x0005_ca9b_17e5_u64);
         let alphabet = b"<<==\n\n\t\r ab09<>/\"\x01\x1f\x0b\xef\xbb\xc3\xa9 ";
         for len in [0usize, 1, 31, 32, 33, 255 * 32 - 1, 255 * 32, 255 * 32 + 1, 255 * 32 * 2 + 77, 20_000] {
             for _ in 0..4 {
