@@ -127,4 +127,17 @@ fn triangulated_corners_follow_triangulate() {
     let short = Faces { counts: vec![3, 4], indices: vec![0, 1, 2, 3, 4, 5] };
     let by_corner: Vec<u32> = short.triangulated_corners().iter().map(|&c| short.indices[c as usize]).collect();
     assert_eq!(by_corner, short.triangulate());
+    // Only triangles take a shorter way: the same corners. Faces whose counts add up to three a
+    // face without all being triangles, and triangles with indices missing or to spare, do not.
+    let tris = Faces { counts: vec![3; 5], indices: (100..115).collect() };
+    assert_eq!(tris.triangulated_corners(), (0..15).collect::<Vec<u32>>());
+    for faces in [
+        Faces { counts: vec![2, 4], indices: (0..6).collect() },
+        Faces { counts: vec![3, 3, 1, 5], indices: (0..12).collect() },
+        Faces { counts: vec![3, 3], indices: (0..5).collect() },
+        Faces { counts: vec![3, 3], indices: (0..7).collect() },
+    ] {
+        let by_corner: Vec<u32> = faces.triangulated_corners().iter().map(|&c| faces.indices[c as usize]).collect();
+        assert_eq!(by_corner, faces.triangulate(), "{faces:?}");
+    }
 }
