@@ -178,6 +178,31 @@ pub fn decimal_prefix(b: &[u8]) -> Option<(f64, usize)> {
 /// again. Digits are counted, not significant digits (a word with more than 15, leading zeros
 /// included, takes the slow path), and the sign is a bit, not a branch.
 pub fn decimals_into<'t>(text: &'t str, out: &mut Vec<f64>, slow: fn(&str) -> Option<f64>) -> Result<(), (usize, &'t str)> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("bmi1")
+        && std::arch::is_x86_feature_detected!("bmi2")
+    {
+        // SAFETY: the CPU has the features, checked above.
+        return unsafe { decimals_into_avx2(text, out, slow) };
+    }
+    decimals_into_in(text, out, slow)
+}
+
+/// [`decimals_into`] compiled for the CPUs that have AVX2 and BMI2 (since 2013): three-operand
+/// instructions and shifts that need no count register, 5 % fewer instructions for the same
+/// scalar loop (docs/performance.md).
+///
+/// # Safety
+/// The CPU must have AVX2, BMI1 and BMI2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+unsafe fn decimals_into_avx2<'t>(text: &'t str, out: &mut Vec<f64>, slow: fn(&str) -> Option<f64>) -> Result<(), (usize, &'t str)> {
+    decimals_into_in(text, out, slow)
+}
+
+#[inline(always)]
+fn decimals_into_in<'t>(text: &'t str, out: &mut Vec<f64>, slow: fn(&str) -> Option<f64>) -> Result<(), (usize, &'t str)> {
     let b = text.as_bytes();
     let (m, last_blank) = bounded_region(b);
     let mut i = 0;
