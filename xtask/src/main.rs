@@ -71,7 +71,9 @@ fn man_pages() -> Result<Vec<(PathBuf, Vec<u8>)>> {
 fn man_page(cmd: clap::Command, title: &str, usage: &str, out: &mut Vec<(PathBuf, Vec<u8>)>) -> Result<()> {
     // clap names take `&'static str`; xtask runs once, so leaking a few short names is fine.
     let name: &'static str = Box::leak(title.to_owned().into_boxed_str());
-    let cmd = cmd.name(name).bin_name(usage);
+    let mut cmd = cmd.name(name).bin_name(usage);
+    // Built, so that the subcommands' deferred arguments (`#[command(defer = true)]`) are there.
+    cmd.build();
     let mut page = Vec::new();
     clap_mangen::Man::new(cmd.clone()).title(title).date("").source(format!("skelport {}", env!("CARGO_PKG_VERSION"))).render(&mut page)?;
     let page = with_synopsis(&String::from_utf8(page)?, &synopsis(&cmd, usage));
@@ -100,7 +102,11 @@ fn synopsis(cmd: &clap::Command, usage: &str) -> String {
         }
     };
     let mut line = format!("\\fB{}\\fR", esc(usage));
-    for a in cmd.get_arguments().filter(|a| !a.is_hide_set() && !a.is_positional()) {
+    // Not the `--help` and `--version` clap adds when it builds the command.
+    let added = |a: &clap::Arg| {
+        matches!(a.get_id().as_str(), "help" | "version") && a.get_help().is_some_and(|h| h.to_string().starts_with("Print "))
+    };
+    for a in cmd.get_arguments().filter(|a| !a.is_hide_set() && !a.is_positional() && !added(a)) {
         let flag = match (a.get_short(), a.get_long()) {
             (Some(s), Some(l)) => format!("\\fB\\-{s}\\fR|\\fB\\-\\-{}\\fR", esc(l)),
             (Some(s), None) => format!("\\fB\\-{s}\\fR"),

@@ -48,7 +48,7 @@ impl From<FormArg> for Form {
     }
 }
 
-/// `skelport merge MAIN ADDON... -o OUT [--limit N]`
+/// Merge AnvilToolkit addon skeletons into a main skeleton, as the engine does
 #[derive(Args, Debug)]
 pub struct MergeArgs {
     /// The main (character) skeleton: AnvilToolkit Skeleton XML, either form
@@ -76,7 +76,7 @@ pub struct MergeArgs {
     pub json: bool,
 }
 
-/// `skelport bone ...`
+/// Add, remove or rename a bone of an AnvilToolkit skeleton, keeping every link right
 #[derive(Args, Debug)]
 pub struct BoneArgs {
     #[command(subcommand)]

@@ -64,7 +64,10 @@ pub struct Cli {
     pub verbose: bool,
 }
 
+// Each subcommand's arguments are defined when it is the one run (clap's `defer`): defining all
+// eleven took 0.55 M instructions of every run (a sixtieth of a Collada conversion).
 #[derive(Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Convert one file, or many files into a directory (in parallel)
     Convert(ConvertArgs),
