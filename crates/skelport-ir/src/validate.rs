@@ -171,7 +171,7 @@ fn validate_with(doc: &Document, parallel_from: usize) -> Vec<Problem> {
 /// The index of the first value that fails `ok`. Blocks are tested with `&` rather than `&&`, so
 /// the test has no branch per value and vectorises; only a failing block is searched. A mesh's
 /// per-corner values are most of what validation reads: on AVX2 machines (found at run time)
-/// the test is compiled for AVX2, twice the values a step (Linden body: 0.56 -> 0.3 M
+/// the test is compiled for AVX2, twice the values a step (Linden body's meshes: 0.56 -> 0.23 M
 /// instructions, docs/performance.md).
 fn first_failing<T>(values: &[T], ok: impl Fn(&T) -> bool) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
