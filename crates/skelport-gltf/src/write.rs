@@ -680,7 +680,7 @@ fn put_f32s<const N: usize>(out: &mut [u8], vals: [f32; N]) {
 /// viewers draw a mesh without normals faceted.
 fn encode_mesh(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Result<Encoded, GltfError> {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if skelport_ir::has_avx2() {
         // SAFETY: the CPU has AVX2, checked above; the function is plain Rust otherwise.
         return unsafe { encode_mesh_avx2(mesh, skin, opts) };
     }

@@ -103,3 +103,21 @@ pub fn map_in_order<T: Send, R: Send>(items: Vec<T>, parallel: bool, f: impl Fn(
         items.into_iter().map(f).collect()
     }
 }
+
+/// Whether this CPU runs the AVX2 copies of the hot loops (`xml::scan_bytes`, the validator's
+/// block tests, `num::decimals_into`, the glTF mesh encoder): AVX2 with BMI1 and BMI2, all
+/// x86-64 CPUs since 2013. Each copy is compiled for (at most) these features, so this one test
+/// makes every call of one safe. Cached by the standard library after the first call.
+#[inline]
+pub fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("bmi2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}

@@ -179,10 +179,7 @@ pub fn decimal_prefix(b: &[u8]) -> Option<(f64, usize)> {
 /// included, takes the slow path), and the sign is a bit, not a branch.
 pub fn decimals_into<'t>(text: &'t str, out: &mut Vec<f64>, slow: fn(&str) -> Option<f64>) -> Result<(), (usize, &'t str)> {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("bmi1")
-        && std::arch::is_x86_feature_detected!("bmi2")
-    {
+    if crate::has_avx2() {
         // SAFETY: the CPU has the features, checked above.
         return unsafe { decimals_into_avx2(text, out, slow) };
     }

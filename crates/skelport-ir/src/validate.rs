@@ -175,7 +175,7 @@ fn validate_with(doc: &Document, parallel_from: usize) -> Vec<Problem> {
 /// instructions, docs/performance.md).
 fn first_failing<T>(values: &[T], ok: impl Fn(&T) -> bool) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if crate::has_avx2() {
         // SAFETY: the CPU has AVX2, checked above; the function is plain Rust otherwise.
         #[allow(unsafe_code)]
         return unsafe { first_failing_avx2(values, ok) };
