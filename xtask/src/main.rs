@@ -103,9 +103,7 @@ fn synopsis(cmd: &clap::Command, usage: &str) -> String {
     };
     let mut line = format!("\\fB{}\\fR", esc(usage));
     // Not the `--help` and `--version` clap adds when it builds the command.
-    let added = |a: &clap::Arg| {
-        matches!(a.get_id().as_str(), "help" | "version") && a.get_help().is_some_and(|h| h.to_string().starts_with("Print "))
-    };
+    let added = |a: &clap::Arg| matches!(a.get_id().as_str(), "help" | "version");
     for a in cmd.get_arguments().filter(|a| !a.is_hide_set() && !a.is_positional() && !added(a)) {
         let flag = match (a.get_short(), a.get_long()) {
             (Some(s), Some(l)) => format!("\\fB\\-{s}\\fR|\\fB\\-\\-{}\\fR", esc(l)),

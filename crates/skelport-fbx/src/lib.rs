@@ -136,13 +136,7 @@ pub fn sniff(head: &[u8]) -> u8 {
     if head.starts_with(BINARY_MAGIC) {
         return 100;
     }
-    let head = &head[..head.len().min(4096)];
-    // Both answers below need this word: without it, no lossy copy of the bytes is made (every
-    // reader's sniff runs on a file whose extension no reader claims).
-    if memchr::memmem::find(head, b"FBXHeaderExtension").is_none() {
-        return 0;
-    }
-    let text = skelport_ir::format::head_text(head);
+    let text = skelport_ir::format::head_text(&head[..head.len().min(4096)]);
     let t = text.trim_start_matches('\u{feff}').trim_start();
     if t.starts_with("; FBX") && text.contains("FBXHeaderExtension") {
         100

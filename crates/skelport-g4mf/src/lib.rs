@@ -101,12 +101,7 @@ pub struct G4tfFormat;
 pub struct G4bFormat;
 
 fn sniff_json(head: &[u8]) -> u8 {
-    let head = &head[..head.len().min(4096)];
-    // Without this word the answer is 0: no lossy copy of the bytes then.
-    if memchr::memmem::find(head, b"\"dimension\"").is_none() {
-        return 0;
-    }
-    let s = skelport_ir::format::head_text(head);
+    let s = skelport_ir::format::head_text(&head[..head.len().min(4096)]);
     if !s.trim_start().starts_with('{') || !s.contains("\"asset\"") {
         return 0;
     }

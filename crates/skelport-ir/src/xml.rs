@@ -89,79 +89,6 @@ pub fn make_names_holdable(skeleton: &mut crate::Skeleton, code: &str, format: &
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// [`ByteScan`] byte by byte, as the definition reads.
-    fn scan_naive(b: &[u8]) -> ByteScan {
-        let count = |c: u8| b.iter().filter(|&&x| x == c).count() as u64;
-        let unusual = b.iter().any(|&x| (x < 0x20 && !matches!(x, b'\t' | b'\n' | b'\r')) || x == 0xEF);
-        ByteScan { unusual, newlines: count(b'\n'), lt: count(b'<'), eq: count(b'=') }
-    }
-
-    /// Both scans (the AVX2 one where the machine has it, and the plain one) count every byte
-    /// and flag every unusual one: texts past the 255 steps after which the AVX2 counters are
-    /// summed, each unusual byte alone at every offset of a step and in the tail.
-    #[test]
-    fn byte_scans_count_and_flag_every_byte() {
-        let mut next = crate::testing::xorshift(0x0005_ca9b_17e5_u64);
-        let alphabet = b"<<==\n\n\t\r ab09<>/\"\x01\x1f\x0b\xef\xbb\xc3\xa9 ";
-        for len in [0usize, 1, 31, 32, 33, 255 * 32 - 1, 255 * 32, 255 * 32 + 1, 255 * 32 * 2 + 77, 20_000] {
-            for _ in 0..4 {
-                let b: Vec<u8> = (0..len).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect();
-                assert_eq!(scan_bytes(&b), scan_naive(&b), "len {len}");
-                assert_eq!(scan_plain(&b), scan_naive(&b), "len {len}");
-            }
-        }
-        // Texts of one counted byte: every lane counts at every step, so a counter summed a step
-        // too late wraps.
-        for c in [b'\n', b'<', b'='] {
-            for len in [255 * 32, 256 * 32, 600 * 32 + 5] {
-                assert_eq!(scan_bytes(&vec![c; len]), scan_naive(&vec![c; len]), "{c} × {len}");
-                assert_eq!(scan_plain(&vec![c; len]), scan_naive(&vec![c; len]), "{c} × {len}");
-            }
-        }
-        // One unusual byte in plain text, at every place of two steps and a tail.
-        for bad in [0u8, 0x08, 0x0b, 0x0c, 0x0e, 0x1f, 0xef] {
-            for at in 0..70 {
-                let mut b = vec![b'a'; 70];
-                b[at] = bad;
-                assert!(scan_bytes(&b).unusual && scan_plain(&b).unusual, "{bad:#x} at {at}");
-            }
-        }
-        for ok in [b'\t', b'\n', b'\r', b' ', 0x7f, 0x80, 0xee, 0xf0, 0xff] {
-            assert!(!scan_bytes(&[ok; 70]).unusual && !scan_plain(&[ok; 70]).unusual, "{ok:#x}");
-        }
-    }
-
-    #[test]
-    fn escapes_and_replacements() {
-        assert!(matches!(escape_text("plain é 😀"), Cow::Borrowed(_)));
-        assert_eq!(escape_text("a<b>&c\"\t\n\r"), "a&lt;b&gt;&amp;c\"\t\n&#13;");
-        assert_eq!(escape_attr("a<b>&c\"\t\n\r'"), "a&lt;b&gt;&amp;c&quot;&#9;&#10;&#13;'");
-        assert_eq!(replace_unholdable("a\u{1}b\u{fffe}\u{ffff}\u{7f}\u{10ffff}"), "a\u{fffd}b\u{fffd}\u{fffd}\u{7f}\u{10ffff}");
-        assert!(matches!(replace_unholdable("ok\t\n\r"), Cow::Borrowed(_)));
-        assert!(!is_xml_char('\u{0}') && !is_xml_char('\u{1f}') && is_xml_char('\u{85}') && is_xml_char('\u{e000}'));
-    }
-
-    #[test]
-    fn names_are_made_holdable_and_stay_unique() {
-        use crate::{Bone, BoneId, Diagnostics, Severity, Skeleton, Transform};
-        let mut sk = Skeleton::new("s");
-        for (i, n) in ["a\u{1}", "a\u{2}", "a\u{fffd}", "ok"].iter().enumerate() {
-            sk.push(Bone::new(*n, (i > 0).then_some(BoneId::new(0)), Transform::IDENTITY));
-        }
-        let mut d = Diagnostics::default();
-        make_names_holdable(&mut sk, "x.name", "X", &mut d);
-        let names: Vec<&str> = sk.bones.iter().map(|b| b.name.as_str()).collect();
-        assert_eq!(names, ["a\u{fffd}_2", "a\u{fffd}_3", "a\u{fffd}", "ok"]);
-        let losses: Vec<&str> = d.of(Severity::Loss).map(|l| l.message.as_str()).collect();
-        assert_eq!(losses.len(), 2);
-        assert_eq!(losses[0], "bone \"a\\u{1}\" is written as \"a\u{fffd}_2\": X is XML, which cannot hold its character(s) U+0001");
-    }
-}
-
 /// What one pass over an XML text's bytes finds: for readers that parse with a fast,
 /// non-validating tokenizer and must know beforehand how big its tree may grow and whether the
 /// text needs the validating parser.
@@ -192,7 +119,7 @@ impl ByteScan {
 /// 0.95 and a count by `memchr` 0.26 for each byte counted (docs/performance.md).
 pub fn scan_bytes(b: &[u8]) -> ByteScan {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if crate::has_avx2() {
         // SAFETY: the CPU has AVX2, checked above.
         #[allow(unsafe_code)]
         return unsafe { avx2::scan(b) };
@@ -274,5 +201,78 @@ mod avx2 {
             (_mm256_extract_epi64::<0>(s) + _mm256_extract_epi64::<1>(s) + _mm256_extract_epi64::<2>(s) + _mm256_extract_epi64::<3>(s))
                 as u64
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`ByteScan`] byte by byte, as the definition reads.
+    fn scan_naive(b: &[u8]) -> ByteScan {
+        let count = |c: u8| b.iter().filter(|&&x| x == c).count() as u64;
+        let unusual = b.iter().any(|&x| (x < 0x20 && !matches!(x, b'\t' | b'\n' | b'\r')) || x == 0xEF);
+        ByteScan { unusual, newlines: count(b'\n'), lt: count(b'<'), eq: count(b'=') }
+    }
+
+    /// Both scans (the AVX2 one where the machine has it, and the plain one) count every byte
+    /// and flag every unusual one: texts past the 255 steps after which the AVX2 counters are
+    /// summed, each unusual byte alone at every offset of a step and in the tail.
+    #[test]
+    fn byte_scans_count_and_flag_every_byte() {
+        let mut next = crate::testing::xorshift(0x0005_ca9b_17e5_u64);
+        let alphabet = b"<<==\n\n\t\r ab09<>/\"\x01\x1f\x0b\xef\xbb\xc3\xa9 ";
+        for len in [0usize, 1, 31, 32, 33, 255 * 32 - 1, 255 * 32, 255 * 32 + 1, 255 * 32 * 2 + 77, 20_000] {
+            for _ in 0..4 {
+                let b: Vec<u8> = (0..len).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect();
+                assert_eq!(scan_bytes(&b), scan_naive(&b), "len {len}");
+                assert_eq!(scan_plain(&b), scan_naive(&b), "len {len}");
+            }
+        }
+        // Texts of one counted byte: every lane counts at every step, so a counter summed a step
+        // too late wraps.
+        for c in [b'\n', b'<', b'='] {
+            for len in [255 * 32, 256 * 32, 600 * 32 + 5] {
+                assert_eq!(scan_bytes(&vec![c; len]), scan_naive(&vec![c; len]), "{c} × {len}");
+                assert_eq!(scan_plain(&vec![c; len]), scan_naive(&vec![c; len]), "{c} × {len}");
+            }
+        }
+        // One unusual byte in plain text, at every place of two steps and a tail.
+        for bad in [0u8, 0x08, 0x0b, 0x0c, 0x0e, 0x1f, 0xef] {
+            for at in 0..70 {
+                let mut b = vec![b'a'; 70];
+                b[at] = bad;
+                assert!(scan_bytes(&b).unusual && scan_plain(&b).unusual, "{bad:#x} at {at}");
+            }
+        }
+        for ok in [b'\t', b'\n', b'\r', b' ', 0x7f, 0x80, 0xee, 0xf0, 0xff] {
+            assert!(!scan_bytes(&[ok; 70]).unusual && !scan_plain(&[ok; 70]).unusual, "{ok:#x}");
+        }
+    }
+
+    #[test]
+    fn escapes_and_replacements() {
+        assert!(matches!(escape_text("plain é 😀"), Cow::Borrowed(_)));
+        assert_eq!(escape_text("a<b>&c\"\t\n\r"), "a&lt;b&gt;&amp;c\"\t\n&#13;");
+        assert_eq!(escape_attr("a<b>&c\"\t\n\r'"), "a&lt;b&gt;&amp;c&quot;&#9;&#10;&#13;'");
+        assert_eq!(replace_unholdable("a\u{1}b\u{fffe}\u{ffff}\u{7f}\u{10ffff}"), "a\u{fffd}b\u{fffd}\u{fffd}\u{7f}\u{10ffff}");
+        assert!(matches!(replace_unholdable("ok\t\n\r"), Cow::Borrowed(_)));
+        assert!(!is_xml_char('\u{0}') && !is_xml_char('\u{1f}') && is_xml_char('\u{85}') && is_xml_char('\u{e000}'));
+    }
+
+    #[test]
+    fn names_are_made_holdable_and_stay_unique() {
+        use crate::{Bone, BoneId, Diagnostics, Severity, Skeleton, Transform};
+        let mut sk = Skeleton::new("s");
+        for (i, n) in ["a\u{1}", "a\u{2}", "a\u{fffd}", "ok"].iter().enumerate() {
+            sk.push(Bone::new(*n, (i > 0).then_some(BoneId::new(0)), Transform::IDENTITY));
+        }
+        let mut d = Diagnostics::default();
+        make_names_holdable(&mut sk, "x.name", "X", &mut d);
+        let names: Vec<&str> = sk.bones.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["a\u{fffd}_2", "a\u{fffd}_3", "a\u{fffd}", "ok"]);
+        let losses: Vec<&str> = d.of(Severity::Loss).map(|l| l.message.as_str()).collect();
+        assert_eq!(losses.len(), 2);
+        assert_eq!(losses[0], "bone \"a\\u{1}\" is written as \"a\u{fffd}_2\": X is XML, which cannot hold its character(s) U+0001");
     }
 }

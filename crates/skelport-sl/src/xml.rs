@@ -141,8 +141,7 @@ pub(crate) fn parse<'a>(text: &'a str, file: &str, budget: &Budget) -> Result<Do
     // The byte scan (unusual bytes, newlines, and the '<' and '=' that bound the tree) and the
     // tree are passes over the text. A big file counts the two bytes first and then runs the
     // scan and the tree on two cores; a small one takes everything from the scan, in one pass.
-    let big = text.len() >= PARALLEL_FROM;
-    let small_scan = (!big).then(|| Scan::of(text));
+    let small_scan = (text.len() < PARALLEL_FROM).then(|| Scan::of(text));
     let (lt, eq) = match &small_scan {
         Some(s) => (s.lt, s.eq),
         None => (memchr::memchr_iter(b'<', b).count() as u64, memchr::memchr_iter(b'=', b).count() as u64),
