@@ -269,7 +269,7 @@ fn decimals_into_in<'t, const SSE: bool>(text: &'t str, out: &mut Vec<f64>, slow
 #[cfg(target_arch = "x86_64")]
 #[allow(unused_unsafe)]
 mod sse {
-    use super::{is_blank, POW10};
+    use super::{is_blank, Int, POW10};
     use std::arch::x86_64::*;
 
     /// `DOT_OUT[q]` closes the gap of a dot at byte `q`: bytes after it move down one (`q` = 16:
@@ -359,6 +359,84 @@ mod sse {
             Some((f64::from_bits(v.to_bits() | u64::from(neg) << 63), i + usize::from(neg) + end))
         }
     }
+
+    /// The integer words of `b` from `i` (a word's first byte) that end, at a blank, within the
+    /// 32 bytes from `i`, when those bytes are all digits and blanks and each such word has 1 to
+    /// 8 digits: appended to `out`; returns where the caller goes on (the first byte of the
+    /// window's last, unfinished word, or the window's end), or `i` when the window holds no
+    /// such word (the caller then reads one word its own way). For a polygon's index list
+    /// (`57 0 0  47 1 1`): a mask of digits and one of blanks per window, no loop per byte, and
+    /// the window's words stored without `Vec::push`'s length updates.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, BMI1 and BMI2, and `i + 40 <= b.len()`.
+    #[inline]
+    #[target_feature(enable = "avx2,bmi1,bmi2")]
+    pub(super) unsafe fn int_words<T: Int>(b: &[u8], i: usize, out: &mut Vec<T>) -> usize {
+        debug_assert!(i + 40 <= b.len());
+        unsafe {
+            // SAFETY: the 32 bytes from `i` are in `b` (the caller's bound).
+            let v = _mm256_loadu_si256(b.as_ptr().add(i).cast());
+            let d = _mm256_sub_epi8(v, _mm256_set1_epi8(b'0' as i8));
+            let digit = _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_min_epu8(d, _mm256_set1_epi8(9)), d)) as u32;
+            // The blanks by their low four bits: the table holds each blank at its own low bits
+            // (and 0xFF elsewhere, which no byte with those low bits equals); a byte with the high
+            // bit set looks up zero, which it is not.
+            let blank = _mm256_cmpeq_epi8(_mm256_shuffle_epi8(_mm256_loadu_si256(BLANK_AT_LOW_BITS.as_ptr().cast()), v), v);
+            let blank = _mm256_movemask_epi8(blank) as u32;
+            // Bit k: byte k is a word's last digit and byte k + 1 (in the window) a blank.
+            let ends = digit & (blank >> 1);
+            if digit | blank != u32::MAX || ends == 0 {
+                return i;
+            }
+            let last = 31 - ends.leading_zeros();
+            let firsts = digit & !(digit << 1);
+            let mut starts = firsts & ((2 << last) - 1);
+            // At most 16 words end in 32 bytes (a digit and a blank each).
+            out.reserve(16);
+            let (len0, dst) = (out.len(), out.as_mut_ptr());
+            let mut k = 0;
+            while starts != 0 {
+                let s = starts.trailing_zeros() as usize;
+                let len = (!(digit >> s)).trailing_zeros() as usize;
+                // SAFETY: `s <= 30` and `i + 40 <= b.len()`: the eight bytes are in `b`.
+                let x = u64::from_le_bytes(*b.as_ptr().add(i + s).cast::<[u8; 8]>()).wrapping_sub(0x3030_3030_3030_3030);
+                // (No closure here: it would not inherit this function's target features, and
+                // so not be inlined.)
+                let t = if len <= 8 { T::narrow(super::digits_value(x, len) as i64) } else { None };
+                let Some(t) = t else {
+                    // SAFETY: the `k` values after `len0` are written.
+                    out.set_len(len0 + k);
+                    return i + s;
+                };
+                // SAFETY: `len0 + k` is below the capacity reserved for 16 more (`k < 16`).
+                dst.add(len0 + k).write(t);
+                k += 1;
+                starts &= starts - 1;
+            }
+            // SAFETY: as above.
+            out.set_len(len0 + k);
+            // On at the window's unfinished word, or past the window when blanks end it.
+            let rest = firsts & !((2 << last) - 1);
+            i + if rest == 0 { 32 } else { rest.trailing_zeros() as usize }
+        }
+    }
+
+    /// Each blank byte at the index of its low four bits, twice (one per 128-bit lane of a
+    /// shuffle); 0xFF at the others.
+    static BLANK_AT_LOW_BITS: [u8; 32] = {
+        let mut t = [0xFFu8; 32];
+        let mut k = 0;
+        while k < 2 {
+            t[16 * k] = b' ';
+            t[16 * k + 9] = b'\t';
+            t[16 * k + 10] = b'\n';
+            t[16 * k + 12] = 0x0C;
+            t[16 * k + 13] = b'\r';
+            k += 1;
+        }
+        t
+    };
 }
 
 /// The slow path of [`decimals_into`] and [`ints_into`]: the word `text[start..end]` through the
@@ -406,6 +484,28 @@ fn parse_int<T: Int>(t: &str) -> Option<T> {
 /// (no overflow) is accumulated as it is scanned; any other word goes to [`parse_i64`]. A word
 /// that is an integer `T` cannot hold is refused like one that is not an integer.
 pub fn ints_into<'t, T: Int>(text: &'t str, out: &mut Vec<T>) -> Result<(), (usize, &'t str)> {
+    #[cfg(target_arch = "x86_64")]
+    if crate::has_avx2() {
+        // SAFETY: the CPU has the features, checked above.
+        return unsafe { ints_into_avx2(text, out) };
+    }
+    ints_into_in::<T, false>(text, out)
+}
+
+/// [`ints_into`] with words read a window at a time ([`sse::int_words`]).
+///
+/// # Safety
+/// The CPU must have AVX2, BMI1 and BMI2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+unsafe fn ints_into_avx2<'t, T: Int>(text: &'t str, out: &mut Vec<T>) -> Result<(), (usize, &'t str)> {
+    ints_into_in::<T, true>(text, out)
+}
+
+/// The list loop of [`ints_into`]; `SSE`: the windows of [`sse::int_words`] first (only in
+/// [`ints_into_avx2`], whose caller has checked the CPU).
+#[inline(always)]
+fn ints_into_in<'t, T: Int, const SSE: bool>(text: &'t str, out: &mut Vec<T>) -> Result<(), (usize, &'t str)> {
     let b = text.as_bytes();
     let n = b.len();
     let mut i = 0;
@@ -415,6 +515,15 @@ pub fn ints_into<'t, T: Int>(text: &'t str, out: &mut Vec<T>) -> Result<(), (usi
         }
         if i >= n {
             return Ok(());
+        }
+        #[cfg(target_arch = "x86_64")]
+        if SSE && i + 40 <= n {
+            // SAFETY: `SSE` is set only where the CPU has AVX2, and 40 bytes from `i` are in `b`.
+            let j = unsafe { sse::int_words(b, i, out) };
+            if j != i {
+                i = j;
+                continue;
+            }
         }
         let start = i;
         // Most index words are 1 to 8 digits and a blank: all eight bytes at once, without a
@@ -521,20 +630,27 @@ pub fn short_digits(b: &[u8]) -> Option<(usize, u64)> {
     if len == 0 {
         return None;
     }
+    Some((len, digits_value(x, len)))
+}
+
+/// The value of the `len` (1 to 8) digits in the low bytes of `x`, each already less `'0'`,
+/// the first in the lowest byte; the bytes above them are ignored.
+#[inline(always)]
+fn digits_value(x: u64, len: usize) -> u64 {
+    debug_assert!((1..=8).contains(&len));
     if len <= 4 {
         // Most index words are one to four digits: the same steps in 32 bits, pairs then fours.
         let d = (x as u32) << (8 * (4 - len));
         let d = d.wrapping_mul(10).wrapping_add(d >> 8);
-        return Some((len, u64::from((d & 0xFF) * 100 + ((d >> 16) & 0xFF))));
+        return u64::from((d & 0xFF) * 100 + ((d >> 16) & 0xFF));
     }
     // The digits moved to the top, zeros (leading zeros) below them; then pairs, fours, eights.
     let d = x << (8 * (8 - len));
     let d = d.wrapping_mul(10).wrapping_add(d >> 8);
-    let v = (d & 0x0000_00FF_0000_00FF)
+    (d & 0x0000_00FF_0000_00FF)
         .wrapping_mul(100 + (1_000_000 << 32))
         .wrapping_add(((d >> 16) & 0x0000_00FF_0000_00FF).wrapping_mul(1 + (10_000 << 32)))
-        >> 32;
-    Some((len, v))
+        >> 32
 }
 
 /// An integer word (optional sign, digits) as `str::parse::<i64>` reads it: a plain digit loop
@@ -636,6 +752,70 @@ mod tests {
             let mut got = Vec::new();
             assert_eq!(decimals_into(text, &mut got, fast_decimal).map(|()| got), want.map(<[f64]>::to_vec), "{text:?}");
         }
+    }
+
+    /// Integer lists through the 32-byte windows (`sse::int_words`) and the scalar loop: words
+    /// of 1 to 10 digits (past the window's eight, and past what `u32` holds), leading zeros,
+    /// signs and words that are not integers, between runs of each blank, so that windows start
+    /// and end at every place in a word; lists of every length around the 40 bytes a window
+    /// needs. Each read as `u32` and `i64` by `ints_into` (the AVX2 copy where the machine has
+    /// it) and the scalar loop, against splitting and `str::parse`.
+    #[test]
+    fn integer_lists_through_the_windows() {
+        let shapes = [
+            "7",
+            "0",
+            "42",
+            "905",
+            "1234",
+            "3",
+            "61",
+            "00017",
+            "123456",
+            "9999999",
+            "12345678",
+            "123456789",
+            "4294967295",
+            "4294967296",
+            "-3",
+            "+8",
+            "-0",
+            "x",
+            "3x",
+            "1.5",
+        ];
+        let blanks = [" ", " ", " ", "  ", "     ", "\n", "\t", "\r\n", "\x0c"];
+        let mut next = crate::testing::xorshift(0x01d5_7a11_e5e5);
+        let mut long = 0;
+        for _ in 0..30_000 {
+            let x = next();
+            let mut t = String::from(if x & 1 == 0 { "" } else { " " });
+            for _ in 0..(x >> 1) % 24 {
+                let r = next();
+                // Mostly the short plain words of index lists, now and then any shape.
+                let shape = if r % 8 == 0 { (r >> 3) as usize % shapes.len() } else { (r >> 3) as usize % 7 };
+                t.push_str(shapes[shape]);
+                t.push_str(blanks[(r >> 16) as usize % blanks.len()]);
+            }
+            if x >> 60 == 0 {
+                t.pop();
+            }
+            long += usize::from(t.len() >= 40);
+            let split: Vec<&str> = t.split_ascii_whitespace().collect();
+            // An index list reads integers as `i64` and refuses those `u32` cannot hold ("-0" is 0).
+            let want: Result<Vec<u32>, (usize, &str)> =
+                split.iter().enumerate().map(|(k, w)| w.parse::<i64>().ok().and_then(|v| u32::try_from(v).ok()).ok_or((k, *w))).collect();
+            let (mut a, mut b) = (Vec::<u32>::new(), Vec::<u32>::new());
+            assert_eq!(ints_into(&t, &mut a).map(|()| a), want, "{t:?}");
+            assert_eq!(super::ints_into_in::<u32, false>(&t, &mut b).map(|()| b), want, "{t:?}");
+            let want: Result<Vec<i64>, (usize, &str)> =
+                split.iter().enumerate().map(|(k, w)| w.parse::<i64>().map_err(|_| (k, *w))).collect();
+            let (mut a, mut b) = (Vec::<i64>::new(), Vec::<i64>::new());
+            assert_eq!(ints_into(&t, &mut a).map(|()| a), want, "{t:?}");
+            assert_eq!(super::ints_into_in::<i64, false>(&t, &mut b).map(|()| b), want, "{t:?}");
+        }
+        // Most lists are long enough for windows.
+        assert!(long > 15_000, "{long}");
     }
 
     /// Every shape of word the sixteen-byte reader (`sse::word`) takes or hands back, at the
