@@ -219,12 +219,12 @@ fn decimals_into_in<'t, const SSE: bool>(text: &'t str, out: &mut Vec<f64>, slow
             }
             #[cfg(target_arch = "x86_64")]
             if SSE && i + 17 <= b.len() {
-                // SAFETY: `SSE` is set only where the CPU has AVX2 (and so SSE4.1), and 17 bytes
-                // from `i` lie in `b`.
-                if let Some((v, end)) = unsafe { sse::word(b, i) } {
-                    out.push(v);
-                    // The word ended at a blank: step over it.
-                    i = end + 1;
+                // SAFETY: `SSE` is set only where the CPU has AVX2, BMI1 and BMI2; `b[last]` is a
+                // blank and `b[m - 1]` is not (see above).
+                let j = unsafe { sse::words(b, i, last, out) };
+                // None read: the word at `i` is the scalar loop's.
+                if j != i {
+                    i = j;
                     continue;
                 }
             }
@@ -358,6 +358,44 @@ mod sse {
             let v = (m as i64) as f64 / POW10[frac];
             Some((f64::from_bits(v.to_bits() | u64::from(neg) << 63), i + usize::from(neg) + end))
         }
+    }
+
+    /// [`word`] word after word from `b[i]` (not a blank), while it reads them, `i <= last` and
+    /// 17 bytes are left; the values appended to `out` with its length held in a register
+    /// (`Vec::push` loaded and stored it at every word). Returns where it stopped: a word
+    /// [`word`] hands back, past `last`, or too near the end.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, BMI1 and BMI2; `b[last]` is a blank and a byte that is not one
+    /// follows it (the bounded region of [`super::decimals_into`]).
+    #[inline]
+    #[target_feature(enable = "avx2,bmi1,bmi2")]
+    pub(super) unsafe fn words(b: &[u8], mut i: usize, last: usize, out: &mut Vec<f64>) -> usize {
+        let (mut len, mut cap, mut dst) = (out.len(), out.capacity(), out.as_mut_ptr());
+        while i <= last && i + 17 <= b.len() {
+            // SAFETY: the CPU's features are the caller's; 17 bytes from `i` are in `b`.
+            let Some((v, end)) = (unsafe { word(b, i) }) else { break };
+            if len == cap {
+                // SAFETY: the first `len` values are written (the `Vec`'s, then those below).
+                unsafe { out.set_len(len) };
+                out.reserve(1);
+                (cap, dst) = (out.capacity(), out.as_mut_ptr());
+            }
+            // SAFETY: `len < cap`: the slot is in the allocation `dst` points to (taken again at
+            // every growth).
+            unsafe { dst.add(len).write(v) };
+            len += 1;
+            // The word ended at a blank at or before `last` (it started at or before it): the
+            // blanks after it end before the byte that is not one.
+            i = end + 1;
+            // SAFETY: see above.
+            while is_blank(unsafe { *b.get_unchecked(i) }) {
+                i += 1;
+            }
+        }
+        // SAFETY: the first `len` values are written.
+        unsafe { out.set_len(len) };
+        i
     }
 
     /// The integer words of `b` from `i` (a word's first byte) that end, at a blank, within the
