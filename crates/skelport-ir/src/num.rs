@@ -399,10 +399,10 @@ mod sse {
     }
 
     /// The integer words of `b` from `i` (a word's first byte) that end, at a blank, within the
-    /// 32 bytes from `i`, when those bytes are all digits and blanks and each such word has 1 to
-    /// 8 digits: appended to `out`; returns where the caller goes on (the first byte of the
-    /// window's last, unfinished word, or the window's end), or `i` when the window holds no
-    /// such word (the caller then reads one word its own way). For a polygon's index list
+    /// 32 bytes from `i` and before any byte that is neither a digit nor a blank, while each has
+    /// 1 to 8 digits: appended to `out`; returns where the caller goes on (the next word's first
+    /// byte, or the window's end), or `i` when the window starts with no such word (the caller
+    /// then reads one word its own way). For a polygon's index list
     /// (`57 0 0  47 1 1`): a mask of digits and one of blanks per window, no loop per byte, and
     /// the window's words stored without `Vec::push`'s length updates.
     ///
@@ -422,14 +422,17 @@ mod sse {
             // bit set looks up zero, which it is not.
             let blank = _mm256_cmpeq_epi8(_mm256_shuffle_epi8(_mm256_loadu_si256(BLANK_AT_LOW_BITS.as_ptr().cast()), v), v);
             let blank = _mm256_movemask_epi8(blank) as u32;
-            // Bit k: byte k is a word's last digit and byte k + 1 (in the window) a blank.
-            let ends = digit & (blank >> 1);
-            if digit | blank != u32::MAX || ends == 0 {
+            // Bit k: byte k is a word's last digit and byte k + 1 (in the window) a blank, before
+            // the first byte that is neither (a sign, a letter: the scalar loop reads that word).
+            let other = !(digit | blank);
+            let ends = digit & (blank >> 1) & !u32::MAX.checked_shl(other.trailing_zeros()).unwrap_or(0);
+            if ends == 0 {
                 return i;
             }
             let last = 31 - ends.leading_zeros();
-            let firsts = digit & !(digit << 1);
-            let mut starts = firsts & ((2 << last) - 1);
+            // The bytes up to the last word's last digit: digits and blanks only.
+            let upto_last = (2u32 << last).wrapping_sub(1);
+            let mut starts = digit & !(digit << 1) & upto_last;
             // At most 16 words end in 32 bytes (a digit and a blank each).
             out.reserve(16);
             let (len0, dst) = (out.len(), out.as_mut_ptr());
@@ -454,9 +457,9 @@ mod sse {
             }
             // SAFETY: as above.
             out.set_len(len0 + k);
-            // On at the window's unfinished word, or past the window when blanks end it.
-            let rest = firsts & !((2 << last) - 1);
-            i + if rest == 0 { 32 } else { rest.trailing_zeros() as usize }
+            // On at the next word (the first byte after the last word that is not a blank), or
+            // past the window when blanks end it.
+            i + (!blank & !upto_last).trailing_zeros() as usize
         }
     }
 
