@@ -6,7 +6,9 @@
 //! accumulated as it is scanned and finished by Clinger's fast path (below 2^53 and at most 15
 //! decimals: one exact division, bit for bit `str::parse`); any other word goes to fast-float2
 //! (Eisel-Lemire, maintained by the lexical author: no slow-path cliff for exponents or long
-//! digit strings). The measurements behind each choice are in docs/performance.md.
+//! digit strings). On CPUs with AVX2 the lists' common words are read a vector at a time
+//! (`sse`: a decimal word in one 16-byte step, the index words of a 32-byte window together),
+//! to the same values. The measurements behind each choice are in docs/performance.md.
 
 // The bounded word scan below: 10.04 M -> 8.62 M instructions for the Linden body's 80,891
 // decimals (docs/performance.md). Each unchecked read states why it is in bounds.
@@ -259,12 +261,14 @@ fn decimals_into_in<'t, const SSE: bool>(text: &'t str, out: &mut Vec<f64>, slow
     Ok(())
 }
 
-/// Plain decimal words read sixteen bytes at a time with SSE4.1, for [`decimals_into`]'s AVX2
-/// copy: the same words as [`word`] (a sign, 1 to 15 digits, at most one dot, a blank after)
-/// and bit for bit the same value (the same significand and the same division), in about half
-/// its instructions: one mask of the digit bytes gives the word's parts (no loop per digit),
-/// two shuffles close the dot's gap and right-align the digits, three multiply-adds combine
-/// them (as simdjson and fast_float do).
+/// Number words a vector at a time, for the AVX2 copies of [`decimals_into`] and [`ints_into`]:
+/// the same words as the scalar loops take (a decimal: a sign, 1 to 15 digits, at most one dot,
+/// a blank after; an index: 1 to 8 digits, a blank after) and bit for bit the same values (the
+/// same significand and the same division), in about two thirds of their instructions. A
+/// decimal word: one mask of its digit bytes gives its parts (no loop per digit), two shuffles
+/// close the dot's gap and right-align the digits, three multiply-adds combine them (as
+/// simdjson and fast_float do). Index words: masks of digits and blanks for 32 bytes give every
+/// word that ends there.
 // The standard library's intrinsics: unsafe to call under the workspace's minimum Rust (1.85).
 #[cfg(target_arch = "x86_64")]
 #[allow(unused_unsafe)]
@@ -311,7 +315,7 @@ mod sse {
     /// blank) within 15 bytes of its digits: the caller reads those with [`super::word`].
     ///
     /// # Safety
-    /// The CPU must have SSE4.1 (AVX2 implies it), and `i + 17 <= b.len()`.
+    /// The CPU must have AVX2, BMI1 and BMI2, and `i + 17 <= b.len()`.
     #[inline]
     #[target_feature(enable = "avx2,bmi1,bmi2")]
     pub(super) unsafe fn word(b: &[u8], i: usize) -> Option<(f64, usize)> {
