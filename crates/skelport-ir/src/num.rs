@@ -220,7 +220,7 @@ fn decimals_into_in<'t, const SSE: bool>(text: &'t str, out: &mut Vec<f64>, slow
                 break;
             }
             #[cfg(target_arch = "x86_64")]
-            if SSE && i + 17 <= b.len() {
+            if SSE && i + 18 <= b.len() {
                 // SAFETY: `SSE` is set only where the CPU has AVX2, BMI1 and BMI2; `b[last]` is a
                 // blank and `b[m - 1]` is not (see above).
                 let j = unsafe { sse::words(b, i, last, out) };
@@ -315,13 +315,13 @@ mod sse {
     /// blank) within 15 bytes of its digits: the caller reads those with [`super::word`].
     ///
     /// # Safety
-    /// The CPU must have AVX2, BMI1 and BMI2, and `i + 17 <= b.len()`.
+    /// The CPU must have AVX2, BMI1 and BMI2, and `i + 18 <= b.len()`.
     #[inline]
     #[target_feature(enable = "avx2,bmi1,bmi2")]
     pub(super) unsafe fn word(b: &[u8], i: usize) -> Option<(f64, usize)> {
-        debug_assert!(i + 17 <= b.len());
+        debug_assert!(i + 18 <= b.len());
         unsafe {
-            // SAFETY: `i + 17 <= b.len()` (the caller's bound): `i + 1` and the 16 bytes from
+            // SAFETY: `i + 18 <= b.len()` (the caller's bound): `i + 1` and the 17 bytes from
             // `i + neg` are in `b`.
             let neg = *b.get_unchecked(i) == b'-';
             let p = b.as_ptr().add(i + usize::from(neg));
@@ -330,12 +330,8 @@ mod sse {
             let digit = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d)) as u32;
             // Bits above the sixteen bytes are clear, so each run of digits stops by byte 16.
             let int_len = (!digit).trailing_zeros() as usize;
-            // All sixteen digits: more than a plain word has (and the byte after them is not in
-            // the window).
-            if int_len > 15 {
-                return None;
-            }
-            // SAFETY (and below): every index read is at most 15, inside the 16 bytes at `p`.
+            // SAFETY (and below): every index read is at most 16, inside the 17 bytes at `p`
+            // (all sixteen digits: `end` is 16 and the word is handed back).
             let (frac, end, dot) = if *p.add(int_len) == b'.' {
                 let frac = (!(digit >> (int_len + 1))).trailing_zeros() as usize;
                 (frac, int_len + 1 + frac, int_len)
@@ -365,7 +361,7 @@ mod sse {
     }
 
     /// [`word`] word after word from `b[i]` (not a blank), while it reads them, `i <= last` and
-    /// 17 bytes are left; the values appended to `out` with its length held in a register
+    /// 18 bytes are left; the values appended to `out` with its length held in a register
     /// (`Vec::push` loaded and stored it at every word). Returns where it stopped: a word
     /// [`word`] hands back, past `last`, or too near the end.
     ///
@@ -376,8 +372,10 @@ mod sse {
     #[target_feature(enable = "avx2,bmi1,bmi2")]
     pub(super) unsafe fn words(b: &[u8], mut i: usize, last: usize, out: &mut Vec<f64>) -> usize {
         let (mut len, mut cap, mut dst) = (out.len(), out.capacity(), out.as_mut_ptr());
-        while i <= last && i + 17 <= b.len() {
-            // SAFETY: the CPU's features are the caller's; 17 bytes from `i` are in `b`.
+        // `i <= last` and `i + 18 <= b.len()` as one bound.
+        let Some(limit) = b.len().checked_sub(18).map(|l| l.min(last)) else { return i };
+        while i <= limit {
+            // SAFETY: the CPU's features are the caller's; 18 bytes from `i` are in `b`.
             let Some((v, end)) = (unsafe { word(b, i) }) else { break };
             if len == cap {
                 // SAFETY: the first `len` values are written (the `Vec`'s, then those below).
