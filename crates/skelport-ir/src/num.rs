@@ -340,8 +340,12 @@ mod sse {
             }
             let upto_last = (2u32 << (31 - ends.leading_zeros())).wrapping_sub(1);
             let (mut starts, mut ends) = (word & !(word << 1) & upto_last, ends);
-            // At most 16 words end in 32 bytes.
-            out.reserve(16);
+            // Room for the window's words (at most 16 end in 32 bytes), counted only when the
+            // room left is less: a list sized by its `count` must not grow (a doubling copy)
+            // for want of room it will never use.
+            if out.capacity() - out.len() < 16 {
+                out.reserve(ends.count_ones() as usize);
+            }
             let (len0, dst) = (out.len(), out.as_mut_ptr());
             let mut k = 0;
             while starts != 0 {
@@ -353,7 +357,7 @@ mod sse {
                     out.set_len(len0 + k);
                     return i + s;
                 };
-                // SAFETY: below the capacity reserved for 16 more (`k < 16`).
+                // SAFETY: below the capacity reserved for the window's words (`k` counts them).
                 dst.add(len0 + k).write(x);
                 k += 1;
                 starts &= starts - 1;
@@ -444,8 +448,11 @@ mod sse {
             // The bytes up to the last word's last digit: digits and blanks only.
             let upto_last = (2u32 << last).wrapping_sub(1);
             let mut starts = digit & !(digit << 1) & upto_last;
-            // At most 16 words end in 32 bytes (a digit and a blank each).
-            out.reserve(16);
+            // Room for the window's words, as in `decimal_window` (at most 16: a digit and a
+            // blank each).
+            if out.capacity() - out.len() < 16 {
+                out.reserve(starts.count_ones() as usize);
+            }
             let (len0, dst) = (out.len(), out.as_mut_ptr());
             let mut k = 0;
             while starts != 0 {
@@ -461,7 +468,7 @@ mod sse {
                     out.set_len(len0 + k);
                     return i + s;
                 };
-                // SAFETY: `len0 + k` is below the capacity reserved for 16 more (`k < 16`).
+                // SAFETY: below the capacity reserved for the window's words (`k` counts them).
                 dst.add(len0 + k).write(t);
                 k += 1;
                 starts &= starts - 1;
