@@ -7,8 +7,8 @@
 //! decimals: one exact division, bit for bit `str::parse`); any other word goes to fast-float2
 //! (Eisel-Lemire, maintained by the lexical author: no slow-path cliff for exponents or long
 //! digit strings). On CPUs with AVX2 the lists' common words are read a vector at a time
-//! (`sse`: a decimal word in one 16-byte step, the index words of a 32-byte window together),
-//! to the same values. The measurements behind each choice are in docs/performance.md.
+//! (`sse`: the words of a 32-byte window together, each decimal from one 16-byte load), to the
+//! same values. The measurements behind each choice are in docs/performance.md.
 
 // The bounded word scan below: 10.04 M -> 8.62 M instructions for the Linden body's 80,891
 // decimals (docs/performance.md). Each unchecked read states why it is in bounds.
