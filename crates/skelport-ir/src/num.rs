@@ -390,7 +390,8 @@ mod sse {
             } else {
                 // The rest: a dot, then digits up to the end of the word.
                 let frac = body.wrapping_sub(int_len + 1);
-                // (`int_len < body <= 17`: the byte read is one of the 18.)
+                // (`int_len <= 16`, the sixteen bytes' mask: the byte read is one of the 18 from
+                // `w`. A longer word fails the tests below.)
                 if *p.add(int_len) != b'.' || (!(digit >> (int_len + 1))).trailing_zeros() as usize != frac {
                     return None;
                 }
