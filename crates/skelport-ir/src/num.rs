@@ -328,9 +328,7 @@ mod sse {
         unsafe {
             // SAFETY: the 32 bytes from `i` are in `b` (the caller's bound).
             let v = _mm256_loadu_si256(b.as_ptr().add(i).cast());
-            let blank =
-                _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(_mm256_loadu_si256(BLANK_AT_LOW_BITS.as_ptr().cast()), v), v))
-                    as u32;
+            let blank = blanks(v);
             let word = !blank;
             // Bit k: byte k ends a word and byte k + 1 is a blank at or before `last`.
             let Some(room) = last.checked_sub(i + 1) else { return i };
@@ -340,12 +338,7 @@ mod sse {
             }
             let upto_last = (2u32 << (31 - ends.leading_zeros())).wrapping_sub(1);
             let (mut starts, mut ends) = (word & !(word << 1) & upto_last, ends);
-            // Room for the window's words (at most 16 end in 32 bytes), counted only when the
-            // room left is less: a list sized by its `count` must not grow (a doubling copy)
-            // for want of room it will never use.
-            if out.capacity() - out.len() < 16 {
-                out.reserve(ends.count_ones() as usize);
-            }
+            room_for_window(out, ends);
             let (len0, dst) = (out.len(), out.as_mut_ptr());
             let mut k = 0;
             while starts != 0 {
@@ -433,11 +426,7 @@ mod sse {
             let v = _mm256_loadu_si256(b.as_ptr().add(i).cast());
             let d = _mm256_sub_epi8(v, _mm256_set1_epi8(b'0' as i8));
             let digit = _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_min_epu8(d, _mm256_set1_epi8(9)), d)) as u32;
-            // The blanks by their low four bits: the table holds each blank at its own low bits
-            // (and 0xFF elsewhere, which no byte with those low bits equals); a byte with the high
-            // bit set looks up zero, which it is not.
-            let blank = _mm256_cmpeq_epi8(_mm256_shuffle_epi8(_mm256_loadu_si256(BLANK_AT_LOW_BITS.as_ptr().cast()), v), v);
-            let blank = _mm256_movemask_epi8(blank) as u32;
+            let blank = blanks(v);
             // Bit k: byte k is a word's last digit and byte k + 1 (in the window) a blank, before
             // the first byte that is neither (a sign, a letter: the scalar loop reads that word).
             let other = !(digit | blank);
@@ -449,11 +438,7 @@ mod sse {
             // The bytes up to the last word's last digit: digits and blanks only.
             let upto_last = (2u32 << last).wrapping_sub(1);
             let mut starts = digit & !(digit << 1) & upto_last;
-            // Room for the window's words, as in `decimal_window` (at most 16: a digit and a
-            // blank each).
-            if out.capacity() - out.len() < 16 {
-                out.reserve(starts.count_ones() as usize);
-            }
+            room_for_window(out, starts);
             let (len0, dst) = (out.len(), out.as_mut_ptr());
             let mut k = 0;
             while starts != 0 {
@@ -479,6 +464,31 @@ mod sse {
             // On at the next word (the first byte after the last word that is not a blank), or
             // past the window when blanks end it.
             i + (!blank & !upto_last).trailing_zeros() as usize
+        }
+    }
+
+    /// Bit k set where byte k of `v` is a blank ([`super::is_blank`]'s five), found by their low
+    /// four bits: the table holds each blank at its own low bits (and 0xFF elsewhere, which no
+    /// byte with those low bits equals); a byte with the high bit set looks up zero, which it
+    /// is not.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn blanks(v: __m256i) -> u32 {
+        unsafe {
+            _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(_mm256_loadu_si256(BLANK_AT_LOW_BITS.as_ptr().cast()), v), v)) as u32
+        }
+    }
+
+    /// Room in `out` for a window's words (one bit of `words` each; at most 16 in 32 bytes),
+    /// asked for only when less than 16 is left: a list sized by its `count` must not grow (a
+    /// doubling copy) for room it will never use.
+    #[inline(always)]
+    fn room_for_window<T>(out: &mut Vec<T>, words: u32) {
+        if out.capacity() - out.len() < 16 {
+            out.reserve(words.count_ones() as usize);
         }
     }
 
