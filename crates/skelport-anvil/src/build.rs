@@ -3,7 +3,7 @@
 
 use crate::check::{cycle_member, list, parents_first_order};
 use crate::error::{AnvilError, Result};
-use crate::ext::{bone_ext, fingerprint, shapes_of, Layout, NAMESPACE, RUN_LOCAL_SOURCE};
+use crate::ext::{bone_ext, fingerprint, shapes_of, spans_json, Layout, NAMESPACE, RUN_LOCAL_SOURCE, RUN_LOCAL_SPANS};
 use crate::model::{names, Form, IdHash};
 use crate::names::{bone_hash, parse_hex_name, Names};
 use crate::pose::{compose, normalize, pose_distance, relative, rest_from, Pose, ANVIL_FRAME, LOCAL_GLOBAL_TOLERANCE};
@@ -48,6 +48,7 @@ pub(crate) fn build_document(
     names: &Names,
     file: &str,
     stem: &str,
+    defer: bool,
     diag: &mut Diagnostics,
 ) -> Result<Document> {
     let n = bones.len();
@@ -190,14 +191,21 @@ pub(crate) fn build_document(
         );
     }
 
-    let mut shapes = shapes_of(bones.iter().map(|b| &info.text[b.span.0 as usize..b.span.1 as usize]));
+    // Deferred, each bone keeps its ID alone (what the writer matches bones by) and the
+    // skeleton the elements' places, from which `ext::complete` cuts the values if the document
+    // goes to another writer after all.
+    let mut shapes = (!defer).then(|| shapes_of(bones.iter().map(|b| &info.text[b.span.0 as usize..b.span.1 as usize])));
     let mut sk = Skeleton::new(stem);
     sk.bones.reserve(n);
     for (i, (b, d)) in bones.iter().zip(display).enumerate() {
         let (t, r) = rests[i];
         let mut bone = Bone::new(d, parents[i].map(BoneId::from_index), Transform::from_rt(r, t));
         bone.mirror = b.mirror.filter(|m| *m != b.id).and_then(|m| id_map.get(&m)).map(|&m| BoneId::from_index(m));
-        bone.ext.set_raw(NAMESPACE, bone_ext(b.id, shapes.shape[i] as usize, shapes.values(i)));
+        let ext = match &shapes {
+            Some(s) => bone_ext(b.id, s.shape[i] as usize, s.values(i)),
+            None => Json::from(b.id),
+        };
+        bone.ext.set_raw(NAMESPACE, ext);
         sk.bones.push(bone);
     }
     if order.iter().enumerate().any(|(k, &i)| k != i) {
@@ -211,10 +219,14 @@ pub(crate) fn build_document(
     // A file whose stored Index/ChildBoneCount/Owner disagree is corrected on write, so it must
     // not be re-emitted verbatim.
     e.insert("fingerprint".into(), Json::String(if needs_rewrite { String::new() } else { fp }));
-    let layout = Layout::of_text(&info.text, bones.iter().map(|b| b.span)).with_order(bones.iter().map(|b| b.id).collect());
-    e.insert("layout".into(), layout.to_json());
-    e.insert("pieces".into(), std::mem::take(&mut shapes.pieces));
-    e.insert("shapes".into(), std::mem::take(&mut shapes.shapes));
+    if let Some(s) = &mut shapes {
+        let layout = Layout::of_text(&info.text, bones.iter().map(|b| b.span)).with_order(bones.iter().map(|b| b.id).collect());
+        e.insert("layout".into(), layout.to_json());
+        e.insert("pieces".into(), std::mem::take(&mut s.pieces));
+        e.insert("shapes".into(), std::mem::take(&mut s.shapes));
+    } else {
+        sk.ext.set_raw(RUN_LOCAL_SPANS, spans_json(bones.iter().map(|b| (b.id, b.span))));
+    }
     e.insert("modifiers".into(), Json::from(bones.iter().map(|b| b.modifiers).sum::<usize>()));
     sk.ext.set_raw(NAMESPACE, Json::Object(e));
     // The text itself, for a write in this run: it is not carried into files (run-local), and

@@ -21,6 +21,78 @@ pub const NAMESPACE: &str = "anvil";
 /// The run-local namespace (see `skelport_ir::ext`) holding the text a skeleton was read from.
 pub(crate) const RUN_LOCAL_SOURCE: &str = "~anvil.source";
 
+/// The run-local namespace of a skeleton whose bones' values the reader deferred
+/// (`skelport_ir::ExtensionUse`): each bone element's ID and where it lies in the
+/// [`RUN_LOCAL_SOURCE`] text (start × 2³² + end), in file order, two numbers a bone. Its bones
+/// hold their IDs alone, and its extension no `layout`, `pieces` or `shapes`.
+pub(crate) const RUN_LOCAL_SPANS: &str = "~anvil.spans";
+
+/// [`RUN_LOCAL_SPANS`]' value for bone elements given as (ID, (start, end)).
+pub(crate) fn spans_json(bones: impl ExactSizeIterator<Item = (u64, (u32, u32))>) -> Json {
+    let mut v = Vec::with_capacity(2 * bones.len());
+    for (id, (a, z)) in bones {
+        v.extend([Json::from(id), Json::from(u64::from(a) << 32 | u64::from(z))]);
+    }
+    Json::Array(v)
+}
+
+/// Whether the reader deferred this skeleton's bone values ([`complete`] makes them).
+pub(crate) fn is_deferred(sk: &Skeleton) -> bool {
+    sk.ext.raw(RUN_LOCAL_SPANS).is_some()
+}
+
+/// Make what the reader deferred: the skeleton's layout and shapes and each bone's values, cut
+/// from the text read, as a read that defers nothing makes them. Bones are matched by ID; a
+/// bone whose ID no element has (added since) gets none, as it would from a file. Places that
+/// do not lie in order within the text (not the reader's) make nothing: the writer then
+/// generates the file from the bones, saying so.
+pub(crate) fn complete(sk: &mut Skeleton) {
+    let Some(Json::Array(spans)) = sk.ext.remove(RUN_LOCAL_SPANS) else { return };
+    let Some(text) = sk.ext.raw(RUN_LOCAL_SOURCE).and_then(Json::as_str) else { return };
+    let mut elements: Vec<(u64, (u32, u32))> = Vec::with_capacity(spans.len() / 2);
+    let mut end = 0usize;
+    for pair in spans.chunks_exact(2) {
+        let (Some(id), Some(place)) = (pair[0].as_u64(), pair[1].as_u64()) else { return };
+        let (a, z) = ((place >> 32) as u32, place as u32);
+        let (au, zu) = (a as usize, z as usize);
+        if au < end || zu < au || zu > text.len() || !text.is_char_boundary(au) || !text.is_char_boundary(zu) {
+            return;
+        }
+        end = zu;
+        elements.push((id, (a, z)));
+    }
+    let layout = Layout::of_text(text, elements.iter().map(|e| e.1)).with_order(elements.iter().map(|e| e.0).collect()).to_json();
+    let mut shapes = shapes_of(elements.iter().map(|&(_, (a, z))| &text[a as usize..z as usize]));
+    let mut at: std::collections::HashMap<u64, usize, crate::model::IdHash> = Default::default();
+    for (i, &(id, _)) in elements.iter().enumerate() {
+        at.entry(id).or_insert(i);
+    }
+    for b in &mut sk.bones {
+        let i = match b.ext.raw(NAMESPACE) {
+            Some(Json::Number(n)) => n.as_u64().and_then(|id| at.get(&id).map(|&i| (id, i))),
+            _ => None,
+        };
+        if let Some((id, i)) = i {
+            b.ext.set_raw(NAMESPACE, bone_ext(id, shapes.shape[i] as usize, shapes.values(i)));
+        }
+    }
+    let (pieces, shapes) = (std::mem::take(&mut shapes.pieces), std::mem::take(&mut shapes.shapes));
+    // In the reader's order (the map keeps insertion order): `layout`, `pieces` and `shapes`
+    // before `modifiers`.
+    if let Some(Json::Object(e)) = sk.ext.remove(NAMESPACE) {
+        let mut made = Map::with_capacity(e.len() + 3);
+        let mut cut = Some([("layout", layout), ("pieces", pieces), ("shapes", shapes)]);
+        for (k, v) in e {
+            if k == "modifiers" {
+                made.extend(cut.take().into_iter().flatten().map(|(k, v)| (k.to_owned(), v)));
+            }
+            made.insert(k, v);
+        }
+        made.extend(cut.into_iter().flatten().map(|(k, v)| (k.to_owned(), v)));
+        sk.ext.set_raw(NAMESPACE, Json::Object(made));
+    }
+}
+
 /// A 64-bit fingerprint of what the IR holds of a skeleton, to tell whether a document was
 /// edited since it was read. It takes a 64-bit word per step (a 65,535-bone skeleton is 6 MB of
 /// words, which a byte at a time would be slow to hash on each read and write; docs/performance.md

@@ -24,5 +24,5 @@ pub use crate::pose::{ANVIL_FRAME, LOCAL_GLOBAL_TOLERANCE, SCALE_NOISE};
 pub fn to_document(model: AnvilSkeleton, names: &Names, file: &str, stem: &str, diag: &mut Diagnostics) -> Result<Document> {
     check(&model, names, file)?;
     let text = model.to_text(model.form)?;
-    crate::read::read_decoded(text, model.bytes, names, file, stem, diag)
+    crate::read::read_decoded(text, model.bytes, names, file, stem, false, diag)
 }

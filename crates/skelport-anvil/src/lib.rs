@@ -138,7 +138,7 @@ pub fn read_document(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostic
         text::decode(input.bytes).map_err(|e| AnvilError::Encoding { file: file.clone(), offset: e.offset, message: e.message })?;
     read::charge_tree(&text, &budget, &file)?;
     let stem = input.path.and_then(|p| p.file_stem()).and_then(|s| s.to_str()).unwrap_or("Skeleton").to_string();
-    read::read_text(text, bytes, &names, &file, &stem, diag)
+    read::read_text(text, bytes, &names, &file, &stem, opts.extension_use.defers(ext::NAMESPACE), diag)
 }
 
 /// Write a document in `form`. A document read from AnvilToolkit XML and not edited is written
@@ -188,6 +188,17 @@ pub fn write_document(doc: &Document, form: Form, opts: &WriteOptions, diag: &mu
     let fp = ext.and_then(|e| e.get("fingerprint")).and_then(|s| s.as_str());
     let fp_now = ext::fingerprint(sk);
     let unedited = read_form == Some(form) && fp == Some(fp_now.as_str());
+    // The values the reader deferred, made when the text read is not written back as it is.
+    let completed;
+    let sk = if ext::is_deferred(sk) && !(unedited && sk.ext.raw(ext::RUN_LOCAL_SOURCE).is_some()) {
+        let mut c = sk.clone();
+        ext::complete(&mut c);
+        completed = c;
+        &completed
+    } else {
+        sk
+    };
+    let ext = sk.ext.raw(ext::NAMESPACE);
     let source = match (ext, read_form, read_bytes) {
         (Some(e), Some(rf), Some(rb)) => match sk.ext.raw(ext::RUN_LOCAL_SOURCE).and_then(|s| s.as_str()) {
             // The text this run read, unedited since: no elements to rebuild and check.
@@ -339,6 +350,12 @@ macro_rules! dialect_format {
             }
             fn check_losses(&self, doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
                 check_losses(doc, target, diag)
+            }
+            fn deferred(&self, doc: &Document) -> bool {
+                doc.skeletons.iter().any(ext::is_deferred)
+            }
+            fn complete(&self, doc: &mut Document) {
+                doc.skeletons.iter_mut().for_each(ext::complete)
             }
             fn humanoid_names(&self) -> Option<&'static str> {
                 Some("ac-biped")

@@ -181,18 +181,29 @@ pub(crate) fn charge_tree(text: &str, budget: &skelport_ir::Budget, file: &str) 
 }
 
 /// Read decoded text into an IR document.
-pub(crate) fn read_text(text: String, bytes: ByteForm, names: &Names, file: &str, stem: &str, diag: &mut Diagnostics) -> Result<Document> {
+pub(crate) fn read_text(
+    text: String,
+    bytes: ByteForm,
+    names: &Names,
+    file: &str,
+    stem: &str,
+    defer: bool,
+    diag: &mut Diagnostics,
+) -> Result<Document> {
     crate::validate::check_text(&text, bytes, file)?;
-    read_decoded(text, bytes, names, file, stem, diag)
+    read_decoded(text, bytes, names, file, stem, defer, diag)
 }
 
-/// [`read_text`] for text already known to be well encoded (written from a model).
+/// [`read_text`] for text already known to be well encoded (written from a model). With
+/// `defer`, each bone's values and the skeleton's shapes are left to [`crate::ext::complete`]
+/// (`skelport_ir::ExtensionUse`).
 pub(crate) fn read_decoded(
     text: String,
     bytes: ByteForm,
     names: &Names,
     file: &str,
     stem: &str,
+    defer: bool,
     diag: &mut Diagnostics,
 ) -> Result<Document> {
     let text = Arc::new(text);
@@ -201,7 +212,7 @@ pub(crate) fn read_decoded(
         None => tree(&text, names, file)?,
     };
     let text = Arc::try_unwrap(text).unwrap_or_else(|a| (*a).clone());
-    build_document(bones, ReadInfo { form, bytes, text }, names, file, stem, diag)
+    build_document(bones, ReadInfo { form, bytes, text }, names, file, stem, defer, diag)
 }
 
 /// The reference reader: the whole element tree, then every check in a fixed order, so the

@@ -1093,3 +1093,50 @@ fn the_check_reports_the_first_faulty_bone() {
     let err = skelport_anvil::commands::open(only_five.as_bytes(), "t.xml", &Names::default()).unwrap_err().to_string();
     assert!(err.contains("bone 5") && err.contains("no BoneID/Name hash"), "{err}");
 }
+
+/// A read that defers the bones' values (`ExtensionUse::Owner`, as a conversion back to
+/// AnvilToolkit asks, or `Nobody`, as `inspect`) writes what a full read writes: back unedited
+/// (the text read), in the other form, and after an edit (both of which cut the values from the
+/// text then); and completed, it is the full read's document, byte for byte as IR JSON.
+#[test]
+fn deferred_values_make_what_a_full_read_makes() {
+    use skelport_ir::ExtensionUse;
+    let read = |bytes: &[u8], use_: ExtensionUse| {
+        let opts = ReadOptions { extension_use: use_, ..Default::default() };
+        AnvilFormat.read(Input { path: Some(Path::new("t.xml")), bytes }, &opts, &mut Diagnostics::default()).unwrap()
+    };
+    let edit = |doc: &mut Document| {
+        let b = &mut doc.skeletons[0].bones[1];
+        b.rest.translation.x += 0.25;
+        b.name = format!("{}_moved", b.name);
+    };
+    for stem in STEMS {
+        for (variant, form) in VARIANTS {
+            let bytes = fixture(stem, variant);
+            let at = format!("{stem}.{variant}");
+            let full = read(&bytes, ExtensionUse::Everyone);
+            assert!(!AnvilFormat.deferred(&full), "{at}");
+            assert!(!AnvilFormat.deferred(&read(&bytes, ExtensionUse::Owner("gltf"))), "{at}: another writer's use defers nothing");
+            for use_ in [ExtensionUse::Owner(skelport_anvil::ir::NAMESPACE), ExtensionUse::Nobody] {
+                let lazy = read(&bytes, use_);
+                assert!(AnvilFormat.deferred(&lazy), "{at}: {use_:?}");
+                assert!(write_doc(*form, &lazy) == bytes, "{at}: written back");
+                let other = match form {
+                    Form::Standard => Form::Schema,
+                    Form::Schema => Form::Standard,
+                };
+                assert!(write_doc(other, &lazy) == write_doc(other, &full), "{at}: in the other form");
+                let (mut a, mut b) = (lazy.clone(), full.clone());
+                edit(&mut a);
+                edit(&mut b);
+                let edited = write_doc(*form, &b);
+                assert!(edited != bytes, "{at}: the edit shows");
+                assert!(write_doc(*form, &a) == edited, "{at}: edited");
+                let mut made = lazy.clone();
+                AnvilFormat.complete(&mut made);
+                assert!(!AnvilFormat.deferred(&made), "{at}");
+                assert_eq!(skelport_ir::irjson::to_vec(&made), skelport_ir::irjson::to_vec(&full), "{at}: completed");
+            }
+        }
+    }
+}

@@ -511,6 +511,38 @@ pub struct ReadOptions {
     /// conversion, or that wants another limit, sets one ([`Budget::for_input`] of the main
     /// file's size, [`Budget::with_limit`]); clones of a `Budget` share its account.
     pub budget: Option<Budget>,
+    /// Who takes the document's extension data after the read ([`ExtensionUse`]): everyone (the
+    /// default), or only the writer of one namespace's format. In the second case a reader may
+    /// leave out data only other writers use, and [`Format::complete`] makes it when the
+    /// document goes elsewhere after all.
+    pub extension_use: ExtensionUse,
+}
+
+/// Who reads a document's extension data after its reader ([`ReadOptions::extension_use`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ExtensionUse {
+    /// Any writer, the IR JSON, the Python API: every extension is filled in.
+    #[default]
+    Everyone,
+    /// Only the writer of formats owning this namespace (a conversion back to the format read):
+    /// that reader may defer data its writer makes again from what the reader keeps
+    /// run-locally (an AnvilToolkit skeleton's per-bone values, which a conversion back writes
+    /// from the text it read).
+    Owner(&'static str),
+    /// No writer: the document is only reported on (`inspect`). Every reader may defer.
+    Nobody,
+}
+
+impl ExtensionUse {
+    /// Whether a reader of the formats owning `namespace` may defer the data of its extension
+    /// that other writers use.
+    pub fn defers(self, namespace: &str) -> bool {
+        match self {
+            ExtensionUse::Everyone => false,
+            ExtensionUse::Owner(ns) => ns == namespace,
+            ExtensionUse::Nobody => true,
+        }
+    }
 }
 
 impl ReadOptions {
@@ -733,6 +765,18 @@ pub trait Format: Sync + Send {
     /// and writers need not know other formats' facts.
     fn check_losses(&self, doc: &Document, target: &dyn Format, diag: &mut Diagnostics) {
         let _ = (doc, target, diag);
+    }
+    /// Whether this format's reader deferred extension data of `doc`
+    /// ([`ReadOptions::extension_use`]) that [`Format::complete`] would make. The default: no,
+    /// as most readers defer nothing.
+    fn deferred(&self, doc: &Document) -> bool {
+        let _ = doc;
+        false
+    }
+    /// Make the extension data this format's reader deferred from what it kept run-locally,
+    /// before `doc` goes to a writer of another namespace. The default does nothing.
+    fn complete(&self, doc: &mut Document) {
+        let _ = doc;
     }
     /// The name this format's own tools give a file of a document called `stem`, when they have
     /// a convention (MPFB: `rig.<stem>.json`); `None` for `<stem>.<extension>`.

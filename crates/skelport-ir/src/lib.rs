@@ -73,8 +73,8 @@ pub use document::{
 };
 pub use ext::{Extension, Extensions, RUN_LOCAL};
 pub use format::{
-    Diagnostic, Diagnostics, Fault, FaultKind, Format, FormatError, Holds, InMemoryFile, Input, InputKind, InputRole, Output, Place,
-    ReadOptions, Severity, WriteOptions,
+    Diagnostic, Diagnostics, ExtensionUse, Fault, FaultKind, Format, FormatError, Holds, InMemoryFile, Input, InputKind, InputRole, Output,
+    Place, ReadOptions, Severity, WriteOptions,
 };
 pub use frame::{Axis, Frame, Handedness};
 pub use skin::{Influences, Padded, Skin};

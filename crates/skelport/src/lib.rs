@@ -475,6 +475,11 @@ fn convert_for(loaded: Cow<'_, Loaded>, target: &'static dyn Format, opts: &Conv
         Cow::Borrowed(l) => (Cow::Borrowed(&l.doc), l.format, Cow::Borrowed(l.name.as_str()), l.reads.clone(), l.diagnostics.clone()),
     };
     ir::trace::phase("read");
+    // What the reader deferred for its own writer (`ReadOptions::extension_use`) is made now if
+    // the document goes to another after all.
+    if (target.namespace().is_none() || target.namespace() != from.namespace()) && from.deferred(&doc) {
+        from.complete(doc.to_mut());
+    }
     let humanoid = humanoid_map(opts);
     if changes_document(target, opts) {
         if let Err(e) = prepare(doc.to_mut(), &name, target, opts, humanoid.as_deref(), &mut diags) {

@@ -285,3 +285,31 @@ fn mistyped_names_get_the_closest_known_one() {
             .unwrap_err();
     assert!(e.to_string().contains("(did you mean 'humanoid'?)"), "{e}");
 }
+
+/// A document read for AnvilToolkit's writer alone (`ExtensionUse::Owner`: its bones' values
+/// deferred) that goes to another format after all is completed first: every format gets what
+/// it gets from a full read, the AnvilToolkit data in glTF extras and IR JSON included.
+#[test]
+fn a_read_deferred_for_one_writer_converts_to_any_as_a_full_read_does() {
+    let file = skelport::ir::testing::workspace_root().join("testdata/anvil/biped.standard.xml");
+    let open = |use_| {
+        let opts = OpenOptions { from: None, reader: skelport::ir::ReadOptions { extension_use: use_, ..Default::default() } };
+        skelport::open(&file, &opts).unwrap()
+    };
+    let (full, lazy) = (open(skelport::ir::ExtensionUse::Everyone), open(skelport::ir::ExtensionUse::Owner("anvil")));
+    assert!(lazy.format.deferred(&lazy.doc) && !full.format.deferred(&full.doc));
+    let mut compared = 0;
+    for to in skelport::formats().iter().filter(|f| f.can_write()) {
+        let (a, b) = (skelport::convert(&full, *to, &ConvertOptions::default()), skelport::convert(&lazy, *to, &ConvertOptions::default()));
+        match (a, b) {
+            (Ok(a), Ok(b)) => {
+                assert!(a.output.main == b.output.main, "{}: the main file differs", to.name());
+                assert_eq!(a.output.side_files, b.output.side_files, "{}", to.name());
+                compared += 1;
+            }
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{}", to.name()),
+            (a, b) => panic!("{}: {:?} against {:?}", to.name(), a.err(), b.err()),
+        }
+    }
+    assert!(compared >= 8, "{compared} formats written");
+}

@@ -68,9 +68,12 @@ fn convert_one(a: &ConvertArgs, input: &Path, weights: Option<&Path>, output: &P
     if let Some(w) = weights {
         read.reader.weights = Some(w.to_path_buf());
     }
-    // SAFETY: the CLI maps its inputs, as linkers do: a file truncated while this command reads
-    // it ends the process with SIGBUS, the hazard docs/limits.md states.
-    let open = |p: &Path| unsafe { skelport::open_mapped(p, &read) };
+    // The extension data only other writers take may wait (`ReadOptions::extension_use`): made
+    // by `convert_file` if the format the output's name gives turns out to be another's.
+    if let Some(ns) = target.or_else(|| registry::detect_writer(output)).and_then(|t| t.namespace()) {
+        read.reader.extension_use = skelport::ir::ExtensionUse::Owner(ns);
+    }
+    let open = |p: &Path| super::open(p, &read);
     let o =
         skelport::convert_file(input, output, open, target, &options(a, output), || true).expect("nothing here gives up before the save");
     if let (Some(from), true, true) = (o.from, o.read, verbose()) {

@@ -14,10 +14,10 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
         ..Default::default()
     };
     let opts = OpenOptions { from: None, reader };
-    let mut la = skelport::open(&a.a, &opts)?;
+    let mut la = super::open(&a.a, &opts)?;
     let (b, b_format) = match &a.b {
         Some(b) => {
-            let lb = skelport::open(b, &opts)?;
+            let lb = super::open(b, &opts)?;
             (lb.doc, Some(lb.format))
         }
         None => (diff::sl_avatar(a.sl_skeleton.as_deref())?, None),

@@ -9,7 +9,10 @@ use std::process::ExitCode;
 
 /// Run `skelport inspect`.
 pub fn run(a: InspectArgs) -> Result<ExitCode> {
-    let l = skelport::open(&a.file, &a.read.options())?;
+    let mut opts = a.read.options();
+    // A report writes no file: what only writers take from extensions may wait.
+    opts.reader.extension_use = skelport::ir::ExtensionUse::Nobody;
+    let l = super::open(&a.file, &opts)?;
     print_diagnostics(&l.name, &l.diagnostics);
     if a.json {
         println!("{}", serde_json::to_string_pretty(&skelport::inspect(&l.doc, l.format.name()))?);

@@ -71,6 +71,15 @@ fn stop(code: u8) {
     std::process::exit(code.into());
 }
 
+/// Open a file the command was given. The CLI maps big inputs, as linkers do: it owns them
+/// for the length of one command, so a file truncated while it is read ending the process with
+/// SIGBUS is the hazard docs/limits.md states; a 160 MB input read instead is copied into as
+/// much fresh memory first.
+pub fn open(path: &Path, opts: &skelport::OpenOptions) -> skelport::Result<skelport::Loaded> {
+    // SAFETY: the promise above.
+    unsafe { skelport::open_mapped(path, opts) }
+}
+
 /// How much to print: 0 quiet (`-q`), 1 normal, 2 verbose (`-v`). Set once in `main`.
 static VERBOSITY: AtomicU8 = AtomicU8::new(1);
 

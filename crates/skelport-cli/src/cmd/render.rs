@@ -9,12 +9,12 @@ use std::process::ExitCode;
 /// Run `skelport render`.
 pub fn run(a: RenderArgs) -> Result<ExitCode> {
     use skelport_render::{render_svg, svg_to_png, Overlay, RenderOptions, View};
-    let l = skelport::open(&a.file, &a.read.options())?;
+    let l = super::open(&a.file, &a.read.options())?;
     print_diagnostics(&l.name, &l.diagnostics);
     let overlay = match &a.overlay {
         Some(p) => {
             let reader = skelport::ir::ReadOptions { mesh: a.read.mesh.clone(), ..Default::default() };
-            let mut o = skelport::open(p, &OpenOptions { from: None, reader })?;
+            let mut o = super::open(p, &OpenOptions { from: None, reader })?;
             if let Some(m) = &a.map {
                 skelport::retarget(&mut o.doc, &skelport::maps::load(m)?, &mut Diagnostics::default())?;
             }

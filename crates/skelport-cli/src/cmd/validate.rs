@@ -19,7 +19,7 @@ struct ValidateReport {
 
 /// Run `skelport validate`.
 pub fn run(a: ValidateArgs) -> Result<ExitCode> {
-    let l = skelport::open(&a.file, &a.read.options())?;
+    let l = super::open(&a.file, &a.read.options())?;
     let name = l.name.clone();
     let v = skelport::validate(&a.file, &l, a.target.as_deref(), a.read.sl_skeleton.as_deref())?;
     let valid = v.valid();
