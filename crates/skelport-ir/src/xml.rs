@@ -127,6 +127,45 @@ pub fn scan_bytes(b: &[u8]) -> ByteScan {
     scan_plain(b)
 }
 
+/// What a budget charges an XML element tree for, counted in one pass: `<` that do not begin an
+/// end tag (`</`), each the start of at most one element, comment or declaration; and `=`, each
+/// the start of at most one attribute.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TagCounts {
+    /// `<` not followed by `/`.
+    pub starts: u64,
+    /// `=` bytes.
+    pub eq: u64,
+}
+
+/// [`TagCounts`] of `b`. On AVX2 machines (found at run time) 32 bytes a step, the byte after
+/// each `<` read by a second load one byte on: memchr's two counts and its search for `</` took
+/// 45 ms of a 65,535-bone AnvilToolkit read (80 MB of text).
+pub fn tag_counts(b: &[u8]) -> TagCounts {
+    #[cfg(target_arch = "x86_64")]
+    if crate::has_avx2() {
+        // SAFETY: the CPU has AVX2, checked above.
+        #[allow(unsafe_code)]
+        return unsafe { avx2::tags(b) };
+    }
+    tags_plain(b)
+}
+
+/// [`tag_counts`] a byte at a time, from byte `from` (the bytes before it only tell whether a
+/// `<` precedes it).
+fn tags_plain_from(b: &[u8], from: usize) -> TagCounts {
+    let mut r = TagCounts::default();
+    for (k, &x) in b.iter().enumerate().skip(from) {
+        r.starts += u64::from(x == b'<' && b.get(k + 1) != Some(&b'/'));
+        r.eq += u64::from(x == b'=');
+    }
+    r
+}
+
+fn tags_plain(b: &[u8]) -> TagCounts {
+    tags_plain_from(b, 0)
+}
+
 /// [`scan_bytes`] without SIMD of its own: byte-wide counters over runs of 255 bytes, which the
 /// compiler vectorises.
 fn scan_plain(b: &[u8]) -> ByteScan {
@@ -193,6 +232,44 @@ mod avx2 {
         r
     }
 
+    /// [`super::tag_counts`] 32 bytes a step: per byte lane, counters of `<`, of `<` followed by
+    /// `/` (the byte after each lane from a load one byte on) and of `=`, summed every 255 steps.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn tags(b: &[u8]) -> super::TagCounts {
+        // Whole steps whose load one byte on stays in `b`: 32 k + 33 ≤ len.
+        let steps = b.len().saturating_sub(1) / 32;
+        let (mut lt_all, mut ends, mut eq_all) = (0u64, 0u64, 0u64);
+        unsafe {
+            let byte = |c: u8| _mm256_set1_epi8(c as i8);
+            let (lt, slash, eq) = (byte(b'<'), byte(b'/'), byte(b'='));
+            let zero = _mm256_setzero_si256();
+            let mut k = 0;
+            while k < steps {
+                let end = steps.min(k + 255);
+                let (mut n_lt, mut n_end, mut n_eq) = (zero, zero, zero);
+                while k < end {
+                    // SAFETY: `k < steps`: the 33 bytes from `32 k` lie in `b`.
+                    let x = _mm256_loadu_si256(b.as_ptr().add(32 * k).cast());
+                    let next = _mm256_loadu_si256(b.as_ptr().add(32 * k + 1).cast());
+                    let is_lt = _mm256_cmpeq_epi8(x, lt);
+                    // A match is -1 in its lane: subtracting it counts.
+                    n_lt = _mm256_sub_epi8(n_lt, is_lt);
+                    n_end = _mm256_sub_epi8(n_end, _mm256_and_si256(is_lt, _mm256_cmpeq_epi8(next, slash)));
+                    n_eq = _mm256_sub_epi8(n_eq, _mm256_cmpeq_epi8(x, eq));
+                    k += 1;
+                }
+                lt_all += sum(n_lt);
+                ends += sum(n_end);
+                eq_all += sum(n_eq);
+            }
+        }
+        let tail = super::tags_plain_from(b, 32 * steps);
+        super::TagCounts { starts: lt_all - ends + tail.starts, eq: eq_all + tail.eq }
+    }
+
     /// The sum of the 32 byte lanes.
     #[target_feature(enable = "avx2")]
     unsafe fn sum(v: __m256i) -> u64 {
@@ -247,6 +324,42 @@ mod tests {
         }
         for ok in [b'\t', b'\n', b'\r', b' ', 0x7f, 0x80, 0xee, 0xf0, 0xff] {
             assert!(!scan_bytes(&[ok; 70]).unusual && !scan_plain(&[ok; 70]).unusual, "{ok:#x}");
+        }
+    }
+
+    /// Both tag counts (the AVX2 one where the machine has it, and the plain one) count every
+    /// `<` that begins no end tag and every `=`: a `/` after a `<` across each step's end, texts
+    /// past the 255 steps after which the AVX2 counters are summed, and every tail length.
+    #[test]
+    fn tag_counts_count_starts_and_equals() {
+        let naive = |b: &[u8]| TagCounts {
+            starts: b.windows(2).filter(|w| w[0] == b'<' && w[1] != b'/').count() as u64 + u64::from(b.last() == Some(&b'<')),
+            eq: b.iter().filter(|&&x| x == b'=').count() as u64,
+        };
+        let mut next = crate::testing::xorshift(0x0007_a9c0_u64);
+        let alphabet = b"<<//==a <\n";
+        for len in (0usize..70).chain([255 * 32, 255 * 32 + 1, 255 * 32 + 2, 600 * 32 + 5, 20_001]) {
+            for _ in 0..6 {
+                let b: Vec<u8> = (0..len).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect();
+                assert_eq!(tag_counts(&b), naive(&b), "len {len}");
+                assert_eq!(tags_plain(&b), naive(&b), "len {len}");
+            }
+        }
+        // `<` then `/` at every place of three steps, each lane wrapping if summed late.
+        for at in 0..96 {
+            let mut b = vec![b'a'; 97];
+            b[at] = b'<';
+            b[at + 1] = b'/';
+            assert_eq!(tag_counts(&b), TagCounts { starts: 0, eq: 0 }, "</ at {at}");
+            b[at + 1] = b'=';
+            assert_eq!(tag_counts(&b), TagCounts { starts: 1, eq: 1 }, "<= at {at}");
+        }
+        for (text, want) in [(&b"<"[..], 1), (b"</", 0), (b"<<", 2), (b"<</", 1)] {
+            for len in [255 * 32 + 1, 256 * 32] {
+                let b: Vec<u8> = text.iter().copied().cycle().take(len * text.len()).collect();
+                assert_eq!(tag_counts(&b), naive(&b), "{:?} × {len}", std::str::from_utf8(text));
+                assert_eq!(tag_counts(&b).starts > 0, want > 0);
+            }
         }
     }
 
