@@ -188,9 +188,12 @@ pub fn write_document(doc: &Document, form: Form, opts: &WriteOptions, diag: &mu
     let fp = ext.and_then(|e| e.get("fingerprint")).and_then(|s| s.as_str());
     let fp_now = ext::fingerprint(sk);
     let unedited = read_form == Some(form) && fp == Some(fp_now.as_str());
-    // The values the reader deferred, made when the text read is not written back as it is.
+    // The values the reader deferred, made when the text read is not written back as it is:
+    // on a copy, after the count the model's would refuse (the same bones), so a skeleton too
+    // big for the form is refused before it is copied.
     let completed;
     let sk = if ext::is_deferred(sk) && !(unedited && sk.ext.raw(ext::RUN_LOCAL_SOURCE).is_some()) {
+        emit::check_bone_count(sk.bones.len(), form, opts.bone_limit)?;
         let mut c = sk.clone();
         ext::complete(&mut c);
         completed = c;

@@ -1132,6 +1132,10 @@ fn deferred_values_make_what_a_full_read_makes() {
                 let edited = write_doc(*form, &b);
                 assert!(edited != bytes, "{at}: the edit shows");
                 assert!(write_doc(*form, &a) == edited, "{at}: edited");
+                // Too many bones for the limit: refused alike, the deferred one before its copy.
+                let limited = WriteOptions { bone_limit: Some(b.skeletons[0].bones.len() - 1), ..Default::default() };
+                let refuse = |d: &Document| fmt(*form).write(d, &limited, &mut Diagnostics::default()).map(|_| ()).unwrap_err().to_string();
+                assert_eq!(refuse(&a), refuse(&b), "{at}: refused");
                 let mut made = lazy.clone();
                 AnvilFormat.complete(&mut made);
                 assert!(!AnvilFormat.deferred(&made), "{at}");
