@@ -138,7 +138,8 @@ pub fn read_document(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostic
         text::decode(input.bytes).map_err(|e| AnvilError::Encoding { file: file.clone(), offset: e.offset, message: e.message })?;
     read::charge_tree(&text, &budget, &file)?;
     let stem = input.path.and_then(|p| p.file_stem()).and_then(|s| s.to_str()).unwrap_or("Skeleton").to_string();
-    read::read_text(text, bytes, &names, &file, &stem, opts.extension_use.defers(ext::NAMESPACE), diag)
+    validate::check_text(&text, bytes, &file)?;
+    read::read_decoded(text, bytes, &names, &file, &stem, opts.extension_use.defers(ext::NAMESPACE), diag)
 }
 
 /// Write a document in `form`. A document read from AnvilToolkit XML and not edited is written

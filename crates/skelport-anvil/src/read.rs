@@ -178,22 +178,8 @@ pub(crate) fn charge_tree(text: &str, budget: &skelport_ir::Budget, file: &str) 
     Ok(budget.charge(bytes, file, &format!("the element tree ({lt} elements, {eq} '=')"))?)
 }
 
-/// Read decoded text into an IR document.
-pub(crate) fn read_text(
-    text: String,
-    bytes: ByteForm,
-    names: &Names,
-    file: &str,
-    stem: &str,
-    defer: bool,
-    diag: &mut Diagnostics,
-) -> Result<Document> {
-    crate::validate::check_text(&text, bytes, file)?;
-    read_decoded(text, bytes, names, file, stem, defer, diag)
-}
-
-/// [`read_text`] for text already known to be well encoded (written from a model). With
-/// `defer`, each bone's values and the skeleton's shapes are left to [`crate::ext::complete`]
+/// Decoded text into an IR document; the text must be well encoded (checked by
+/// `validate::check_text`, or written from a model). With `defer`, each bone's values and the skeleton's shapes are left to [`crate::ext::complete`]
 /// (`skelport_ir::ExtensionUse`).
 pub(crate) fn read_decoded(
     text: String,
