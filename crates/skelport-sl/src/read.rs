@@ -215,7 +215,7 @@ fn mesh_of(g: &mut collada::Geometry, diag: &mut Diagnostics) -> Mesh {
         faces.indices = std::mem::take(&mut p.vertex);
         // A normal per corner, in corner order (what skelport and many exporters write): the
         // normals are the corners' already, moved rather than gathered into a copy.
-        if with_normals && p.normal.len() == g.normals.len() && p.normal.iter().enumerate().all(|(k, &n)| n as usize == k) {
+        if with_normals && in_order(&p.normal, g.normals.len()) {
             normals = std::mem::take(&mut g.normals);
             normals_moved = true;
         }
@@ -238,6 +238,12 @@ fn mesh_of(g: &mut collada::Geometry, diag: &mut Diagnostics) -> Mesh {
         m.normals = Some(Normals::PerCorner(normals));
     }
     m
+}
+
+/// Whether `index` takes each of `n` values once, in order (a value per corner in corner order):
+/// the values are then the per-corner list already.
+fn in_order(index: &[u32], n: usize) -> bool {
+    index.len() == n && index.iter().enumerate().all(|(k, &i)| i as usize == k)
 }
 
 /// A geometry's texture coordinate sets, per corner in corner order. The sets are those of the
@@ -275,7 +281,7 @@ fn uv_sets(g: &mut collada::Geometry, diag: &mut Diagnostics) -> Vec<UvSet> {
             let u = &p.uvs[k];
             let src = &g.texcoords[u.source].values;
             let alone = p.uvs.iter().filter(|o| o.source == u.source).count() == 1;
-            if alone && u.index.len() == src.len() && u.index.iter().enumerate().all(|(c, &i)| i as usize == c) {
+            if alone && in_order(&u.index, src.len()) {
                 let values = std::mem::take(&mut g.texcoords[u.source].values);
                 out.push(UvSet { name: key.1.map(|s| s.to_string()).unwrap_or_default(), uvs: Uvs::PerCorner(values) });
                 continue;
