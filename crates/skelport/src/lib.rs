@@ -477,7 +477,7 @@ fn convert_for(loaded: Cow<'_, Loaded>, target: &'static dyn Format, opts: &Conv
     ir::trace::phase("read");
     // What the reader deferred for its own writer (`ReadOptions::extension_use`) is made now if
     // the document goes to another after all.
-    if (target.namespace().is_none() || target.namespace() != from.namespace()) && from.deferred(&doc) {
+    if target.namespace().is_none_or(|ns| Some(ns) != from.namespace()) && from.deferred(&doc) {
         from.complete(doc.to_mut());
     }
     let humanoid = humanoid_map(opts);
