@@ -146,6 +146,22 @@ impl Builder {
         self.len.next_multiple_of(4)
     }
 
+    /// The buffer as [`Output::main_pieces`]: each piece, then the zeros up to the next piece's
+    /// offset (the last piece's up to [`Builder::padded_len`]), the bytes [`Builder::bin_into`]
+    /// writes.
+    fn into_pieces(self) -> Vec<(Vec<u8>, usize)> {
+        let total = self.padded_len();
+        let ends: Vec<usize> = self.pieces.iter().skip(1).map(|p| p.0).chain([total]).collect();
+        self.pieces
+            .into_iter()
+            .zip(ends)
+            .map(|((offset, bytes), end)| {
+                let zeros = end - offset - bytes.len();
+                (bytes, zeros)
+            })
+            .collect()
+    }
+
     /// Append the buffer ([`Builder::padded_len`] bytes, zero padding included) to `out`. Each
     /// piece is copied once, straight into its place, on every core when `parallel`: the
     /// destination's fresh pages are then faulted in by both cores instead of one.
@@ -573,7 +589,7 @@ pub(crate) fn write_edited(
             }
             let mut text = crate::pretty::to_vec(&Value::Object(root)).map_err(|e| GltfError::Write(e.to_string()))?;
             text.push(b'\n');
-            Ok(Output { main: text, side_files: side })
+            Ok(Output { main: text, side_files: side, ..Output::default() })
         }
         Container::Binary => {
             let bin_len = b.padded_len();
@@ -582,8 +598,10 @@ pub(crate) fn write_edited(
             }
             // The GLB container (a 12-byte header, then a JSON and a BIN chunk, each with an
             // 8-byte header and padded to 4 bytes: glTF 2.0 §4.4) written straight into one
-            // buffer sized for both chunks, the binary pieces copied once into place.
-            let mut out = Vec::with_capacity(20 + bin_len / 2 + 4096 + 8 + bin_len);
+            // buffer sized for both chunks, the binary pieces copied once into place; or, when
+            // the caller writes pieces, the pieces left as they are after the BIN chunk's header.
+            let in_pieces = opts.main_in_pieces && has_bin;
+            let mut out = Vec::with_capacity(20 + bin_len / 2 + 4096 + 8 + if in_pieces { 0 } else { bin_len });
             out.resize(20, 0);
             serde_json::to_writer(&mut out, &Value::Object(root)).map_err(|e| GltfError::Write(e.to_string()))?;
             while out.len() % 4 != 0 {
@@ -594,15 +612,18 @@ pub(crate) fn write_edited(
             if has_bin {
                 out.extend_from_slice(&(bin_len as u32).to_le_bytes());
                 out.extend_from_slice(b"BIN\0");
-                b.bin_into(&mut out, parallel);
+                if !in_pieces {
+                    b.bin_into(&mut out, parallel);
+                }
             }
-            let total = u32::try_from(out.len()).map_err(|_| GltfError::Write("the GLB would be 4 GiB or more".into()))?;
+            let whole = out.len() + if in_pieces { bin_len } else { 0 };
+            let total = u32::try_from(whole).map_err(|_| GltfError::Write("the GLB would be 4 GiB or more".into()))?;
             out[..4].copy_from_slice(b"glTF");
             out[4..8].copy_from_slice(&2u32.to_le_bytes());
             out[8..12].copy_from_slice(&total.to_le_bytes());
             out[12..16].copy_from_slice(&(json_len as u32).to_le_bytes());
             out[16..20].copy_from_slice(b"JSON");
-            Ok(Output::single(out))
+            Ok(Output { main: out, main_pieces: if in_pieces { b.into_pieces() } else { Vec::new() }, side_files: Vec::new() })
         }
     }
 }
@@ -1088,7 +1109,8 @@ mod tests {
     use super::{write_with, Builder, Container};
 
     /// The buffer assembled from its pieces is their concatenation with each piece at a 4-byte
-    /// boundary and zeros between and after, on one core or many, after bytes already there.
+    /// boundary and zeros between and after, on one core or many, after bytes already there;
+    /// and so are the pieces left for the caller (`Output::main_pieces`).
     #[test]
     fn buffer_pieces_are_placed_and_padded() {
         let mut next = skelport_ir::testing::xorshift(0x5eed_0000_0b1du64);
@@ -1109,6 +1131,9 @@ mod tests {
                 assert_eq!(out[..3], [9, 9, 9]);
                 assert_eq!(out[3..], want[..], "parallel: {parallel}");
             }
+            // Left in pieces for the caller to write: the same bytes.
+            let out = skelport_ir::Output { main: vec![9u8, 9, 9], main_pieces: b.into_pieces(), side_files: vec![] };
+            assert_eq!(out.into_main()[3..], want[..]);
         }
     }
     use skelport_ir::{DVec3, Diagnostics, Document};

@@ -592,13 +592,23 @@ pub struct WriteOptions {
     /// A humanoid map file naming the bone of each humanoid role (`--map FILE` whose JSON has a
     /// `humanoid` object), for writers that need roles (VRM, `--rest-pose t-pose`).
     pub humanoid_map: Option<PathBuf>,
+    /// The caller writes [`Output::main_pieces`] after [`Output::main`] (skelport's file output
+    /// does: `skelport::convert_file`): a writer may then leave its big buffers there rather than
+    /// copy them into `main` (the GLB writer's binary chunk, whose copy touched as many fresh
+    /// pages as the chunk is long). False (the default): `main` is the whole main file.
+    pub main_in_pieces: bool,
 }
 
 /// What a writer produces.
 #[derive(Debug, Clone, Default)]
 pub struct Output {
-    /// The main file's bytes.
+    /// The main file's bytes; all of them unless the writer was given
+    /// [`WriteOptions::main_in_pieces`].
     pub main: Vec<u8>,
+    /// The rest of the main file, after `main`, when the writer was given
+    /// [`WriteOptions::main_in_pieces`]: each piece's bytes, then that many zero bytes. Empty
+    /// otherwise.
+    pub main_pieces: Vec<(Vec<u8>, usize)>,
     /// Side files: (file name relative to the main file's directory, bytes).
     pub side_files: Vec<(String, Vec<u8>)>,
 }
@@ -606,7 +616,39 @@ pub struct Output {
 impl Output {
     /// An output with only a main file.
     pub fn single(main: Vec<u8>) -> Self {
-        Output { main, side_files: Vec::new() }
+        Output { main, ..Output::default() }
+    }
+
+    /// The main file's parts in order: [`Output::main`], then each of
+    /// [`Output::main_pieces`] and its zeros (empty parts left out).
+    pub fn main_parts(&self) -> Vec<&[u8]> {
+        /// Zero padding is at most a few bytes (GLB pieces are padded to 4); longer runs are
+        /// cut from this in turn.
+        const ZEROS: [u8; 64] = [0; 64];
+        let mut parts = vec![self.main.as_slice()];
+        for (bytes, zeros) in &self.main_pieces {
+            parts.push(bytes);
+            let mut z = *zeros;
+            while z > 0 {
+                let n = z.min(ZEROS.len());
+                parts.push(&ZEROS[..n]);
+                z -= n;
+            }
+        }
+        parts.retain(|p| !p.is_empty());
+        parts
+    }
+
+    /// The whole main file in one buffer: [`Output::main`] with [`Output::main_pieces`]
+    /// appended.
+    pub fn into_main(self) -> Vec<u8> {
+        if self.main_pieces.is_empty() {
+            return self.main;
+        }
+        let parts = self.main_parts();
+        let mut whole = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
+        parts.iter().for_each(|p| whole.extend_from_slice(p));
+        whole
     }
 }
 

@@ -157,12 +157,12 @@ impl Drop for Staged {
 }
 
 impl Staged {
-    /// Write `bytes` to a temporary file in `path`'s folder. The file gets the permissions of the
+    /// Write `parts`, one after another, to a temporary file in `path`'s folder. The file gets the permissions of the
     /// file it will replace, or those a plain create gives (0666 less the umask: tempfile's own
     /// default is 0600). A new file gets them as it is created; a replaced file's are set after
     /// the write (the umask must not narrow them), so a batch into a new directory makes one
     /// system call less per file.
-    fn new(path: &Path, bytes: &[u8]) -> Chain<Staged> {
+    fn new(path: &Path, parts: &[&[u8]]) -> Chain<Staged> {
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
@@ -198,7 +198,7 @@ impl Staged {
             Staged { tmp: Some(tmp), path: path.to_path_buf() }
         };
         let tmp = staged.tmp.as_mut().expect("just created");
-        tmp.write_all(bytes).with_context(|| format!("{}: cannot write", path.display()))?;
+        write_parts(tmp.as_file_mut(), parts).with_context(|| format!("{}: cannot write", path.display()))?;
         #[cfg(unix)]
         if let Some(mode) = replaced {
             use std::os::unix::fs::PermissionsExt;
@@ -263,13 +263,30 @@ fn target_kind(path: &Path) -> Chain<Target> {
     anyhow::bail!("{}: is not a regular file, a character device or a FIFO; name a file to write", path.display())
 }
 
-/// Write `bytes` to a device or FIFO that exists (opening a FIFO waits for a reader, as a shell
-/// redirection does).
-fn write_through(path: &Path, bytes: &[u8]) -> Chain<PathBuf> {
+/// Write `parts`, one after another, to a device or FIFO that exists (opening a FIFO waits for a
+/// reader, as a shell redirection does).
+fn write_through(path: &Path, parts: &[&[u8]]) -> Chain<PathBuf> {
     let mut f =
         std::fs::OpenOptions::new().write(true).open(path).with_context(|| format!("{}: cannot open for writing", path.display()))?;
-    f.write_all(bytes).and_then(|()| f.flush()).with_context(|| format!("{}: cannot write", path.display()))?;
+    write_parts(&mut f, parts).and_then(|()| f.flush()).with_context(|| format!("{}: cannot write", path.display()))?;
     Ok(path.to_path_buf())
+}
+
+/// Write every byte of `parts`, in order, with as few system calls as the writer allows
+/// (`writev` for a file: a GLB's binary pieces go out without first being copied into one
+/// buffer). `Write::write_all_vectored` is not stable yet.
+fn write_parts(w: &mut impl Write, parts: &[&[u8]]) -> std::io::Result<()> {
+    let mut slices: Vec<std::io::IoSlice<'_>> = parts.iter().filter(|p| !p.is_empty()).map(|p| std::io::IoSlice::new(p)).collect();
+    let mut rest = slices.as_mut_slice();
+    while !rest.is_empty() {
+        match w.write_vectored(rest) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => std::io::IoSlice::advance_slices(&mut rest, n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Write `bytes` to `path` atomically: one write to a temporary file in the same directory, then a
@@ -280,8 +297,8 @@ fn write_through(path: &Path, bytes: &[u8]) -> Chain<PathBuf> {
 /// A character device or FIFO (or a link to one) is written through instead.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> crate::Result<()> {
     let write = || match target_kind(path)? {
-        Target::Through => write_through(path, bytes).map(drop),
-        Target::Replace => Staged::new(path, bytes)?.commit().map(drop),
+        Target::Through => write_through(path, &[bytes]).map(drop),
+        Target::Replace => Staged::new(path, &[bytes])?.commit().map(drop),
     };
     write().map_err(as_error(ErrorCode::Output, path))
 }
@@ -317,15 +334,15 @@ pub fn write_output(path: &Path, out: &Output) -> crate::Result<Vec<PathBuf>> {
 
 fn write_output_chain(path: &Path, out: &Output) -> Chain<Vec<PathBuf>> {
     if path.as_os_str() == "-" {
-        std::io::stdout().lock().write_all(&out.main).context("<stdout>: cannot write")?;
+        write_parts(&mut std::io::stdout().lock(), &out.main_parts()).context("<stdout>: cannot write")?;
         return Ok(vec![]);
     }
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let files: Vec<(PathBuf, &[u8])> = out
+    let files: Vec<(PathBuf, Vec<&[u8]>)> = out
         .side_files
         .iter()
-        .map(|(name, bytes)| (dir.join(name), bytes.as_slice()))
-        .chain([(path.to_path_buf(), out.main.as_slice())])
+        .map(|(name, bytes)| (dir.join(name), vec![bytes.as_slice()]))
+        .chain([(path.to_path_buf(), out.main_parts())])
         .collect();
     // Every path's kind first, so that a directory in the way refuses the output before any
     // temporary is written (a rename over it would fail after others were renamed).
@@ -428,7 +445,7 @@ mod tests {
         // file is named by its absolute path, so that it alone can be written.)
         let main = dir.path().join("sub").join("model.gltf");
         let side = dir.path().join("model.bin").display().to_string();
-        let out = Output { main: b"{}".to_vec(), side_files: vec![(side, b"a new buffer".to_vec())] };
+        let out = Output { main: b"{}".to_vec(), side_files: vec![(side, b"a new buffer".to_vec())], ..Output::default() };
         let e = write_output(&main, &out).unwrap_err();
         assert!(format!("{e:#}").contains(&format!("the folder {} does not exist", main.parent().unwrap().display())), "{e:#}");
         assert_eq!(std::fs::read(dir.path().join("model.bin")).unwrap(), b"the old buffer");
@@ -452,7 +469,7 @@ mod tests {
             if side_existed {
                 std::fs::write(&side, b"the old buffer").unwrap();
             }
-            let staged = vec![Staged::new(&side, b"a new buffer").unwrap(), Staged::new(&main, b"{}").unwrap()];
+            let staged = vec![Staged::new(&side, &[b"a new buffer"]).unwrap(), Staged::new(&main, &[b"{}"]).unwrap()];
             std::fs::create_dir(&main).unwrap();
             std::fs::write(main.join("keep"), b"x").unwrap();
             let e = commit_all(staged).unwrap_err();
@@ -470,7 +487,7 @@ mod tests {
         let (side, main) = (dir.path().join("model.bin"), dir.path().join("model.gltf"));
         std::fs::write(&side, b"the old buffer").unwrap();
         std::fs::write(&main, b"old").unwrap();
-        commit_all(vec![Staged::new(&side, b"a new buffer").unwrap(), Staged::new(&main, b"{}").unwrap()]).unwrap();
+        commit_all(vec![Staged::new(&side, &[b"a new buffer"]).unwrap(), Staged::new(&main, &[b"{}"]).unwrap()]).unwrap();
         assert_eq!((std::fs::read(&side).unwrap(), std::fs::read(&main).unwrap()), (b"a new buffer".to_vec(), b"{}".to_vec()));
         assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
     }
@@ -488,7 +505,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let link = dir.path().join("out.glb");
         std::os::unix::fs::symlink("/dev/null", &link).unwrap();
-        let out = Output { main: b"glTF bytes".to_vec(), side_files: vec![] };
+        let out = Output { main: b"glTF bytes".to_vec(), side_files: vec![], ..Output::default() };
         assert_eq!(write_output(&link, &out).unwrap(), vec![link.clone()]);
         let meta = std::fs::symlink_metadata(&link).unwrap();
         assert!(meta.file_type().is_symlink(), "the link was replaced by a {:?}", meta.file_type());
@@ -516,11 +533,13 @@ mod tests {
                 let fifo = fifo.clone();
                 std::thread::spawn(move || std::fs::read(fifo).unwrap())
             };
-            let out = Output { main: b"{\"asset\":{}}".to_vec(), side_files: vec![] };
+            // A main file in pieces (`WriteOptions::main_in_pieces`) is written whole.
+            let main_pieces = vec![(b"glTF".to_vec(), 2), (vec![], 1), (b"bytes".to_vec(), 0)];
+            let out = Output { main: b"{\"asset\":{}}".to_vec(), side_files: vec![], main_pieces };
             write_output(target, &out).unwrap();
             // Before joining: had the FIFO been renamed over, its reader would wait for ever.
             assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
-            assert_eq!(reader.join().unwrap(), out.main);
+            assert_eq!(reader.join().unwrap(), b"{\"asset\":{}}glTF\0\0\0bytes");
             assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
             assert!(leftovers(dir.path()).is_empty());
         }
@@ -531,7 +550,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("model.bin"), b"the old buffer").unwrap();
         std::fs::create_dir(dir.path().join("model.gltf")).unwrap();
-        let out = Output { main: b"{}".to_vec(), side_files: vec![("model.bin".into(), b"a new buffer".to_vec())] };
+        let out = Output { main: b"{}".to_vec(), side_files: vec![("model.bin".into(), b"a new buffer".to_vec())], ..Output::default() };
         let e = write_output(&dir.path().join("model.gltf"), &out).unwrap_err();
         assert!(format!("{e:#}").contains("is a directory"), "{e:#}");
         assert_eq!(std::fs::read(dir.path().join("model.bin")).unwrap(), b"the old buffer");

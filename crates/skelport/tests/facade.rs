@@ -313,3 +313,46 @@ fn a_read_deferred_for_one_writer_converts_to_any_as_a_full_read_does() {
     }
     assert!(compared >= 8, "{compared} formats written");
 }
+
+/// A writer given `main_in_pieces` (as `convert_file` gives it) makes the bytes it makes
+/// without, and what is saved, in pieces or whole, is those bytes: for every writable format, from
+/// the demo's GLB and Collada files and, with the corpus, the Linden body.
+#[test]
+fn a_main_file_left_in_pieces_is_saved_as_the_whole_file() {
+    let demo = skelport::ir::testing::workspace_root().join("testdata/demo");
+    let mut inputs = vec![demo.join("sample.glb"), demo.join("sample.dae")];
+    inputs.extend(skelport::ir::testing::corpus_root().map(|c| c.join("sl/linden-lab/female_2016_08_05.dae")));
+    let dir = tempfile::tempdir().unwrap();
+    let (mut compared, mut in_pieces) = (0, 0);
+    for input in &inputs {
+        let loaded = skelport::open(input, &OpenOptions::default()).unwrap();
+        for to in skelport::formats().iter().filter(|f| f.can_write()) {
+            let out = dir.path().join(format!("out.{}", to.extensions()[0]));
+            let whole = ConvertOptions::default().named_for(&out);
+            let mut pieces = whole.clone();
+            pieces.write.main_in_pieces = true;
+            let (Ok(a), Ok(b)) = (skelport::convert(&loaded, *to, &whole), skelport::convert(&loaded, *to, &pieces)) else { continue };
+            assert!(a.output.main_pieces.is_empty(), "{}: pieces not asked for", to.name());
+            in_pieces += usize::from(!b.output.main_pieces.is_empty());
+            assert_eq!(a.output.side_files, b.output.side_files, "{}", to.name());
+            let want = a.output.main.clone();
+            assert!(b.output.clone().into_main() == want, "{} from {}: the pieces differ", to.name(), input.display());
+            b.save(&out).unwrap();
+            assert!(std::fs::read(&out).unwrap() == want, "{} from {}: saved differs", to.name(), input.display());
+            // What the command line's conversion writes.
+            let o = skelport::convert_file(
+                input,
+                &out,
+                |p| skelport::open(p, &OpenOptions::default()),
+                Some(*to),
+                &ConvertOptions::default(),
+                || true,
+            )
+            .unwrap();
+            o.result.unwrap();
+            assert!(std::fs::read(&out).unwrap() == want, "{} from {}: convert_file wrote other bytes", to.name(), input.display());
+            compared += 1;
+        }
+    }
+    assert!(compared >= 16 && in_pieces >= 4, "{compared} outputs compared, {in_pieces} in pieces");
+}
