@@ -85,10 +85,13 @@ impl HumanoidMap {
     /// role looked up with each prefix: a map of every bone's name with every prefix stripped,
     /// for each built-in map, cost 261 M instructions on a 65,535-bone skeleton.
     pub fn resolve(&self, sk: &Skeleton) -> (Humanoid, Vec<(HumanBone, String)>) {
-        let mut first: HashMap<&str, usize> = HashMap::with_capacity(sk.bones.len());
-        for (i, b) in sk.bones.iter().enumerate() {
-            first.entry(b.name.as_str()).or_insert(i);
-        }
+        self.resolve_in(&BoneNames::of(sk))
+    }
+
+    /// [`HumanoidMap::resolve`] on a skeleton's names indexed once ([`find`] tries every
+    /// built-in map on each skeleton: one index, not one per map).
+    pub fn resolve_in(&self, names: &BoneNames<'_>) -> (Humanoid, Vec<(HumanBone, String)>) {
+        let first = &names.0;
         let mut prefixed = String::new();
         let mut lookup = |name: &str| -> Option<BoneId> {
             let exact = first.get(name).copied();
@@ -116,6 +119,20 @@ impl HumanoidMap {
             }
         }
         (found, absent)
+    }
+}
+
+/// A skeleton's bones by name: the first bone of each name.
+pub struct BoneNames<'a>(HashMap<&'a str, usize>);
+
+impl<'a> BoneNames<'a> {
+    /// Index `sk`'s bones by name.
+    pub fn of(sk: &'a Skeleton) -> Self {
+        let mut first: HashMap<&str, usize> = HashMap::with_capacity(sk.bones.len());
+        for (i, b) in sk.bones.iter().enumerate() {
+            first.entry(b.name.as_str()).or_insert(i);
+        }
+        BoneNames(first)
     }
 }
 
@@ -190,9 +207,10 @@ pub fn find(doc: &Document, map: Option<&HumanoidMap>) -> Result<Found, VrmError
             source: format!("humanoid map {}", if map.name.is_empty() { "(file)" } else { &map.name }),
         });
     }
+    let names: Vec<BoneNames<'_>> = doc.skeletons.iter().map(BoneNames::of).collect();
     for (si, sk) in doc.skeletons.iter().enumerate() {
         if let Some(m) = stored_roles(sk) {
-            let (h, _) = m.resolve(sk);
+            let (h, _) = m.resolve_in(&names[si]);
             if missing_required(&h).is_empty() {
                 return Ok(Found { skeleton: skelport_ir::SkeletonId::from_index(si), humanoid: h, source: m.name });
             }
@@ -201,9 +219,9 @@ pub fn find(doc: &Document, map: Option<&HumanoidMap>) -> Result<Found, VrmError
     // (matched roles, share of the map's names found, skeleton, map)
     let mut best: Option<(usize, f64, usize, HumanoidMap, Humanoid)> = None;
     let mut closest: Option<(usize, usize, HumanoidMap, Humanoid)> = None;
-    for (si, sk) in doc.skeletons.iter().enumerate() {
+    for (si, names) in names.iter().enumerate() {
         for m in HumanoidMap::all_built_in() {
-            let (h, _) = m.resolve(sk);
+            let (h, _) = m.resolve_in(names);
             let required_found = spec::required().filter(|r| h.contains_key(r)).count();
             if missing_required(&h).is_empty() {
                 let share = h.len() as f64 / m.humanoid.len() as f64;
