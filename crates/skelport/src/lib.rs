@@ -402,18 +402,13 @@ pub fn convert_file(
         // What reading reported comes with the refusal.
         return Some(FileOutcome { from: Some(from.name()), read: true, to: None, diagnostics: loaded.diagnostics, result: Err(e) });
     };
-    // The output is only saved, and the save writes a main file left in pieces
-    // (`WriteOptions::main_in_pieces`): the writer need not copy them into one buffer first.
-    let opts = if opts.write.file_stem.is_empty() || !opts.write.main_in_pieces {
-        let mut o = opts.clone();
-        if o.write.file_stem.is_empty() {
-            o = o.named_for(output);
-        }
-        o.write.main_in_pieces = true;
-        Cow::Owned(o)
-    } else {
-        Cow::Borrowed(opts)
-    };
+    let mut opts = opts.clone();
+    if opts.write.file_stem.is_empty() {
+        opts = opts.named_for(output);
+    }
+    // The output is only saved, and the save writes a main file left in pieces: the writer need
+    // not copy them into one buffer first.
+    opts.write.main_in_pieces = true;
     let converted = match convert_for(Cow::Owned(loaded), to, &opts, Some(output)) {
         Ok(c) => c,
         Err(e) => return failed(Some(from.name()), true, Some(to), e),
