@@ -179,8 +179,8 @@ pub(crate) fn charge_tree(text: &str, budget: &skelport_ir::Budget, file: &str) 
 }
 
 /// Decoded text into an IR document; the text must be well encoded (checked by
-/// `validate::check_text`, or written from a model). With `defer`, each bone's values and the skeleton's shapes are left to [`crate::ext::complete`]
-/// (`skelport_ir::ExtensionUse`).
+/// `validate::check_text`, or written from a model). With `defer`, each bone's values and the
+/// skeleton's shapes are left to [`crate::ext::complete`] (`skelport_ir::ExtensionUse`).
 pub(crate) fn read_decoded(
     text: String,
     bytes: ByteForm,

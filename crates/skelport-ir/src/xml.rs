@@ -148,7 +148,7 @@ pub fn tag_counts(b: &[u8]) -> TagCounts {
         #[allow(unsafe_code)]
         return unsafe { avx2::tags(b) };
     }
-    tags_plain(b)
+    tags_plain_from(b, 0)
 }
 
 /// [`tag_counts`] a byte at a time, from byte `from` (the bytes before it only tell whether a
@@ -160,10 +160,6 @@ fn tags_plain_from(b: &[u8], from: usize) -> TagCounts {
         r.eq += u64::from(x == b'=');
     }
     r
-}
-
-fn tags_plain(b: &[u8]) -> TagCounts {
-    tags_plain_from(b, 0)
 }
 
 /// [`scan_bytes`] without SIMD of its own: byte-wide counters over runs of 255 bytes, which the
@@ -342,7 +338,7 @@ mod tests {
             for _ in 0..6 {
                 let b: Vec<u8> = (0..len).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect();
                 assert_eq!(tag_counts(&b), naive(&b), "len {len}");
-                assert_eq!(tags_plain(&b), naive(&b), "len {len}");
+                assert_eq!(tags_plain_from(&b, 0), naive(&b), "len {len}");
             }
         }
         // `<` then `/` at every place of three steps, each lane wrapping if summed late.
