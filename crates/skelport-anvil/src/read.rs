@@ -15,7 +15,7 @@ use crate::names::Names;
 use crate::parse::{detect_form, ptr_parts, vector_parts, PtrParts};
 use crate::pose::Pose;
 use crate::text::{unescape, ByteForm};
-use crate::xml::{Source, Stream, Visit};
+use crate::xml::{Progress, Source, Stream, Visit};
 use skelport_ir::{DQuat, DVec3, Diagnostics, Document};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -228,22 +228,58 @@ fn tree(text: &Arc<String>, names: &Names, file: &str) -> Result<(Vec<BoneData>,
 /// The fast reader: a streaming pass that takes each bone from the tree as soon as its end tag
 /// is read and then drops its elements, so the tree never holds more than one bone plus the
 /// skeleton's other fields (a 65,535-bone file has two million elements: as a whole tree they
-/// are 110 MB of fresh memory and most of the read's time). It makes every check the tree
-/// reader makes, but on any problem it gives up (`None`) instead of reporting it: the caller
-/// then runs [`tree`], so a bad file gets exactly the reference message. Equal results on good
-/// files are tested against [`tree`]. One thread: a two-thread split of the Bones list was
-/// measured on the 65,535-bone file and saved too little to keep (docs/performance.md).
+/// were 110 MB of fresh memory and most of the read's time). A big file's Bones list is read in
+/// two halves on two threads (see [`split_point`]). It makes every check the tree reader makes,
+/// but on any problem it gives up (`None`) instead of reporting it: the caller then runs
+/// [`tree`], so a bad file gets exactly the reference message. Equal results on good files are
+/// tested against [`tree`].
 fn streaming(text: &Arc<String>, file: &str) -> Option<(Vec<BoneData>, Form)> {
-    // About 1.2 kB of Standard text per bone.
-    let mut st = Stream::new(text, 3, Bones::new(file, text.len() / 1200 + 16))?;
-    st.run().ok()?;
+    // Below this, a second thread and the split search cost more than they save.
+    const SPLIT_FROM: usize = 4 << 20;
+    streaming_split(text, file, SPLIT_FROM)
+}
+
+/// [`streaming`], splitting texts of `split_from` bytes or more.
+fn streaming_split(text: &Arc<String>, file: &str, split_from: usize) -> Option<(Vec<BoneData>, Form)> {
+    // About 1.2 kB of Standard text per bone, and half of them for each half of a split file.
+    let per_half = text.len() / 2400 + 16;
+    let mut st = Stream::new(text, 3, Half::new(file, None, None, text.len() >= split_from, per_half))?;
+    let mut second: Option<(Source, Half<'_>)> = None;
+    if st.run(None).ok()? == Progress::Paused {
+        // Paused after the first bone, to split the rest.
+        let (first, list, form) = (st.visitor().first?, st.visitor().parent_seen?.0, st.visitor().form);
+        match split_point(text, first, st.pos()) {
+            Some(p) if st.open().last() == Some(&list) => {
+                let b = Half::new(file, form, Some((1, true)), false, per_half);
+                let mut sb = Stream::resume_at(text, p, st.source(), st.open(), 3, b)?;
+                let (ra, rb) = rayon::join(|| st.run(Some(p)), || sb.run(None));
+                let paused_right = ra.as_ref().ok() == Some(&Progress::Paused) && st.pos() == p && st.open().last() == Some(&list);
+                if paused_right {
+                    // The first half ends where the second began, in the state it assumed.
+                    if rb.ok()? != Progress::Done {
+                        return None;
+                    }
+                    #[cfg(test)]
+                    tests::SPLITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    second = Some(sb.into_parts());
+                } else if ra.ok()? == Progress::Paused {
+                    // The split was inside something else (a comment, say): go on alone.
+                    st.run(None).ok()?;
+                }
+            }
+            _ => {
+                st.run(None).ok()?;
+            }
+        }
+    }
     let (src, a) = st.into_parts();
     let form = match a.form {
         Some(f) => f,
         None => detect_form(&src)?,
     };
     let c = Ctx { src: &src, form, file };
-    if src.max_depth > crate::validate::MAX_DEPTH || crate::validate::check_prolog(&src, file).is_err() || !root_ok(&c) {
+    let max_depth = src.max_depth.max(second.as_ref().map(|(s, _)| s.max_depth).unwrap_or(0));
+    if max_depth > crate::validate::MAX_DEPTH || crate::validate::check_prolog(&src, file).is_err() || !root_ok(&c) {
         return None;
     }
     let list = src.children(src.root).find(|&k| src.attr(k, "Name") == Some(names::BONES))?;
@@ -251,35 +287,79 @@ fn streaming(text: &Arc<String>, file: &str) -> Option<(Vec<BoneData>, Form)> {
     if !bones_list_ok(&src, list, form) || src.has_children(list) {
         return None;
     }
-    let Bones { bones, mut seen, .. } = a;
+    let Half { mut bones, mut seen, .. } = a;
     seen.nodes(&c, 0..src.nodes.len() as u32, &[]).ok()?;
+    if let Some((src_b, b)) = second {
+        // The second half's tree starts with copies of the root and the list.
+        let cb = Ctx { src: &src_b, form, file };
+        if src_b.has_children(1) {
+            return None;
+        }
+        let Half { bones: bones_b, seen: mut seen_b, .. } = b;
+        seen_b.nodes(&cb, 2..src_b.nodes.len() as u32, &[]).ok()?;
+        for id in seen_b.ids {
+            if !seen.ids.insert(id) {
+                return None;
+            }
+        }
+        seen.pending.extend(seen_b.pending);
+        bones.extend(bones_b);
+    }
     seen.pending.iter().all(|id| seen.ids.contains(id)).then_some((bones, form))
 }
 
-/// The state of the streaming reader.
-struct Bones<'f> {
+/// Where to split a big Bones list: the start of a bone item near the middle of the text, found
+/// by the bytes around the first one (`first`: its tag name and the gap before it), past
+/// `after`. A match inside something else (a comment) is caught when the first half does not
+/// arrive there in the right state.
+fn split_point(text: &str, first: FirstBone, after: usize) -> Option<usize> {
+    let name = text.get(first.name.0..first.name.1)?;
+    let gap = text.get(first.gap.0..first.gap.1)?;
+    let pattern = format!("</{name}>{gap}<{name}");
+    let mut mid = (text.len() / 2).max(after);
+    while !text.is_char_boundary(mid) {
+        mid += 1;
+    }
+    let q = mid + text[mid..].find(&pattern)?;
+    Some(q + name.len() + 3 + gap.len())
+}
+
+/// Where the first bone item's tag name and the gap before it are.
+#[derive(Clone, Copy)]
+struct FirstBone {
+    name: (usize, usize),
+    gap: (usize, usize),
+}
+
+/// The state of one streaming reader (one half of a split file, or the whole).
+struct Half<'f> {
     file: &'f str,
     form: Option<Form>,
     /// The element whose children the hook saw last, and whether it is the Bones list.
     parent_seen: Option<(u32, bool)>,
     bones: Vec<BoneData>,
     seen: Seen,
+    /// Pause after the first bone (to split the rest).
+    pause: bool,
+    first: Option<FirstBone>,
 }
 
-impl crate::xml::Visitor for Bones<'_> {
+impl crate::xml::Visitor for Half<'_> {
     fn visit(&mut self, s: &Source, n: u32) -> Visit {
-        Bones::visit(self, s, n).unwrap_or(Visit::Stop)
+        Half::visit(self, s, n).unwrap_or(Visit::Stop)
     }
 }
 
-impl<'f> Bones<'f> {
-    fn new(file: &'f str, bones: usize) -> Self {
-        Bones {
+impl<'f> Half<'f> {
+    fn new(file: &'f str, form: Option<Form>, parent_seen: Option<(u32, bool)>, pause: bool, bones: usize) -> Self {
+        Half {
             file,
-            form: None,
-            parent_seen: None,
+            form,
+            parent_seen,
             bones: Vec::with_capacity(bones),
             seen: Seen { ids: HashSet::with_capacity_and_hasher(bones, Default::default()), pending: Vec::new() },
+            pause,
+            first: None,
         }
     }
 
@@ -313,6 +393,17 @@ impl<'f> Bones<'f> {
         let mut parsed = [crate::xml::NONE; 4];
         self.bones.push(bone(&c, n, id, &mut parsed).map_err(drop)?);
         self.seen.nodes(&c, n..s.nodes.len() as u32, &parsed)?;
+        if self.first.is_none() && n == parent + 1 {
+            let node = s.node(n);
+            self.first = Some(FirstBone {
+                name: (node.start as usize + 1, node.name_end as usize),
+                gap: (s.node(parent).tag_end as usize, node.start as usize),
+            });
+        }
+        if self.pause && self.bones.len() == 1 {
+            self.pause = false;
+            return Ok(Visit::DropAndPause);
+        }
         Ok(Visit::Drop)
     }
 }
@@ -603,12 +694,18 @@ mod tests {
     use super::*;
     use std::path::Path;
 
+    /// How many reads used two threads.
+    pub(super) static SPLITS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
     /// The streaming reader against the tree reader on one text: it must either give up or give
     /// exactly what the tree reader gives, and it must not give up on a file the tree reader
     /// reads.
     fn agree(text: &str, what: &str) -> bool {
         let text = Arc::new(text.to_string());
-        let fast = streaming(&text, what);
+        let fast = streaming_split(&text, what, usize::MAX);
+        // Split wherever a split point is found.
+        let split = streaming_split(&text, what, 0);
+        assert_eq!(fast, split, "{what}: one thread and two disagree");
         let slow = tree(&text, &Names::builtin(), what);
         match (fast, slow) {
             (Some(f), Ok(s)) => {
@@ -693,11 +790,14 @@ mod tests {
 
     #[test]
     fn streaming_gives_up_or_agrees_on_damaged_copies_of_the_biped() {
-        // The first bones, and a bone boundary in the middle of the list.
+        // The first bones, and around the place a two-thread read splits the file.
         let text = decoded(&testdata().join("anvil/biped.standard.utf8.xml")).unwrap();
+        let before = SPLITS.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(streaming_split(&Arc::new(text.clone()), "biped", 0).is_some());
+        assert!(SPLITS.load(std::sync::atomic::Ordering::Relaxed) > before, "the biped is read in two halves");
         let mid = text.len() / 2;
-        let boundary = mid + text[mid..].find("</Bone>").unwrap();
-        assert!(damage(&text, (0..2600).chain(boundary - 300..boundary + 300)) > 100);
+        let split = mid + text[mid..].find("</Bone>").unwrap();
+        assert!(damage(&text, (0..2600).chain(split - 300..split + 300)) > 100);
     }
 
     #[test]
@@ -705,5 +805,22 @@ mod tests {
         let text = decoded(&testdata().join("anvil/biped.schema.xml")).unwrap();
         let first = text.find("Type=\"Bone\"").unwrap();
         assert!(damage(&text, first..first + 2000) > 100);
+    }
+
+    #[test]
+    fn a_split_inside_a_comment_is_read_by_one_thread() {
+        // The bytes a split looks for, inside a comment in the middle of the Bones list.
+        let text = decoded(&testdata().join("anvil/biped.standard.utf8.xml")).unwrap();
+        let list_end = text.find("<List Name=\"Bones\">").unwrap() + "<List Name=\"Bones\">".len();
+        let gap = &text[list_end..list_end + text[list_end..].find("<Bone").unwrap()];
+        let mid = text.len() / 2;
+        let at = mid + text[mid..].find("</Bone>").unwrap() + "</Bone>".len();
+        let bait = format!("<!-- </Bone>{gap}<Bone ID=\"1\"> -->");
+        let mut t = text.clone();
+        t.insert_str(at, &bait);
+        let first = FirstBone { name: (list_end + gap.len() + 1, list_end + gap.len() + 5), gap: (list_end, list_end + gap.len()) };
+        let p = split_point(&t, first, 0).unwrap();
+        assert!(p > at && p < at + bait.len(), "the split point is in the comment");
+        assert!(agree(&t, "comment bait"));
     }
 }

@@ -194,7 +194,7 @@ impl Source {
                 Err(SyntaxError { line, column, message })
             }
             // Only a hook stops or pauses a parse, and there is none.
-            Err(TokError::Stopped) => Err(SyntaxError { line: 1, column: 1, message: "parse stopped".into() }),
+            Err(TokError::Stopped) | Err(TokError::Paused) => Err(SyntaxError { line: 1, column: 1, message: "parse stopped".into() }),
         }
     }
 
@@ -392,8 +392,19 @@ pub enum Visit {
     Keep,
     /// Drop it and its subtree.
     Drop,
+    /// Drop it and pause the parse right after it ([`Progress::Paused`]).
+    DropAndPause,
     /// Stop the parse ([`StreamError::Stopped`]).
     Stop,
+}
+
+/// How far [`Stream::run`] got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// The whole text is parsed and well formed.
+    Done,
+    /// Paused: by the hook, or at the position asked for.
+    Paused,
 }
 
 /// What a [`Stream`] hands each element at its depth to.
@@ -416,6 +427,10 @@ impl Visitor for NoVisitor {
 /// element and its subtree stay in the tree; a reader that takes what it needs from each bone
 /// and drops it keeps the tree a few hundred nodes long instead of two million (the whole tree
 /// of a 65,535-bone file is about 110 MB of fresh pages).
+///
+/// A stream can pause (by its hook, or before the markup at a given offset) and go on, and a
+/// second stream can start at an offset inside the text with the open elements it would have
+/// there ([`Stream::resume_at`]), so two threads can parse the two halves of one big list.
 pub struct Stream<'t, V: Visitor> {
     tok: Tokenizer<'t, V>,
 }
@@ -430,13 +445,63 @@ impl<'t, V: Visitor> Stream<'t, V> {
         Some(Stream { tok: Tokenizer::new(text, src, Some((depth, hook))) })
     }
 
-    /// Parse to the end.
-    pub fn run(&mut self) -> Result<(), StreamError> {
+    /// A stream over `text` from offset `pos`, where the elements `open` of `from` (outermost
+    /// first) are open: they are copied (with their attributes) as the new tree's first nodes,
+    /// each the child of the one before, so `open[0]` is the new root (node 0).
+    pub fn resume_at(text: &'t Arc<String>, pos: usize, from: &Source, open: &[u32], depth: usize, hook: V) -> Option<Stream<'t, V>> {
+        let mut st = Stream::new(text, depth, hook)?;
+        let t = &mut st.tok;
+        for (k, &o) in open.iter().enumerate() {
+            let n = from.node(o);
+            let attr_start = t.src.attr_spans.len() as u32;
+            let (a, b) = (n.attr_start as usize, from.attr_end(o));
+            t.src.attr_spans.extend_from_slice(&from.attr_spans[a..b]);
+            let parent = if k == 0 { NONE } else { k as u32 - 1 };
+            let idx = k as u32;
+            t.src.nodes.push(Node { content_end: n.tag_end, end: n.tag_end, parent, next_sibling: NONE, attr_start, ..*n });
+            if let Some(lc) = t.last_child.last_mut() {
+                *lc = idx;
+            }
+            t.stack.push(idx);
+            t.last_child.push(NONE);
+        }
+        t.src.root = if open.is_empty() { NONE } else { 0 };
+        t.src.max_depth = open.len();
+        t.pos = pos;
+        Some(st)
+    }
+
+    /// Parse on, up to the end or until paused: by the hook, or (with `stop_at`) when the next
+    /// markup starts exactly at that offset. A stream that passes `stop_at` inside markup just
+    /// goes on to the end.
+    pub fn run(&mut self, stop_at: Option<usize>) -> Result<Progress, StreamError> {
+        self.tok.stop_at = stop_at.unwrap_or(usize::MAX);
         match self.tok.run() {
-            Ok(()) => Ok(()),
+            Ok(()) => Ok(Progress::Done),
+            Err(TokError::Paused) => Ok(Progress::Paused),
             Err(TokError::Stopped) => Err(StreamError::Stopped),
             Err(TokError::At(..)) => Err(StreamError::Syntax),
         }
+    }
+
+    /// The tree so far.
+    pub fn source(&self) -> &Source {
+        &self.tok.src
+    }
+
+    /// The open elements, outermost first.
+    pub fn open(&self) -> &[u32] {
+        &self.tok.stack
+    }
+
+    /// Where the parse is.
+    pub fn pos(&self) -> usize {
+        self.tok.pos
+    }
+
+    /// The visitor.
+    pub fn visitor(&self) -> &V {
+        &self.tok.hook.as_ref().expect("a stream has a visitor").1
     }
 
     /// The tree and the visitor.
@@ -473,6 +538,8 @@ struct Tokenizer<'a, V: Visitor> {
     last_child: Vec<u32>,
     /// The streaming hook and the depth it watches.
     hook: Option<(usize, V)>,
+    /// Pause before markup that starts here (`usize::MAX`: never).
+    stop_at: usize,
 }
 
 enum TokError {
@@ -480,13 +547,15 @@ enum TokError {
     At(usize, String),
     /// The streaming hook stopped the parse.
     Stopped,
+    /// Paused by the hook or at `stop_at`; the parse can go on.
+    Paused,
 }
 
 type TokResult<T> = Result<T, TokError>;
 
 impl<'t, V: Visitor> Tokenizer<'t, V> {
     fn new(text: &'t Arc<String>, src: Source, hook: Option<(usize, V)>) -> Self {
-        Tokenizer { s: text.as_bytes(), pos: 0, src, stack: Vec::new(), last_child: Vec::new(), hook }
+        Tokenizer { s: text.as_bytes(), pos: 0, src, stack: Vec::new(), last_child: Vec::new(), hook, stop_at: usize::MAX }
     }
 
     fn find(&self, from: usize, pat: &[u8]) -> Option<usize> {
@@ -542,6 +611,9 @@ impl<'t, V: Visitor> Tokenizer<'t, V> {
             self.pos = lt;
             if lt >= n {
                 break;
+            }
+            if lt == self.stop_at {
+                return Err(TokError::Paused);
             }
             let rest = &s[lt..];
             if rest.starts_with(b"<?") {
@@ -751,7 +823,7 @@ impl<'t, V: Visitor> Tokenizer<'t, V> {
         match visit {
             Visit::Keep => return Ok(()),
             Visit::Stop => return Err(TokError::Stopped),
-            Visit::Drop => {}
+            Visit::Drop | Visit::DropAndPause => {}
         }
         let node = self.src.nodes[idx as usize];
         // Unlink it from a kept previous sibling (found as `gap_before` finds it).
@@ -770,6 +842,9 @@ impl<'t, V: Visitor> Tokenizer<'t, V> {
         }
         self.src.nodes.truncate(idx as usize);
         self.src.attr_spans.truncate(node.attr_start as usize);
+        if visit == Visit::DropAndPause {
+            return Err(TokError::Paused);
+        }
         Ok(())
     }
 
