@@ -23,17 +23,41 @@ pub(crate) const RUN_LOCAL_SOURCE: &str = "~anvil.source";
 
 /// The run-local namespace of a skeleton whose bones' values the reader deferred
 /// (`skelport_ir::ExtensionUse`): each bone element's ID and where it lies in the
-/// [`RUN_LOCAL_SOURCE`] text (start × 2³² + end), in file order, two numbers a bone. Its bones
-/// hold their IDs alone, and its extension no `layout`, `pieces` or `shapes`.
+/// [`RUN_LOCAL_SOURCE`] text (start × 2³² + end), in file order, as one string of 32 hex digits
+/// a bone (a JSON array of two numbers a bone was 144 bytes a bone, 9.4 MB of a 65,535-bone
+/// skeleton's peak memory; the string is 32). Its bones hold their IDs alone, and its extension
+/// no `layout`, `pieces` or `shapes`.
 pub(crate) const RUN_LOCAL_SPANS: &str = "~anvil.spans";
+
+/// Hex digits a bone in [`RUN_LOCAL_SPANS`]: the ID, then start × 2³² + end, 16 each.
+const SPAN_DIGITS: usize = 32;
 
 /// [`RUN_LOCAL_SPANS`]' value for bone elements given as (ID, (start, end)).
 pub(crate) fn spans_json(bones: impl ExactSizeIterator<Item = (u64, (u32, u32))>) -> Json {
-    let mut v = Vec::with_capacity(2 * bones.len());
+    use std::fmt::Write;
+    let mut v = String::with_capacity(SPAN_DIGITS * bones.len());
     for (id, (a, z)) in bones {
-        v.extend([Json::from(id), Json::from(u64::from(a) << 32 | u64::from(z))]);
+        // Writing to a String cannot fail.
+        let _ = write!(v, "{id:016x}{:016x}", u64::from(a) << 32 | u64::from(z));
     }
-    Json::Array(v)
+    Json::String(v)
+}
+
+/// The (ID, (start, end)) of each bone in [`RUN_LOCAL_SPANS`]' value; `None` if it is not one
+/// [`spans_json`] makes.
+fn spans_of(v: &Json) -> Option<Vec<(u64, (u32, u32))>> {
+    let digits = v.as_str()?.as_bytes();
+    if digits.len() % SPAN_DIGITS != 0 {
+        return None;
+    }
+    let hex = |d: &[u8]| std::str::from_utf8(d).ok().and_then(|t| u64::from_str_radix(t, 16).ok());
+    digits
+        .chunks_exact(SPAN_DIGITS)
+        .map(|c| {
+            let (id, place) = (hex(&c[..16])?, hex(&c[16..])?);
+            Some((id, ((place >> 32) as u32, place as u32)))
+        })
+        .collect()
 }
 
 /// Whether the reader deferred this skeleton's bone values ([`complete`] makes them).
@@ -47,19 +71,17 @@ pub(crate) fn is_deferred(sk: &Skeleton) -> bool {
 /// do not lie in order within the text (not the reader's) make nothing: the writer then
 /// generates the file from the bones, saying so.
 pub(crate) fn complete(sk: &mut Skeleton) {
-    let Some(Json::Array(spans)) = sk.ext.remove(RUN_LOCAL_SPANS) else { return };
+    let Some(spans) = sk.ext.remove(RUN_LOCAL_SPANS) else { return };
     let Some(text) = sk.ext.raw(RUN_LOCAL_SOURCE).and_then(Json::as_str) else { return };
-    let mut elements: Vec<(u64, (u32, u32))> = Vec::with_capacity(spans.len() / 2);
+    let Some(elements) = spans_of(&spans) else { return };
+    drop(spans);
     let mut end = 0usize;
-    for pair in spans.chunks_exact(2) {
-        let (Some(id), Some(place)) = (pair[0].as_u64(), pair[1].as_u64()) else { return };
-        let (a, z) = ((place >> 32) as u32, place as u32);
+    for &(_, (a, z)) in &elements {
         let (au, zu) = (a as usize, z as usize);
         if au < end || zu < au || zu > text.len() || !text.is_char_boundary(au) || !text.is_char_boundary(zu) {
             return;
         }
         end = zu;
-        elements.push((id, (a, z)));
     }
     let layout = Layout::of_text(text, elements.iter().map(|e| e.1)).with_order(elements.iter().map(|e| e.0).collect()).to_json();
     let mut shapes = shapes_of(elements.iter().map(|&(_, (a, z))| &text[a as usize..z as usize]));
@@ -626,6 +648,20 @@ mod tests {
             out.push_str(p);
         }
         out
+    }
+
+    #[test]
+    fn spans_come_back_as_they_were_stored() {
+        let bones = [(0u64, (0u32, 0u32)), (u64::MAX, (u32::MAX - 1, u32::MAX)), (0x1234_5678_9abc_def0, (17, 4096))];
+        let v = spans_json(bones.iter().copied());
+        assert_eq!(v.as_str().map(str::len), Some(3 * SPAN_DIGITS));
+        assert_eq!(spans_of(&v).as_deref(), Some(&bones[..]));
+        assert_eq!(spans_of(&spans_json(std::iter::empty())), Some(Vec::new()));
+        // Not what `spans_json` makes: a cut string, a non-hex digit, another JSON type.
+        let s = v.as_str().unwrap();
+        assert_eq!(spans_of(&Json::from(&s[..s.len() - 1])), None);
+        assert_eq!(spans_of(&Json::from(format!("g{}", &s[1..]))), None);
+        assert_eq!(spans_of(&serde_json::json!([1, 2])), None);
     }
 
     /// The cut gives back every byte; values are data attribute values and non-blank texts, and
