@@ -568,6 +568,10 @@ fn finish(
     if write.file_stem.is_empty() {
         write.file_stem = stem_of(Path::new(name));
     }
+    // Before the output exists: finding a humanoid indexes every bone name (3.3 MB for 65,535
+    // bones), which beside a big output would raise the peak. Said after the writer's lines.
+    let mut hint = Diagnostics::default();
+    humanoid_hint(doc, target, opts, &mut hint);
     let output = match render(doc, target, &write) {
         Ok((output, reported)) => {
             diags.items.extend(reported.items);
@@ -581,7 +585,7 @@ fn finish(
         }
     };
     ir::trace::phase("rendered");
-    humanoid_hint(doc, target, opts, &mut diags);
+    diags.items.extend(hint.items);
     let grave = skin_losses(doc, from, target, &mut diags);
     if grave > 0 && !opts.allow_loss {
         let lines: Vec<&str> = diags.of(Severity::Loss).filter(|d| d.code.starts_with("skin.")).map(|d| d.message.as_str()).collect();
