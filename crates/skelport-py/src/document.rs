@@ -459,7 +459,9 @@ pub fn map_arg(map: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
 }
 
 impl Document {
-    /// Convert (in memory) to `target`, as if saved to `output`.
+    /// Convert (in memory) to `target`, as if saved to `output`. `saved`: the output is only
+    /// saved, so a GLB's binary chunk may stay in pieces (`WriteOptions::main_in_pieces`), written
+    /// by `Converted::save` without first being copied into one buffer.
     fn converted(
         &self,
         py: Python<'_>,
@@ -470,6 +472,7 @@ impl Document {
         max_influences: Option<usize>,
         strict: bool,
         e: &Extra,
+        saved: bool,
     ) -> PyResult<skelport::Converted> {
         let mut e = e.clone();
         e.keep_origin |= self.inner.keep_origin;
@@ -477,6 +480,7 @@ impl Document {
         if let Some(s) = stem {
             opts.write.file_stem = s;
         }
+        opts.write.main_in_pieces = saved;
         let inner = &self.inner;
         py.detach(|| guard(Some(&inner.loaded.name), || Ok(skelport::convert(&inner.loaded, target, &opts)?))).map_err(|f| f.into_py(py))
     }
@@ -538,7 +542,7 @@ impl Document {
         let e = options::extra(writer_options, options::WRITE_OPTIONS, "save")?;
         let max = max_influences.map(|m| options::count(m, "max_influences")).transpose()?.flatten();
         let target = target_for(to, Some(&path)).map_err(|f| f.into_py(py))?;
-        let c = self.converted(py, target, Some(path.clone()), None, map_arg(map)?, max, strict, &e)?;
+        let c = self.converted(py, target, Some(path.clone()), None, map_arg(map)?, max, strict, &e, true)?;
         let written = py.detach(|| guard(Some(&self.inner.loaded.name), || Ok(c.save(&path)?))).map_err(|f| f.into_py(py))?;
         let name = self.inner.loaded.name.clone();
         let file = FileReport {
@@ -574,7 +578,7 @@ impl Document {
         }
         let max = max_influences.map(|m| options::count(m, "max_influences")).transpose()?.flatten();
         let target = target_for(Some(to), None).map_err(|f| f.into_py(py))?;
-        let c = self.converted(py, target, None, None, map_arg(map)?, max, strict, &e)?;
+        let c = self.converted(py, target, None, None, map_arg(map)?, max, strict, &e, false)?;
         if !c.output.side_files.is_empty() {
             let names: Vec<&str> = c.output.side_files.iter().map(|s| s.0.as_str()).collect();
             let msg = format!(
@@ -607,7 +611,7 @@ impl Document {
         let target = target_for(Some(to), None).map_err(|f| f.into_py(py))?;
         let main =
             target.conventional_name(stem).unwrap_or_else(|| format!("{stem}.{}", target.extensions().first().copied().unwrap_or("out")));
-        let c = self.converted(py, target, Some(PathBuf::from(&main)), Some(stem.to_owned()), map_arg(map)?, max, strict, &e)?;
+        let c = self.converted(py, target, Some(PathBuf::from(&main)), Some(stem.to_owned()), map_arg(map)?, max, strict, &e, false)?;
         let out = PyDict::new(py);
         out.set_item(main, PyBytes::new(py, &c.output.main))?;
         for (name, bytes) in &c.output.side_files {

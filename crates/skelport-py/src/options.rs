@@ -225,8 +225,9 @@ pub fn convert_options(
             vrm_meta: e.vrm_meta.clone(),
             // From `map` when it names a humanoid map file: the facade looks.
             humanoid_map: None,
-            // `Document.dumps` and `dumps_all` hand `Output::main` to Python as bytes: whole.
-            // (`skelport::convert_file`, behind `convert` and `migrate`, asks for pieces itself.)
+            // Whole unless the caller only saves the output (`Document.save` asks for pieces;
+            // `dumps` and `dumps_all` hand `Output::main` to Python as bytes; `convert_file`,
+            // behind `convert` and `migrate`, asks itself).
             main_in_pieces: false,
         },
     }

@@ -43,6 +43,10 @@ def test_every_format_saves_and_reads_back(fmt, tmp_path):
     # opts into (the mesh is the base mesh MPFB's rigs are fitted to).
     report = src.save(out, to=fmt.name, allow_loss=fmt.name == "mpfb")
     assert report.ok and report.outputs[-1] == str(out) and all(Path(o).is_file() for o in report.outputs)
+    # The saved main file is the bytes made in memory (`save` writes a GLB's binary chunk from
+    # its pieces, `dumps_all` hands them over joined).
+    whole = src.dumps_all(fmt.name, stem="sample", allow_loss=fmt.name == "mpfb")
+    assert next(iter(whole.values())) == out.read_bytes()
     assert [Path(o).name for o in report.outputs[:-1]] == [n for n in os.listdir(tmp_path) if n != out.name]
     # What the format cannot hold is a loss, with a stable code; what it holds reads back.
     if not fmt.holds["skins"]:
