@@ -38,6 +38,11 @@ const UNSIGNED_BYTE: u32 = 5121;
 const UNSIGNED_SHORT: u32 = 5123;
 const UNSIGNED_INT: u32 = 5125;
 
+/// Nodes from which the JSON tree, once written out, is freed on rayon's pool
+/// (`skelport_ir::drop_aside`): a 65,535-bone skeleton's took 128 ms to free; a few thousand
+/// nodes' take about as long as starting the pool.
+const DROP_ASIDE_FROM: usize = 4096;
+
 /// A float32 as the shortest JSON number that reads back as the same float32.
 ///
 /// The shortest digits by zmij (what serde_json writes floats with), read back as the f64 that
@@ -587,7 +592,10 @@ pub(crate) fn write_edited(
                     side.push((format!("{stem}.bin"), bin));
                 }
             }
-            let mut text = crate::pretty::to_vec(&Value::Object(root)).map_err(|e| GltfError::Write(e.to_string()))?;
+            let root = Value::Object(root);
+            let mut text = crate::pretty::to_vec(&root).map_err(|e| GltfError::Write(e.to_string()))?;
+            let big = root.get("nodes").and_then(Value::as_array).is_some_and(|n| n.len() >= DROP_ASIDE_FROM);
+            skelport_ir::drop_aside(root, big);
             text.push(b'\n');
             Ok(Output { main: text, side_files: side, ..Output::default() })
         }
@@ -603,7 +611,10 @@ pub(crate) fn write_edited(
             let in_pieces = opts.main_in_pieces && has_bin;
             let mut out = Vec::with_capacity(20 + bin_len / 2 + 4096 + 8 + if in_pieces { 0 } else { bin_len });
             out.resize(20, 0);
-            serde_json::to_writer(&mut out, &Value::Object(root)).map_err(|e| GltfError::Write(e.to_string()))?;
+            let root = Value::Object(root);
+            serde_json::to_writer(&mut out, &root).map_err(|e| GltfError::Write(e.to_string()))?;
+            let big = root.get("nodes").and_then(Value::as_array).is_some_and(|n| n.len() >= DROP_ASIDE_FROM);
+            skelport_ir::drop_aside(root, big);
             while out.len() % 4 != 0 {
                 out.push(b' ');
             }
