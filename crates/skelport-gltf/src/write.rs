@@ -38,10 +38,12 @@ const UNSIGNED_BYTE: u32 = 5121;
 const UNSIGNED_SHORT: u32 = 5123;
 const UNSIGNED_INT: u32 = 5125;
 
-/// Nodes from which the JSON tree, once written out, is freed on rayon's pool
-/// (`skelport_ir::drop_aside`): a 65,535-bone skeleton's took 128 ms to free; a few thousand
-/// nodes' take about as long as starting the pool.
-const DROP_ASIDE_FROM: usize = 4096;
+/// The JSON tree once written out: freed on rayon's pool from [`skelport_ir::DROP_ASIDE_FROM`]
+/// nodes (a 65,535-bone skeleton's took 128 ms to free), else here.
+fn release(root: Value) {
+    let big = root.get("nodes").and_then(Value::as_array).is_some_and(|n| n.len() >= skelport_ir::DROP_ASIDE_FROM);
+    skelport_ir::drop_aside(root, big);
+}
 
 /// A float32 as the shortest JSON number that reads back as the same float32.
 ///
@@ -594,8 +596,7 @@ pub(crate) fn write_edited(
             }
             let root = Value::Object(root);
             let mut text = crate::pretty::to_vec(&root).map_err(|e| GltfError::Write(e.to_string()))?;
-            let big = root.get("nodes").and_then(Value::as_array).is_some_and(|n| n.len() >= DROP_ASIDE_FROM);
-            skelport_ir::drop_aside(root, big);
+            release(root);
             text.push(b'\n');
             Ok(Output { main: text, side_files: side, ..Output::default() })
         }
@@ -613,8 +614,7 @@ pub(crate) fn write_edited(
             out.resize(20, 0);
             let root = Value::Object(root);
             serde_json::to_writer(&mut out, &root).map_err(|e| GltfError::Write(e.to_string()))?;
-            let big = root.get("nodes").and_then(Value::as_array).is_some_and(|n| n.len() >= DROP_ASIDE_FROM);
-            skelport_ir::drop_aside(root, big);
+            release(root);
             while out.len() % 4 != 0 {
                 out.push(b' ');
             }

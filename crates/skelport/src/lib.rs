@@ -503,19 +503,16 @@ fn convert_for(loaded: Cow<'_, Loaded>, target: &'static dyn Format, opts: &Conv
         ir::trace::phase("frame converted");
     }
     let converted = finish(&doc, from, &name, target, opts, humanoid, diags, output).map(|c| Converted { reads, ..c });
-    // Ours and no longer needed: a big document (a bone's extension is a small JSON tree) is
-    // freed on the pool, beside the save.
+    // Ours and no longer needed: a big document (a bone's extension is a small JSON tree; the
+    // 65,535-bone AnvilToolkit skeleton's took ~50 ms to free) is freed on the pool, beside the
+    // save.
     if let Cow::Owned(d) = doc {
-        let big =
-            d.skeletons.iter().map(|s| s.bones.len()).sum::<usize>() >= BIG_DOCUMENT_BONES || ir::mesh_work(&d.meshes) >= ir::PARALLEL_FROM;
+        let big = d.skeletons.iter().map(|s| s.bones.len()).sum::<usize>() >= ir::DROP_ASIDE_FROM
+            || ir::mesh_work(&d.meshes) >= ir::PARALLEL_FROM;
         ir::drop_aside(d, big);
     }
     converted
 }
-
-/// Bones from which a document no longer needed is freed on rayon's pool (`ir::drop_aside`):
-/// the 65,535-bone AnvilToolkit skeleton's took ~50 ms on the thread that then saves the file.
-const BIG_DOCUMENT_BONES: usize = 4096;
 
 /// A `--map FILE` that holds a humanoid map (VRM role → bone, a JSON object with `humanoid`)
 /// rather than a retarget map: it is handed to the writer, not applied as a rename.
