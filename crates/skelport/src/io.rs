@@ -157,11 +157,11 @@ impl Drop for Staged {
 }
 
 impl Staged {
-    /// Write `parts`, one after another, to a temporary file in `path`'s folder. The file gets the permissions of the
-    /// file it will replace, or those a plain create gives (0666 less the umask: tempfile's own
-    /// default is 0600). A new file gets them as it is created; a replaced file's are set after
-    /// the write (the umask must not narrow them), so a batch into a new directory makes one
-    /// system call less per file.
+    /// Write `parts`, one after another, to a temporary file in `path`'s folder. The file gets
+    /// the permissions of the file it will replace, or those a plain create gives (0666 less the
+    /// umask: tempfile's own default is 0600). A new file gets them as it is created; a replaced
+    /// file's are set after the write (the umask must not narrow them), so a batch into a new
+    /// directory makes one system call less per file.
     fn new(path: &Path, parts: &[&[u8]]) -> Chain<Staged> {
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
