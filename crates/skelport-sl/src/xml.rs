@@ -17,6 +17,7 @@
 use crate::error::SlError;
 use foldhash::{HashSet, HashSetExt};
 use quick_xml::events::Event;
+use skelport_ir::xml::ByteScan;
 use skelport_ir::Budget;
 use std::borrow::Cow;
 
@@ -137,15 +138,11 @@ const ROXMLTREE_ATTRIBUTE_BYTES: u64 = 2 * 64;
 /// the elements and attributes the text can hold at most, counted from its `<` and `=` bytes
 /// (one fast pass; a tree of `<a/>` takes 40 times its text).
 pub(crate) fn parse<'a>(text: &'a str, file: &str, budget: &Budget) -> Result<Doc<'a>, SlError> {
-    let b = text.as_bytes();
-    // The byte scan (unusual bytes, newlines, and the '<' and '=' that bound the tree) and the
-    // tree are passes over the text. A big file counts the two bytes first and then runs the
-    // scan and the tree on two cores; a small one takes everything from the scan, in one pass.
-    let small_scan = (text.len() < PARALLEL_FROM).then(|| Scan::of(text));
-    let (lt, eq) = match &small_scan {
-        Some(s) => (s.lt, s.eq),
-        None => (memchr::memchr_iter(b'<', b).count() as u64, memchr::memchr_iter(b'=', b).count() as u64),
-    };
+    // The byte scan (unusual bytes, newlines, and the '<' and '=' that bound the tree) comes
+    // first, as the budget is charged from it before the tree is built; a big text's blocks are
+    // scanned on every core.
+    let scan = if text.len() < PARALLEL_FROM { Scan::of(text) } else { Scan::of_parallel(text) };
+    let (lt, eq) = (scan.lt, scan.eq);
     let tree = |element: u64, attribute: u64| lt.saturating_mul(element).saturating_add(eq.saturating_mul(attribute));
     budget.charge(tree(ELEMENT_BYTES, ATTRIBUTE_BYTES), file, &format!("the element tree ({lt} '<', {eq} '=')"))?;
     let full_check = |text: &str, file: &str| -> Result<(), SlError> {
@@ -156,10 +153,7 @@ pub(crate) fn parse<'a>(text: &'a str, file: &str, budget: &Budget) -> Result<Do
         )?;
         full_check(text, file)
     };
-    let (scan, built) = match small_scan {
-        Some(scan) => (scan, build(text)),
-        None => rayon::join(|| Scan::of(text), || build(text)),
-    };
+    let built = build(text);
     if scan.unusual {
         full_check(text, file)?;
     }
@@ -228,12 +222,23 @@ struct Scan {
 
 impl Scan {
     fn of(text: &str) -> Scan {
-        let b = text.as_bytes();
-        let mut newlines_before = Vec::with_capacity(b.len() / BLOCK + 1);
+        Scan::summed(text.as_bytes().chunks(BLOCK).map(skelport_ir::xml::scan_bytes))
+    }
+
+    /// [`Scan::of`], the blocks scanned on rayon's pool (each block's counts are its own; only
+    /// the newlines before each block are summed in order, after).
+    fn of_parallel(text: &str) -> Scan {
+        use rayon::prelude::*;
+        let blocks: Vec<ByteScan> = text.as_bytes().par_chunks(BLOCK).map(skelport_ir::xml::scan_bytes).collect();
+        Scan::summed(blocks.into_iter())
+    }
+
+    /// The text's scan from its blocks' scans, in order.
+    fn summed(blocks: impl ExactSizeIterator<Item = ByteScan>) -> Scan {
+        let mut newlines_before = Vec::with_capacity(blocks.len());
         let (mut unusual, mut lt, mut eq, mut n) = (false, 0u64, 0u64, 0u32);
-        for block in b.chunks(BLOCK) {
+        for s in blocks {
             newlines_before.push(n);
-            let s = skelport_ir::xml::scan_bytes(block);
             unusual |= s.unusual;
             lt += s.lt;
             eq += s.eq;
@@ -570,6 +575,32 @@ mod tests {
                 n += 1;
             }
             assert!(n > 20, "{n} elements");
+        }
+    }
+
+    /// The block scan on the pool finds what the scan on one thread finds: the same counts, the
+    /// same newlines before every block, an unusual byte wherever it lies (first block, a block's
+    /// last byte, the short last block).
+    #[test]
+    fn the_parallel_scan_equals_the_scan_on_one_thread() {
+        let mut next = skelport_ir::testing::xorshift(0x5ca9_0f_b10c);
+        let alphabet = b"<<=\n\n ab09<>/\"";
+        for len in [0, 1, BLOCK - 1, BLOCK, BLOCK + 1, 7 * BLOCK + 123, 64 * BLOCK] {
+            let base: Vec<u8> = (0..len).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect();
+            let mut places = vec![None, Some(0), Some(len.saturating_sub(1))];
+            places.extend((len > BLOCK).then_some(Some(BLOCK - 1)));
+            for at in places {
+                let mut b = base.clone();
+                if let (Some(at), false) = (at, b.is_empty()) {
+                    b[at] = 0x01;
+                }
+                let text = std::str::from_utf8(&b).expect("ASCII");
+                let (one, pool) = (super::Scan::of(text), super::Scan::of_parallel(text));
+                let fields = |s: &super::Scan| (s.unusual, s.lt, s.eq, s.newlines_before.clone());
+                assert_eq!(fields(&one), fields(&pool), "{len} bytes, control byte at {at:?}");
+                assert_eq!(one.unusual, at.is_some() && len > 0);
+                assert_eq!(one.lt, b.iter().filter(|&&c| c == b'<').count() as u64);
+            }
         }
     }
 
