@@ -861,15 +861,18 @@ fn parse_with(text: &str, file: &str, parallel_from: usize, budget: &Budget) -> 
     // read on every core. Results are kept in document order and the first error in that order
     // is the one returned, so messages do not depend on the thread count.
     let parallel = text.len() >= parallel_from;
-    let geos = skelport_ir::map_in_order(geometries, parallel, |g| geometry(&sources, g));
-    skelport_ir::trace::phase("dae: geometries");
-    let ctls = skelport_ir::map_in_order(controllers, parallel, |c| controller(&sources, c));
-    skelport_ir::trace::phase("dae: controllers");
-    for g in geos {
-        dae.geometries.extend(g?);
-    }
-    for c in ctls {
-        dae.controllers.extend(c?);
+    // One map for both, so that neither waits for the other's slowest item.
+    let parts = geometries.into_iter().map(Part::Geometry).chain(controllers.into_iter().map(Part::Controller)).collect();
+    let read = skelport_ir::map_in_order(parts, parallel, |part| match part {
+        Part::Geometry(g) => geometry(&sources, g).map(Read::Geometry),
+        Part::Controller(c) => controller(&sources, c).map(Read::Controller),
+    });
+    skelport_ir::trace::phase("dae: geometries and controllers");
+    for r in read {
+        match r? {
+            Read::Geometry(g) => dae.geometries.extend(g),
+            Read::Controller(c) => dae.controllers.extend(c),
+        }
     }
     // The visual scene: the instanced one, else the first.
     let scenes: Vec<xml::Node<'_, '_>> = root.descendants().filter(|n| n.has_tag_name("visual_scene")).collect();
@@ -891,6 +894,18 @@ fn parse_with(text: &str, file: &str, parallel_from: usize, budget: &Budget) -> 
         }
     }
     Ok(dae)
+}
+
+/// A `<geometry>` or `<controller>` to read.
+enum Part<'d, 'a> {
+    Geometry(xml::Node<'d, 'a>),
+    Controller(xml::Node<'d, 'a>),
+}
+
+/// What a [`Part`] read to (`None`: not a mesh, not a skin).
+enum Read {
+    Geometry(Option<Geometry>),
+    Controller(Option<Controller>),
 }
 
 /// A TEXCOORD source's (s, t) pairs: the first two numbers of each accessor group (a stride-3
