@@ -865,13 +865,13 @@ fn parse_with(text: &str, file: &str, parallel_from: usize, budget: &Budget) -> 
     let parts = geometries.into_iter().map(Part::Geometry).chain(controllers.into_iter().map(Part::Controller)).collect();
     let read = skelport_ir::map_in_order(parts, parallel, |part| match part {
         Part::Geometry(g) => geometry(&sources, g).map(Read::Geometry),
-        Part::Controller(c) => controller(&sources, c).map(Read::Controller),
+        Part::Controller(c) => controller(&sources, c).map(|c| Read::Controller(c.map(Box::new))),
     });
     skelport_ir::trace::phase("dae: geometries and controllers");
     for r in read {
         match r? {
             Read::Geometry(g) => dae.geometries.extend(g),
-            Read::Controller(c) => dae.controllers.extend(c),
+            Read::Controller(c) => dae.controllers.extend(c.map(|c| *c)),
         }
     }
     // The visual scene: the instanced one, else the first.
@@ -905,7 +905,7 @@ enum Part<'d, 'a> {
 /// What a [`Part`] read to (`None`: not a mesh, not a skin).
 enum Read {
     Geometry(Option<Geometry>),
-    Controller(Option<Controller>),
+    Controller(Option<Box<Controller>>),
 }
 
 /// A TEXCOORD source's (s, t) pairs: the first two numbers of each accessor group (a stride-3
