@@ -689,8 +689,10 @@ struct Encoded {
     diag: Diagnostics,
     /// `None` when the mesh is not written (no vertices).
     accessors: Option<Vec<Pending>>,
-    /// The source vertex of each vertex appended at a seam (`extras.skelport.split_from`).
-    split_from: Vec<u32>,
+    /// The mesh's `extras` (its extension, the source vertex of each vertex appended at a seam,
+    /// its UV set names): made with the rest, so on the pool when meshes are encoded ahead (a
+    /// big mesh's `split_from` is thousands of JSON numbers).
+    extras: Option<Value>,
 }
 
 /// `N` floats as little-endian bytes into `out`, a chunk of a buffer sized once: one
@@ -741,7 +743,7 @@ fn encode_mesh_in(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Resu
             Place::single_quoted("mesh", &mesh.name),
             format!("mesh '{}' has no vertices; not written", mesh.name),
         );
-        return Ok(Encoded { diag, accessors: None, split_from: Vec::new() });
+        return Ok(Encoded { diag, accessors: None, extras: None });
     }
     if u32::try_from(nv).is_err() {
         return Err(GltfError::Write(format!("mesh '{}' has too many vertices", mesh.name)));
@@ -922,14 +924,15 @@ fn encode_mesh_in(mesh: &Mesh, skin: Option<&Skin>, opts: &WriteOptions) -> Resu
         out.push(Pending { attribute: None, bytes, component: ct, count: tris.len(), ty: "SCALAR", minmax: None });
     }
     let split_from = split.map(|s| s.extra).unwrap_or_default();
-    Ok(Encoded { diag, accessors: Some(out), split_from })
+    let uv_names = if mesh.uvs.iter().any(|s| !s.name.is_empty()) { mesh.uvs.iter().map(|s| s.name.clone()).collect() } else { Vec::new() };
+    let extras = extras_value(&MeshExtras { ext: mesh.ext.clone(), split_from, uv_names });
+    Ok(Encoded { diag, accessors: Some(out), extras })
 }
 
 /// Place an encoded mesh's accessors in the buffer (in order) and give its glTF mesh.
 fn commit_mesh(b: &mut Builder, mesh: &Mesh, e: Encoded, diag: &mut Diagnostics) -> Option<Value> {
     diag.items.extend(e.diag.items);
     let accessors = e.accessors?;
-    let split_from = e.split_from;
     let mut attrs = Map::new();
     let mut indices = None;
     for a in accessors {
@@ -949,8 +952,7 @@ fn commit_mesh(b: &mut Builder, mesh: &Mesh, e: Encoded, diag: &mut Diagnostics)
         None => prim.insert("mode".into(), json!(0)),
     };
     let mut mj = json!({ "name": mesh.name.clone(), "primitives": [Value::Object(prim)] });
-    let uv_names = if mesh.uvs.iter().any(|s| !s.name.is_empty()) { mesh.uvs.iter().map(|s| s.name.clone()).collect() } else { Vec::new() };
-    if let Some(e) = extras_value(&MeshExtras { ext: mesh.ext.clone(), split_from, uv_names }) {
+    if let Some(e) = e.extras {
         mj["extras"] = e;
     }
     Some(mj)
