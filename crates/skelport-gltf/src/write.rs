@@ -39,9 +39,11 @@ const UNSIGNED_SHORT: u32 = 5123;
 const UNSIGNED_INT: u32 = 5125;
 
 /// The JSON tree once written out: freed on rayon's pool from [`skelport_ir::DROP_ASIDE_FROM`]
-/// nodes (a 65,535-bone skeleton's took 128 ms to free), else here.
-fn release(root: Value) {
-    let big = root.get("nodes").and_then(Value::as_array).is_some_and(|n| n.len() >= skelport_ir::DROP_ASIDE_FROM);
+/// nodes (a 65,535-bone skeleton's took 128 ms to free) or when the meshes were big enough to be
+/// encoded on the pool (`parallel`: their accessors and `split_from` lists, 1 ms of the 50 MB
+/// Collada's), else here.
+fn release(root: Value, parallel: bool) {
+    let big = parallel || root.get("nodes").and_then(Value::as_array).is_some_and(|n| n.len() >= skelport_ir::DROP_ASIDE_FROM);
     skelport_ir::drop_aside(root, big);
 }
 
@@ -596,7 +598,7 @@ pub(crate) fn write_edited(
             }
             let root = Value::Object(root);
             let mut text = crate::pretty::to_vec(&root).map_err(|e| GltfError::Write(e.to_string()))?;
-            release(root);
+            release(root, parallel);
             text.push(b'\n');
             Ok(Output { main: text, side_files: side, ..Output::default() })
         }
@@ -614,7 +616,7 @@ pub(crate) fn write_edited(
             out.resize(20, 0);
             let root = Value::Object(root);
             serde_json::to_writer(&mut out, &root).map_err(|e| GltfError::Write(e.to_string()))?;
-            release(root);
+            release(root, parallel);
             while out.len() % 4 != 0 {
                 out.push(b' ');
             }
