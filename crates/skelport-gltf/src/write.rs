@@ -116,13 +116,18 @@ struct Builder {
 impl Builder {
     fn view(&mut self, bytes: Vec<u8>, target: Option<u32>) -> usize {
         let offset = self.len.next_multiple_of(4);
-        let mut v = json!({ "buffer": 0, "byteOffset": offset, "byteLength": bytes.len() });
+        // Maps made at their size (a big document has thousands of views and accessors; `json!`
+        // grows each map entry by entry).
+        let mut v = Map::with_capacity(4);
+        v.insert("buffer".into(), 0.into());
+        v.insert("byteOffset".into(), offset.into());
+        v.insert("byteLength".into(), bytes.len().into());
         if let Some(t) = target {
-            v["target"] = json!(t);
+            v.insert("target".into(), t.into());
         }
         self.len = offset + bytes.len();
         self.pieces.push((offset, bytes));
-        self.views.push(v);
+        self.views.push(Value::Object(v));
         self.views.len() - 1
     }
 
@@ -138,15 +143,19 @@ impl Builder {
         minmax: Option<(Value, Value)>,
     ) -> usize {
         let view = self.view(bytes, target);
-        let mut a = json!({ "bufferView": view, "componentType": component, "count": count, "type": ty });
+        let mut a = Map::with_capacity(7);
+        a.insert("bufferView".into(), view.into());
+        a.insert("componentType".into(), component.into());
+        a.insert("count".into(), count.into());
+        a.insert("type".into(), ty.into());
         if normalized {
-            a["normalized"] = json!(true);
+            a.insert("normalized".into(), true.into());
         }
         if let Some((min, max)) = minmax {
-            a["min"] = min;
-            a["max"] = max;
+            a.insert("min".into(), min);
+            a.insert("max".into(), max);
         }
-        self.accessors.push(a);
+        self.accessors.push(Value::Object(a));
         self.accessors.len() - 1
     }
 
