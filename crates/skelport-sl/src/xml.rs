@@ -437,6 +437,16 @@ struct Part<'a> {
     prefixes: HashSet<&'a str>,
 }
 
+impl Part<'_> {
+    /// Character data, CDATA or a reference outside every element a tail opened (inside elements
+    /// it does not know, or past the root's end): remember where, the first time.
+    fn mark_outside(&mut self) {
+        if self.outside.is_none() {
+            self.outside = Some(self.closes.len() as u32);
+        }
+    }
+}
+
 /// Read `text[from..to]` as `piece`. Element places are offsets in `text`.
 fn build_piece(text: &str, from: usize, to: usize, piece: Piece) -> Result<Part<'_>, (usize, String)> {
     let mut reader = quick_xml::Reader::from_str(&text[from..to]);
@@ -470,12 +480,6 @@ fn build_piece(text: &str, from: usize, to: usize, piece: Piece) -> Result<Part<
             Err(e) => return Err((from + reader.error_position() as usize, e.to_string())),
         };
         let first = std::mem::replace(&mut first_event, false);
-        // Outside every element this piece opened: in a tail, inside elements it does not know.
-        let outside = |part: &mut Part<'_>| {
-            if part.outside.is_none() {
-                part.outside = Some(part.closes.len() as u32);
-            }
-        };
         match ev {
             Event::Start(ref s) | Event::Empty(ref s) => {
                 if root_done {
@@ -598,7 +602,7 @@ fn build_piece(text: &str, from: usize, to: usize, piece: Piece) -> Result<Part<
                             if !tail {
                                 return Err((at, "text outside the root element".into()));
                             }
-                            outside(&mut part);
+                            part.mark_outside();
                         }
                     }
                     Some(&(id, _, _)) if collecting => {
@@ -616,7 +620,7 @@ fn build_piece(text: &str, from: usize, to: usize, piece: Piece) -> Result<Part<
                         push_text(&mut part.elems[id as usize].text, s);
                     }
                     Some(_) => {}
-                    None if tail => outside(&mut part),
+                    None if tail => part.mark_outside(),
                     None => return Err((at, "CDATA outside the root element".into())),
                 }
             }
@@ -642,7 +646,7 @@ fn build_piece(text: &str, from: usize, to: usize, piece: Piece) -> Result<Part<
                         slot.get_or_insert(Cow::Borrowed("")).to_mut().push(c);
                     }
                     Some(_) => {}
-                    None if tail => outside(&mut part),
+                    None if tail => part.mark_outside(),
                     None => return Err((at, "a reference outside the root element".into())),
                 }
             }
@@ -661,9 +665,9 @@ fn build_piece(text: &str, from: usize, to: usize, piece: Piece) -> Result<Part<
             Event::Eof => {
                 let ended = match piece {
                     Piece::Whole => part.stack.is_empty() && root_done,
-                    // A head ends where the tail begins, inside the root; a tail inside no
-                    // element of its own.
-                    Piece::Head => !part.stack.is_empty() && at == to,
+                    // A head ends (at the tail's first byte: quick-xml refuses to end inside
+                    // markup) inside the root; a tail inside no element of its own.
+                    Piece::Head => !part.stack.is_empty(),
                     Piece::Tail => part.stack.is_empty(),
                 };
                 if !ended {
