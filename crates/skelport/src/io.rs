@@ -45,7 +45,8 @@ impl std::ops::Deref for InputBytes {
     }
 }
 
-/// Inputs at least this big are unmapped off the calling thread by [`release`].
+/// Inputs at least this big are unmapped off the calling thread by [`release`] (and, mapped,
+/// have their pages filled in on the pool while they are read: `map_file`).
 pub const RELEASE_IN_BACKGROUND_FROM: usize = 4 << 20;
 
 /// Let go of an input's bytes. A big mapping is unmapped on rayon's pool, beside the conversion
@@ -103,7 +104,7 @@ unsafe fn input(path: &Path, map: bool) -> Chain<InputBytes> {
         meta.len()
     );
     if map && meta.len() >= MAP_FROM_BYTES {
-        // SAFETY: the mapping is read-only and private; the one hazard, the file changing while
+        // SAFETY: the mapping is read-only; the one hazard, the file changing while
         // it is mapped, is the caller's promise (`map_input`). A file that cannot be mapped is
         // read instead.
         if let Some(m) = unsafe { map_file(&file, meta.len()) } {
@@ -115,25 +116,24 @@ unsafe fn input(path: &Path, map: bool) -> Chain<InputBytes> {
     Ok(InputBytes::Read(v))
 }
 
-/// Mappings from this many bytes have their pages filled in on the pool while the reader begins.
-const FILL_BESIDE_FROM: u64 = 4 << 20;
-
 /// The bytes of a mapping one `MADV_POPULATE_READ` fills (page-aligned).
 const FILL_PIECE: usize = 2 << 20;
 
 /// `file` mapped read-only with its pages filled in (`None`: it cannot be mapped, or its length
 /// is not `len`). Filling a mapping's page tables is kernel work per page (4.6 ms of a 50 MB
 /// input here) that the reader's first pass would otherwise do a page fault at a time. A small
-/// mapping is filled as it is made (`MAP_POPULATE`). A big one is returned at once and filled on
-/// rayon's pool, back to front (`MADV_POPULATE_READ`, Linux 5.14), while the reader's first pass
-/// goes front to back, faulting in what is not filled yet: the two meet instead of one waiting
-/// for the other. The pool's task holds the mapping until it is done.
+/// mapping is filled as it is made (`MAP_POPULATE`). A big one ([`RELEASE_IN_BACKGROUND_FROM`])
+/// is returned at once and filled on rayon's pool, back to front (`MADV_POPULATE_READ`, Linux
+/// 5.14), while the reader's first pass goes front to back, faulting in what is not filled yet:
+/// the two meet instead of one waiting for the other. The pool's task holds the mapping until it
+/// is done.
 ///
 /// # Safety
 /// As [`map_input`]: the file must not be truncated while the mapping lives.
 unsafe fn map_file(file: &std::fs::File, len: u64) -> Option<std::sync::Arc<memmap2::Mmap>> {
+    let big = len >= RELEASE_IN_BACKGROUND_FROM as u64;
     let mut options = memmap2::MmapOptions::new();
-    if len < FILL_BESIDE_FROM {
+    if !big {
         options.populate();
     }
     // SAFETY: the caller's promise.
@@ -141,7 +141,7 @@ unsafe fn map_file(file: &std::fs::File, len: u64) -> Option<std::sync::Arc<memm
     if m.len() as u64 != len {
         return None;
     }
-    if len >= FILL_BESIDE_FROM {
+    if big {
         let filled = std::sync::Arc::clone(&m);
         rayon::spawn(move || {
             use rayon::prelude::*;
@@ -600,7 +600,7 @@ mod tests {
     fn only_an_opted_in_big_file_is_mapped_every_input_whole() {
         let dir = tempfile::tempdir().unwrap();
         // The last: a mapping filled in on the pool while it is read (the last piece short).
-        let filled_beside = FILL_BESIDE_FROM as usize + FILL_PIECE + 4_321;
+        let filled_beside = RELEASE_IN_BACKGROUND_FROM + FILL_PIECE + 4_321;
         for (len, mapped) in [(MAP_FROM_BYTES as usize - 1, false), (MAP_FROM_BYTES as usize + 12_345, true), (filled_beside, true)] {
             let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
             let p = dir.path().join(format!("f{len}"));
