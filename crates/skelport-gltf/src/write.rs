@@ -38,15 +38,6 @@ const UNSIGNED_BYTE: u32 = 5121;
 const UNSIGNED_SHORT: u32 = 5123;
 const UNSIGNED_INT: u32 = 5125;
 
-/// The JSON tree once written out: freed on rayon's pool from [`skelport_ir::DROP_ASIDE_FROM`]
-/// nodes (a 65,535-bone skeleton's took 128 ms to free) or when the meshes were big enough to be
-/// encoded on the pool (`parallel`: their accessors and `split_from` lists, 1 ms of the 50 MB
-/// Collada's), else here.
-fn release(root: Value, parallel: bool) {
-    let big = parallel || root.get("nodes").and_then(Value::as_array).is_some_and(|n| n.len() >= skelport_ir::DROP_ASIDE_FROM);
-    skelport_ir::drop_aside(root, big);
-}
-
 /// A float32 as the shortest JSON number that reads back as the same float32.
 ///
 /// The shortest digits by zmij (what serde_json writes floats with), read back as the f64 that
@@ -328,6 +319,10 @@ pub(crate) fn write_edited(
     let mut meshes_json: Vec<Value> = Vec::new();
     let mut mesh_done: Vec<bool> = vec![false; doc.meshes.len()];
     let parallel = ahead_in_parallel(&doc, parallel_from);
+    // The JSON tree, once written out, is freed on the pool when the document is big (a
+    // 65,535-bone skeleton's took 128 ms to free; the 50 MB Collada's accessors and split_from
+    // lists 1 ms).
+    let big = skelport_ir::big_to_free(&doc);
     let mut encoded = if parallel { encode_meshes_ahead(&doc, opts) } else { Ahead::new() };
     skelport_ir::trace::phase("gltf: meshes encoded");
     let mut names = NodeNames::new(&doc);
@@ -607,7 +602,7 @@ pub(crate) fn write_edited(
             }
             let root = Value::Object(root);
             let mut text = crate::pretty::to_vec(&root).map_err(|e| GltfError::Write(e.to_string()))?;
-            release(root, parallel);
+            skelport_ir::drop_aside(root, big);
             text.push(b'\n');
             Ok(Output { main: text, side_files: side, ..Output::default() })
         }
@@ -625,7 +620,7 @@ pub(crate) fn write_edited(
             out.resize(20, 0);
             let root = Value::Object(root);
             serde_json::to_writer(&mut out, &root).map_err(|e| GltfError::Write(e.to_string()))?;
-            release(root, parallel);
+            skelport_ir::drop_aside(root, big);
             while out.len() % 4 != 0 {
                 out.push(b' ');
             }

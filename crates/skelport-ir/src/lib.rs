@@ -104,9 +104,16 @@ pub fn map_in_order<T: Send, R: Send>(items: Vec<T>, parallel: bool, f: impl Fn(
     }
 }
 
-/// Items (bones, glTF nodes) from which [`drop_aside`] frees a tree on rayon's pool: a few
-/// thousand small allocations take about as long to free as the pool to start.
+/// Bones from which [`big_to_free`] calls a document big: a few thousand small allocations (a
+/// bone's name, its extension's JSON) take about as long to free as the pool to start.
 pub const DROP_ASIDE_FROM: usize = 4096;
+
+/// Whether `doc`, or a tree made from it (a writer's JSON), is big enough to be freed on the pool
+/// ([`drop_aside`]): [`DROP_ASIDE_FROM`] bones, or meshes of [`PARALLEL_FROM`] work (their
+/// arrays, and a writer's accessors and per-mesh lists).
+pub fn big_to_free(doc: &Document) -> bool {
+    doc.skeletons.iter().map(|s| s.bones.len()).sum::<usize>() >= DROP_ASIDE_FROM || mesh_work(&doc.meshes) >= PARALLEL_FROM
+}
 
 /// Drop `value` on rayon's pool when `big`, else here. Freeing a tree of millions of small
 /// allocations (the glTF JSON of a 65,535-bone skeleton: 128 ms) is work nothing waits for: on
@@ -114,7 +121,7 @@ pub const DROP_ASIDE_FROM: usize = 4096;
 /// that ends first simply leaves it to the kernel. Small values are dropped here, as starting the
 /// pool would cost more than the drop.
 ///
-/// Callers call a value big from [`DROP_ASIDE_FROM`] items (bones, glTF nodes).
+/// Callers ask [`big_to_free`] of the document the value is or was made from.
 pub fn drop_aside<T: Send + 'static>(value: T, big: bool) {
     if big {
         rayon::spawn(move || drop(value));
@@ -149,6 +156,18 @@ mod tests {
         fn drop(&mut self) {
             let _ = self.0.send(std::thread::current().id());
         }
+    }
+
+    /// Big from 4,096 bones or from meshes of `PARALLEL_FROM` work, not below either.
+    #[test]
+    fn big_to_free_counts_bones_and_mesh_work() {
+        use crate::testing::synthetic_body;
+        let small = synthetic_body(crate::Frame::GLTF, 4095, 4, 4);
+        assert!(!super::big_to_free(&small));
+        assert!(super::big_to_free(&synthetic_body(crate::Frame::GLTF, 4096, 4, 4)));
+        // Three bones: big by its mesh alone (160,000 vertices and their corners).
+        assert!(super::big_to_free(&synthetic_body(crate::Frame::GLTF, 3, 400, 400)));
+        assert!(!super::big_to_free(&synthetic_body(crate::Frame::GLTF, 3, 40, 40)));
     }
 
     #[test]

@@ -507,8 +507,7 @@ fn convert_for(loaded: Cow<'_, Loaded>, target: &'static dyn Format, opts: &Conv
     // 65,535-bone AnvilToolkit skeleton's took ~50 ms to free) is freed on the pool, beside the
     // save.
     if let Cow::Owned(d) = doc {
-        let big = d.skeletons.iter().map(|s| s.bones.len()).sum::<usize>() >= ir::DROP_ASIDE_FROM
-            || ir::mesh_work(&d.meshes) >= ir::PARALLEL_FROM;
+        let big = ir::big_to_free(&d);
         ir::drop_aside(d, big);
     }
     converted
