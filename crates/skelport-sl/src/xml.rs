@@ -402,7 +402,6 @@ fn build_split(text: &str, at: usize) -> Option<(Doc<'_>, bool)> {
     head.unsure |= tail.unsure;
     head.prefixed |= tail.prefixed;
     head.prefixes.extend(tail.prefixes);
-    head.stack.clear();
     Some(finish(text, head))
 }
 
