@@ -853,6 +853,17 @@ pub trait Format: Sync + Send {
         let _ = demo;
         None
     }
+    /// Checks of this format's own machinery that a fuzz input can reach no other way, run by
+    /// the main-file fuzz target (`skelport::fuzzing`) after each input is read; a disagreement
+    /// panics, which the fuzzer reports. Collada's: the two-thread element tree, which only texts
+    /// of 4 MiB and more take, built at the input's start tags and compared with the one-thread
+    /// tree. Returns how many comparisons were made (tests hold it above 0 for a format that has
+    /// a check). None, the default; a format's check exists only when its crate is built with
+    /// its `fuzzing` feature.
+    fn fuzz_check(&self, data: &[u8]) -> usize {
+        let _ = data;
+        0
+    }
     /// The codes of this reader's diagnostics that mean the file breaks a structural rule of
     /// the format's own specification (a buffer view past its buffer, a parent naming no bone, a
     /// stored count that disagrees with the hierarchy). The reader goes past such a structure

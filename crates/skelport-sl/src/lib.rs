@@ -93,6 +93,15 @@ impl Format for DaeFormat {
     fn inputs(&self) -> &'static [InputKind] {
         &[InputKind { role: InputRole::Main, suite: "dae", fuzz_target: "dae" }]
     }
+    fn fuzz_check(&self, data: &[u8]) -> usize {
+        #[cfg(feature = "fuzzing")]
+        return xml::fuzz_split(data);
+        #[cfg(not(feature = "fuzzing"))]
+        {
+            let _ = data;
+            0
+        }
+    }
     fn humanoid_names(&self) -> Option<&'static str> {
         Some("sl-bento")
     }

@@ -725,6 +725,51 @@ fn count_newlines(b: &[u8]) -> u32 {
     b.chunks(255).map(|c| u32::from(c.iter().fold(0u8, |a, &x| a + u8::from(x == b'\n')))).sum()
 }
 
+/// A tree's every field but the places [`Scan::number_lines`] fills in afterwards.
+#[cfg(any(test, feature = "fuzzing"))]
+fn shape(doc: &Doc<'_>, unsure: bool) -> String {
+    let elems: Vec<_> =
+        doc.elems.iter().map(|e| (e.name, e.start, e.attrs, e.parent, e.first_child, e.next_sibling, e.end, e.text.as_deref())).collect();
+    format!("{elems:?} {:?} {unsure}", doc.attrs)
+}
+
+/// Joined at a `<`, the two pieces give [`build`]'s tree or nothing (then the text is read by
+/// [`build`]): never another tree, and never a tree of a text [`build`] refuses. Tried at every
+/// `<` (`most` unbounded), or at up to `most` of the start tags, spread over the text; panics on
+/// a disagreement, else returns how many splits joined.
+#[cfg(any(test, feature = "fuzzing"))]
+fn split_agrees(text: &str, most: usize) -> usize {
+    let whole = build(text);
+    let b = text.as_bytes();
+    let at: Vec<usize> = if most == usize::MAX {
+        memchr::memchr_iter(b'<', b).collect()
+    } else {
+        let tags: Vec<usize> = memchr::memchr_iter(b'<', b).filter(|&at| starts_tag(b, at)).collect();
+        let step = tags.len().div_ceil(most.max(1)).max(1);
+        tags.into_iter().step_by(step).collect()
+    };
+    let mut joined = 0;
+    for at in at {
+        match (&whole, build_split(text, at)) {
+            (_, None) => {}
+            (Ok((doc, unsure)), Some((split, split_unsure))) => {
+                assert_eq!(shape(doc, *unsure), shape(&split, split_unsure), "split at byte {at} of {text:?}");
+                joined += 1;
+            }
+            (Err(e), Some(_)) => panic!("a tree at byte {at} of a text build refuses ({e:?}): {text:?}"),
+        }
+    }
+    joined
+}
+
+/// [`crate::DaeFormat`]'s `Format::fuzz_check`: a fuzz input's text split at up to 64 of its
+/// `<` ([`split_agrees`]), as texts of [`PARALLEL_FROM`] bytes and more are read. Each split
+/// parses the whole text again, hence the bound. Returns how many splits were compared.
+#[cfg(feature = "fuzzing")]
+pub(crate) fn fuzz_split(data: &[u8]) -> usize {
+    std::str::from_utf8(data).map_or(0, |text| split_agrees(text, 64))
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Doc, BLOCK, PARALLEL_FROM};
@@ -798,33 +843,8 @@ mod tests {
         }
     }
 
-    /// A tree's every field but the places [`super::Scan::number_lines`] fills in afterwards.
-    fn shape(doc: &Doc<'_>, unsure: bool) -> String {
-        let elems: Vec<_> = doc
-            .elems
-            .iter()
-            .map(|e| (e.name, e.start, e.attrs, e.parent, e.first_child, e.next_sibling, e.end, e.text.as_deref()))
-            .collect();
-        format!("{elems:?} {:?} {unsure}", doc.attrs)
-    }
-
-    /// Joined at any `<`, the two pieces give [`super::build`]'s tree or nothing (then the text is
-    /// read by [`super::build`]): never another tree, and never a tree of a text [`super::build`]
-    /// refuses. Returns how many splits joined.
     fn split_agrees(text: &str) -> usize {
-        let whole = super::build(text);
-        let mut joined = 0;
-        for (at, _) in text.match_indices('<') {
-            match (&whole, super::build_split(text, at)) {
-                (_, None) => {}
-                (Ok((doc, unsure)), Some((split, split_unsure))) => {
-                    assert_eq!(shape(doc, *unsure), shape(&split, split_unsure), "split at byte {at} of {text:?}");
-                    joined += 1;
-                }
-                (Err(e), Some(_)) => panic!("a tree at byte {at} of a text build refuses ({e:?}): {text:?}"),
-            }
-        }
-        joined
+        super::split_agrees(text, usize::MAX)
     }
 
     /// Every split of every Collada file the project writes or keeps as a bad input (a second
@@ -927,6 +947,17 @@ mod tests {
         assert_eq!(super::split_point(t, 23), Some(27));
         assert_eq!(super::split_point(t, 28), Some(32));
         assert_eq!(super::split_point(t, 33), None);
+    }
+
+    /// `most` bounds the splits tried (the fuzz check's 64), spread over the start tags: a text of
+    /// a thousand and one joins at no more than 64 of them, and at every one when unbounded.
+    #[test]
+    fn split_agrees_bounds_its_splits() {
+        let text = format!("<r>{}</r>", "<a x=\"1\">2</a>".repeat(1000));
+        let bounded = super::split_agrees(&text, 64);
+        assert!((32..=64).contains(&bounded), "{bounded} splits joined");
+        // Every `<a>` joins; the root's own start tag (an empty head) does not.
+        assert_eq!(super::split_agrees(&text, usize::MAX), 1000);
     }
 
     /// The split's middle is where half the tree's work lies: the byte middle of a text of one

@@ -67,6 +67,9 @@ pub fn read_input(format: &'static dyn Format, kind: &InputKind, data: &[u8]) {
         InputRole::Weights => (demo_file(format).unwrap_or_default(), ReadOptions { weights_data: given(), ..Default::default() }),
     };
     let _ = format.read(Input { path: None, bytes }, &opts, &mut Diagnostics::default());
+    if kind.role == InputRole::Main {
+        format.fuzz_check(data);
+    }
 }
 
 /// Read with the selected format, and if that succeeds and the document validates, write it with

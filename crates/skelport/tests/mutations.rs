@@ -123,6 +123,17 @@ fn every_fuzz_target_runs() {
     }
 }
 
+/// The Collada target compares its two-thread tree with its one-thread tree on each input
+/// (`Format::fuzz_check`, reached through skelport's `fuzzing` feature): on the demo's Collada it
+/// joins and compares trees, so a broken feature chain cannot leave the check a silent no-op.
+#[test]
+fn the_collada_fuzz_check_compares_trees() {
+    let dae = skelport::format_to_write("dae").unwrap();
+    let file = dae.write(&skelport::demo::sample(), &skelport_ir::WriteOptions::default(), &mut Diagnostics::default()).unwrap();
+    let compared = dae.fuzz_check(&file.main);
+    assert!(compared >= 32, "{compared} trees compared");
+}
+
 /// Format detection sniffs every reader over arbitrary bytes (any file with an unclaimed
 /// extension): it must not panic (skelport-anvil-lead's sniff did on this PNG).
 #[test]
