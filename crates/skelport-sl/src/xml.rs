@@ -427,8 +427,9 @@ struct Part<'a> {
     closes: Vec<(&'a str, u32)>,
     /// A tail's outermost elements: id, end tags of `closes` before it.
     tops: Vec<(u32, u32)>,
-    /// A tail's first character data, CDATA or reference outside its own elements: the end tags
-    /// of `closes` before it (a document may have none outside its root).
+    /// A tail's last character data, CDATA or reference outside its own elements: the end tags
+    /// of `closes` before it (a document may have none outside its root; closes only grow, so
+    /// the last is the one that may lie past the root).
     outside: Option<u32>,
     unsure: bool,
     /// Whether a name has a prefix, and the prefixes declared (`xmlns:p`) anywhere.
@@ -438,11 +439,9 @@ struct Part<'a> {
 
 impl Part<'_> {
     /// Character data, CDATA or a reference outside every element a tail opened (inside elements
-    /// it does not know, or past the root's end): remember where, the first time.
+    /// it does not know, or past the root's end): remember where, the last time.
     fn mark_outside(&mut self) {
-        if self.outside.is_none() {
-            self.outside = Some(self.closes.len() as u32);
-        }
+        self.outside = Some(self.closes.len() as u32);
     }
 }
 
@@ -876,6 +875,8 @@ mod tests {
             "<p:r xmlns:p=\"u\"><a/><p:b q:c=\"1\" xmlns:q=\"v\"/></p:r>",
             "<r><a/><b/></r><!-- after --> ",
             "<r><a/></r>text",
+            "<r><a>x<b/>y</a></r>z",
+            "<r><a>x<b/>&amp;</a></r><![CDATA[z]]>",
             "<r><a/></r><s/>",
             "<r><a></b></r>",
             "<r><a/></r></r>",
