@@ -471,11 +471,14 @@ fn build_piece(text: &str, from: usize, to: usize, piece: Piece) -> Result<Part<
     // Whether the innermost open element still collects its leading text.
     let mut collecting = false;
     let tail = piece == Piece::Tail;
+    // quick-xml skips a byte order mark at the start and counts its places after it (one is left
+    // when a file begins with two: the reader's decode strips the first).
+    let origin = if from == 0 && text.starts_with('\u{feff}') { from + '\u{feff}'.len_utf8() } else { from };
     loop {
-        let at = from + reader.buffer_position() as usize;
+        let at = origin + reader.buffer_position() as usize;
         let ev = match reader.read_event() {
             Ok(ev) => ev,
-            Err(e) => return Err((from + reader.error_position() as usize, e.to_string())),
+            Err(e) => return Err((origin + reader.error_position() as usize, e.to_string())),
         };
         let first = std::mem::replace(&mut first_event, false);
         match ev {
@@ -761,12 +764,13 @@ fn split_agrees(text: &str, most: usize) -> usize {
     joined
 }
 
-/// [`crate::DaeFormat`]'s `Format::fuzz_check`: a fuzz input's text split at up to 64 of its
-/// `<` ([`split_agrees`]), as texts of [`PARALLEL_FROM`] bytes and more are read. Each split
-/// parses the whole text again, hence the bound. Returns how many splits were compared.
+/// [`crate::DaeFormat`]'s `Format::fuzz_check`: a fuzz input's text, decoded as the reader
+/// decodes it, split at up to 64 of its start tags ([`split_agrees`]), as texts of
+/// [`PARALLEL_FROM`] bytes and more are read. Each split parses the whole text again, hence the
+/// bound. Returns how many splits were compared.
 #[cfg(feature = "fuzzing")]
 pub(crate) fn fuzz_split(data: &[u8]) -> usize {
-    std::str::from_utf8(data).map_or(0, |text| split_agrees(text, 64))
+    crate::read::decode(data, "fuzz").map_or(0, |text| split_agrees(&text, 64))
 }
 
 #[cfg(test)]
@@ -869,6 +873,8 @@ mod tests {
         assert!(texts.len() >= 40, "{} Collada files in testdata", texts.len());
         let made = [
             "<r><a x=\"1\">t<b/>u</a><!-- <c> --><d/></r>",
+            "\u{feff}<r><a/><b>x</b></r>",
+            "\u{feff}<r><a/><b>x</c></r>",
             "<r><![CDATA[ <a> ]]><a/><b>x&amp;y&#65;<c/></b></r>",
             "<r a=\"<b>\"><b/></r>",
             "<r><?pi <b> ?><b/></r>",
@@ -948,6 +954,15 @@ mod tests {
         assert_eq!(super::split_point(t, 23), Some(27));
         assert_eq!(super::split_point(t, 28), Some(32));
         assert_eq!(super::split_point(t, 33), None);
+    }
+
+    /// A text that still begins with a byte order mark (a file with two: decoding strips one)
+    /// has its element and error places counted from the text's start, as any other text.
+    #[test]
+    fn places_count_a_leading_byte_order_mark() {
+        let (doc, _) = super::build("\u{feff}<r><a/></r>").unwrap();
+        assert_eq!(doc.elems.iter().map(|e| e.start).collect::<Vec<_>>(), [3, 6]);
+        assert_eq!(super::build("\u{feff}<r><a></b></r>").err().map(|e| e.0), Some(9));
     }
 
     /// `most` bounds the splits tried (the fuzz check's 64), spread over the start tags: a text of
