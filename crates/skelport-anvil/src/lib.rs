@@ -345,6 +345,15 @@ macro_rules! dialect_format {
             fn holds(&self) -> Holds {
                 Holds { any_skeleton: true, orientations: true, max_bones: Some($d.max_bones), ..Holds::NOTHING }
             }
+            fn fuzz_check(&self, data: &[u8]) -> usize {
+                #[cfg(feature = "fuzzing")]
+                return crate::text::fuzz_halves(data);
+                #[cfg(not(feature = "fuzzing"))]
+                {
+                    let _ = data;
+                    0
+                }
+            }
             fn inputs(&self) -> &'static [InputKind] {
                 const INPUTS: &[InputKind] = &[InputKind { role: InputRole::Main, suite: $d.suite, fuzz_target: $d.fuzz_target }];
                 INPUTS

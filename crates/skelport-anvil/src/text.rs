@@ -264,17 +264,24 @@ pub fn encode(text: &str, form: ByteForm) -> Vec<u8> {
     }
 }
 
+/// Bytes from which a text is widened to, or decoded from, UTF-16 in two halves on two threads.
+const PARALLEL_FROM: usize = 1 << 20;
+
 /// ASCII text → UTF-16 LE (with a BOM when asked), into a buffer of the exact size. A big text
-/// is widened in two halves on two threads: most of the time of writing a big file is the kernel
-/// handing out its fresh pages, and two threads fault them in side by side.
+/// ([`PARALLEL_FROM`]) is widened in two halves on two threads: most of the time of writing a big
+/// file is the kernel handing out its fresh pages, and two threads fault them in side by side.
 fn encode_ascii_le(src: &[u8], bom: bool) -> Vec<u8> {
-    const PARALLEL_FROM: usize = 1 << 20;
+    encode_ascii_le_from(src, bom, PARALLEL_FROM)
+}
+
+/// [`encode_ascii_le`] in two halves from `parallel_from` bytes.
+fn encode_ascii_le_from(src: &[u8], bom: bool, parallel_from: usize) -> Vec<u8> {
     let start = if bom { 2 } else { 0 };
     // Zeroed by the allocator: fresh pages that only the widening writes.
     let mut out = vec![0u8; start + src.len() * 2];
     out[..start].copy_from_slice(&[0xFF, 0xFE][..start]);
     let body = &mut out[start..];
-    if src.len() >= PARALLEL_FROM {
+    if src.len() >= parallel_from {
         let split = src.len() / 2;
         let (sa, sb) = src.split_at(split);
         let (da, db) = body.split_at_mut(split * 2);
@@ -313,8 +320,12 @@ fn spread(x: u64) -> u64 {
 /// the text lands in, and two threads fault them in side by side. Text that is not all
 /// ASCII overflows its half and is decoded again in one piece.
 fn decode_utf16(enc: &'static encoding_rs::Encoding, body: &[u8]) -> Option<String> {
-    const PARALLEL_FROM: usize = 1 << 20;
-    if body.len() >= PARALLEL_FROM {
+    decode_utf16_from(enc, body, PARALLEL_FROM)
+}
+
+/// [`decode_utf16`], trying the two halves from `parallel_from` bytes.
+fn decode_utf16_from(enc: &'static encoding_rs::Encoding, body: &[u8], parallel_from: usize) -> Option<String> {
+    if body.len() >= parallel_from {
         if let Some(s) = decode_utf16_ascii_halves(enc, body) {
             return Some(s);
         }
@@ -359,6 +370,27 @@ fn decode_utf16_ascii_halves(enc: &'static encoding_rs::Encoding, body: &[u8]) -
     // Valid UTF-8 by construction (encoding_rs wrote every byte, one ASCII byte per unit); the
     // check is a fast ASCII scan.
     String::from_utf8(out).ok()
+}
+
+/// The AnvilToolkit formats' `Format::fuzz_check`: the two-thread UTF-16 decode and ASCII widening,
+/// which only files of [`PARALLEL_FROM`] bytes and more take, run on a fuzz input and compared
+/// with the one-thread ones (the decode when the input is UTF-16, the widening when its text is
+/// then ASCII). Panics on a difference; returns how many comparisons were made.
+#[cfg(feature = "fuzzing")]
+pub fn fuzz_halves(data: &[u8]) -> usize {
+    let form = detect(data);
+    let enc = match form.encoding {
+        Encoding::Utf16Le => encoding_rs::UTF_16LE,
+        Encoding::Utf16Be => encoding_rs::UTF_16BE,
+        Encoding::Utf8 => return 0,
+    };
+    let body = &data[if form.bom { 2 } else { 0 }..];
+    let one = decode_utf16_from(enc, body, usize::MAX);
+    assert_eq!(decode_utf16_from(enc, body, 0), one, "the UTF-16 decode in halves differs from the decode in one piece");
+    let Some(text) = one.filter(|t| t.is_ascii()) else { return 1 };
+    let wide = encode_ascii_le_from(text.as_bytes(), form.bom, usize::MAX);
+    assert_eq!(encode_ascii_le_from(text.as_bytes(), form.bom, 0), wide, "the widening in halves differs from the widening in one piece");
+    2
 }
 
 /// Decode the first bytes of a file for sniffing (lossy, tolerant of a cut-off end).

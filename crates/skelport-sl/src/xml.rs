@@ -765,12 +765,16 @@ fn split_agrees(text: &str, most: usize) -> usize {
 }
 
 /// [`crate::DaeFormat`]'s `Format::fuzz_check`: a fuzz input's text, decoded as the reader
-/// decodes it, split at up to 64 of its start tags ([`split_agrees`]), as texts of
-/// [`PARALLEL_FROM`] bytes and more are read. Each split parses the whole text again, hence the
-/// bound. Returns how many splits were compared.
+/// decodes it, read as texts of [`PARALLEL_FROM`] bytes and more are: its byte scan per block
+/// on the pool ([`Scan::of_parallel`]) against [`Scan::of`], and its tree split at up to 64 of
+/// its start tags ([`split_agrees`]; each split parses the whole text again, hence the bound).
+/// Panics on a difference; returns how many comparisons were made.
 #[cfg(feature = "fuzzing")]
 pub(crate) fn fuzz_split(data: &[u8]) -> usize {
-    crate::read::decode(data, "fuzz").map_or(0, |text| split_agrees(&text, 64))
+    let Ok(text) = crate::read::decode(data, "fuzz") else { return 0 };
+    let fields = |s: &Scan| (s.unusual, s.lt, s.eq, s.newlines_before.clone(), s.work_before.clone());
+    assert_eq!(fields(&Scan::of_parallel(&text)), fields(&Scan::of(&text)), "the byte scan per block differs from the scan in one piece");
+    1 + split_agrees(&text, 64)
 }
 
 #[cfg(test)]
