@@ -801,6 +801,19 @@ pub fn parse_budgeted(text: &str, file: &str, budget: &Budget) -> Result<Dae, Sl
     parse_with(text, file, PARALLEL_FROM, budget)
 }
 
+/// [`crate::DaeFormat`]'s `Format::fuzz_check`: what only texts of [`PARALLEL_FROM`] bytes and
+/// more take, run on a fuzz input and compared with the one-thread paths: geometries and skins
+/// read on the pool (the whole parse, result or error), then the text's byte scan and tree
+/// (`xml::fuzz_split`). Panics on a difference; returns how many comparisons were made.
+#[cfg(feature = "fuzzing")]
+pub(crate) fn fuzz_check(data: &[u8]) -> usize {
+    let Ok(text) = crate::read::decode(data, "fuzz") else { return 0 };
+    // A budget each: a read charges its own.
+    let read = |parallel_from| format!("{:?}", parse_with(&text, "fuzz.dae", parallel_from, &Budget::for_input(text.len() as u64)));
+    assert_eq!(read(0), read(usize::MAX), "geometries and skins read on the pool differ from those read in turn");
+    1 + crate::xml::fuzz_split(&text)
+}
+
 /// [`parse`], reading geometries and skins in parallel when the text has `parallel_from` bytes.
 fn parse_with(text: &str, file: &str, parallel_from: usize, budget: &Budget) -> Result<Dae, SlError> {
     let doc = xml::parse(text, file, budget)?;

@@ -95,7 +95,7 @@ impl Format for DaeFormat {
     }
     fn fuzz_check(&self, data: &[u8]) -> usize {
         #[cfg(feature = "fuzzing")]
-        return xml::fuzz_split(data);
+        return collada::fuzz_check(data);
         #[cfg(not(feature = "fuzzing"))]
         {
             let _ = data;

@@ -764,17 +764,16 @@ fn split_agrees(text: &str, most: usize) -> usize {
     joined
 }
 
-/// [`crate::DaeFormat`]'s `Format::fuzz_check`: a fuzz input's text, decoded as the reader
-/// decodes it, read as texts of [`PARALLEL_FROM`] bytes and more are: its byte scan per block
-/// on the pool ([`Scan::of_parallel`]) against [`Scan::of`], and its tree split at up to 64 of
-/// its start tags ([`split_agrees`]; each split parses the whole text again, hence the bound).
-/// Panics on a difference; returns how many comparisons were made.
+/// Part of [`crate::DaeFormat`]'s `Format::fuzz_check` (`collada::fuzz_check`): `text` read as
+/// texts of [`PARALLEL_FROM`] bytes and more are: its byte scan per block on the pool
+/// ([`Scan::of_parallel`]) against [`Scan::of`], and its tree split at up to 64 of its start tags
+/// ([`split_agrees`]; each split parses the whole text again, hence the bound). Panics on a
+/// difference; returns how many comparisons were made.
 #[cfg(feature = "fuzzing")]
-pub(crate) fn fuzz_split(data: &[u8]) -> usize {
-    let Ok(text) = crate::read::decode(data, "fuzz") else { return 0 };
+pub(crate) fn fuzz_split(text: &str) -> usize {
     let fields = |s: &Scan| (s.unusual, s.lt, s.eq, s.newlines_before.clone(), s.work_before.clone());
-    assert_eq!(fields(&Scan::of_parallel(&text)), fields(&Scan::of(&text)), "the byte scan per block differs from the scan in one piece");
-    1 + split_agrees(&text, 64)
+    assert_eq!(fields(&Scan::of_parallel(text)), fields(&Scan::of(text)), "the byte scan per block differs from the scan in one piece");
+    1 + split_agrees(text, 64)
 }
 
 #[cfg(test)]
