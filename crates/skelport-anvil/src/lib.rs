@@ -320,6 +320,19 @@ fn read_source<'a>(
 /// and a Local that is not inverse(parent Global) × Global. `validate` calls such a file invalid.
 pub const STRUCTURAL: &[&str] = &["anvil.index", "anvil.owner", "anvil.hash-label", "anvil.local-global-mismatch"];
 
+/// The AnvilToolkit formats' `Format::fuzz_check`: what only big files take, run on a fuzz input
+/// and compared with the one-thread paths: the UTF-16 decode and widening in halves
+/// ([`text::fuzz_halves`]), then the streaming reader, in one piece and in two halves, against the
+/// tree reader (it gives up or gives the tree reader's bones). Panics on a difference; returns how
+/// many comparisons were made.
+#[cfg(feature = "fuzzing")]
+fn fuzz_check(data: &[u8]) -> usize {
+    let halves = text::fuzz_halves(data);
+    let Ok((text, _)) = text::decode(data) else { return halves };
+    let (streamed, _) = read::streaming_agrees(&text, "fuzz.xml");
+    halves + 1 + usize::from(streamed)
+}
+
 /// The `Format` of one dialect: the two impls differ only in the [`Dialect`] they read.
 macro_rules! dialect_format {
     ($ty:ty, $d:expr) => {
@@ -347,7 +360,7 @@ macro_rules! dialect_format {
             }
             fn fuzz_check(&self, data: &[u8]) -> usize {
                 #[cfg(feature = "fuzzing")]
-                return crate::text::fuzz_halves(data);
+                return crate::fuzz_check(data);
                 #[cfg(not(feature = "fuzzing"))]
                 {
                     let _ = data;

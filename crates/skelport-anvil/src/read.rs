@@ -199,6 +199,27 @@ pub(crate) fn read_decoded(
     build_document(bones, ReadInfo { form, bytes, text }, names, file, stem, defer, diag)
 }
 
+/// The streaming reader against the tree reader on one text: read in one piece and split wherever
+/// a split point is found, it gives up or gives exactly what the tree reader gives (panics
+/// otherwise). Returns whether the streaming reader read it, and whether the tree reader did.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn streaming_agrees(text: &str, what: &str) -> (bool, bool) {
+    let text = Arc::new(text.to_string());
+    let fast = streaming_split(&text, what, usize::MAX);
+    let split = streaming_split(&text, what, 0);
+    assert_eq!(fast, split, "{what}: one thread and two disagree");
+    let slow = tree(&text, &Names::builtin(), what);
+    match (fast, slow) {
+        (Some(f), Ok(s)) => {
+            assert_eq!(f.1, s.1, "{what}: form");
+            assert_eq!(f.0, s.0, "{what}: bones");
+            (true, true)
+        }
+        (Some(_), Err(e)) => panic!("{what}: the streaming reader accepts what the tree reader refuses: {e}"),
+        (None, slow) => (false, slow.is_ok()),
+    }
+}
+
 /// The reference reader: the whole element tree, then every check in a fixed order, so the
 /// first problem of a bad file is the one reported, with its place and fix.
 fn tree(text: &Arc<String>, names: &Names, file: &str) -> Result<(Vec<BoneData>, Form)> {
@@ -697,25 +718,13 @@ mod tests {
     /// How many reads used two threads.
     pub(super) static SPLITS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-    /// The streaming reader against the tree reader on one text: it must either give up or give
-    /// exactly what the tree reader gives, and it must not give up on a file the tree reader
-    /// reads.
+    /// [`super::streaming_agrees`], and the streaming reader must not give up on a file the tree
+    /// reader reads (the fixtures hold it to that; a fuzz input may be odd enough that it does).
     fn agree(text: &str, what: &str) -> bool {
-        let text = Arc::new(text.to_string());
-        let fast = streaming_split(&text, what, usize::MAX);
-        // Split wherever a split point is found.
-        let split = streaming_split(&text, what, 0);
-        assert_eq!(fast, split, "{what}: one thread and two disagree");
-        let slow = tree(&text, &Names::builtin(), what);
-        match (fast, slow) {
-            (Some(f), Ok(s)) => {
-                assert_eq!(f.1, s.1, "{what}: form");
-                assert_eq!(f.0, s.0, "{what}: bones");
-                true
-            }
-            (Some(_), Err(e)) => panic!("{what}: the streaming reader accepts what the tree reader refuses: {e}"),
-            (None, Ok(_)) => panic!("{what}: the streaming reader gives up on a good file"),
-            (None, Err(_)) => false,
+        match super::streaming_agrees(text, what) {
+            (true, _) => true,
+            (false, true) => panic!("{what}: the streaming reader gives up on a good file"),
+            (false, false) => false,
         }
     }
 

@@ -372,12 +372,12 @@ fn decode_utf16_ascii_halves(enc: &'static encoding_rs::Encoding, body: &[u8]) -
     String::from_utf8(out).ok()
 }
 
-/// The AnvilToolkit formats' `Format::fuzz_check`: the two-thread UTF-16 decode and ASCII widening,
-/// which only files of [`PARALLEL_FROM`] bytes and more take, run on a fuzz input and compared
-/// with the one-thread ones (the decode when the input is UTF-16, the widening when its text is
-/// then ASCII). Panics on a difference; returns how many comparisons were made.
+/// Part of the AnvilToolkit formats' `Format::fuzz_check`: the two-thread UTF-16 decode and ASCII
+/// widening, which only files of [`PARALLEL_FROM`] bytes and more take, run on a fuzz input and
+/// compared with the one-thread ones (the decode when the input is UTF-16, the widening when its
+/// text is then ASCII). Panics on a difference; returns how many comparisons were made.
 #[cfg(feature = "fuzzing")]
-pub fn fuzz_halves(data: &[u8]) -> usize {
+pub(crate) fn fuzz_halves(data: &[u8]) -> usize {
     let form = detect(data);
     let enc = match form.encoding {
         Encoding::Utf16Le => encoding_rs::UTF_16LE,

@@ -125,11 +125,12 @@ fn every_fuzz_target_runs() {
 
 /// The formats with fuzz checks (`Format::fuzz_check`, reached through skelport's `fuzzing`
 /// feature) compare their big-file paths with their one-thread paths on the demo as each writes
-/// it: Collada its parse on the pool, byte scan and two-thread tree (at least 32 splits join), AnvilToolkit's
-/// Standard form its UTF-16 decode and widening. A broken feature chain leaves 0.
+/// it: Collada its parse on the pool, byte scan and two-thread tree (at least 32 splits join),
+/// AnvilToolkit's Standard form its UTF-16 decode and widening, both forms the streaming reader
+/// against the tree reader (which it must read). A broken feature chain leaves 0.
 #[test]
 fn the_fuzz_checks_compare_something() {
-    for (name, least) in [("dae", 34), ("anvil", 2)] {
+    for (name, least) in [("dae", 34), ("anvil", 4), ("anvil-schema", 2)] {
         let f = skelport::format_to_write(name).unwrap();
         let file = f.write(&skelport::demo::sample(), &skelport_ir::WriteOptions::default(), &mut Diagnostics::default()).unwrap();
         let compared = f.fuzz_check(&file.main);
