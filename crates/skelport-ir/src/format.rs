@@ -855,11 +855,11 @@ pub trait Format: Sync + Send {
     }
     /// Checks of this format's own machinery that a fuzz input can reach no other way, run by
     /// the main-file fuzz target (`skelport::fuzzing`) after each input is read; a disagreement
-    /// panics, which the fuzzer reports. Collada's: the two-thread element tree, which only texts
-    /// of 4 MiB and more take, built at the input's start tags and compared with the one-thread
-    /// tree. Returns how many comparisons were made (tests hold it above 0 for a format that has
-    /// a check). None, the default; a format's check exists only when its crate is built with
-    /// its `fuzzing` feature.
+    /// panics, which the fuzzer reports. Collada's and AnvilToolkit's run the paths only big files
+    /// take (two threads, texts in halves) on the input and compare them with the one-thread
+    /// paths (docs/fuzzing.md). Returns how many comparisons were made (tests hold it above 0 for
+    /// a format that has a check). None, the default; a format's check exists only when its crate
+    /// is built with its `fuzzing` feature.
     fn fuzz_check(&self, data: &[u8]) -> usize {
         let _ = data;
         0
