@@ -203,8 +203,7 @@ pub(crate) fn read_decoded(
 /// a split point is found, it gives up or gives exactly what the tree reader gives (panics
 /// otherwise). Returns whether the streaming reader read it, and whether the tree reader did.
 #[cfg(any(test, feature = "fuzzing"))]
-pub(crate) fn streaming_agrees(text: &str, what: &str) -> (bool, bool) {
-    let text = Arc::new(text.to_string());
+pub(crate) fn streaming_agrees(text: Arc<String>, what: &str) -> (bool, bool) {
     let fast = streaming_split(&text, what, usize::MAX);
     let split = streaming_split(&text, what, 0);
     assert_eq!(fast, split, "{what}: one thread and two disagree");
@@ -721,7 +720,7 @@ mod tests {
     /// [`super::streaming_agrees`], and the streaming reader must not give up on a file the tree
     /// reader reads (the fixtures hold it to that; a fuzz input may be odd enough that it does).
     fn agree(text: &str, what: &str) -> bool {
-        match super::streaming_agrees(text, what) {
+        match super::streaming_agrees(Arc::new(text.to_string()), what) {
             (true, _) => true,
             (false, true) => panic!("{what}: the streaming reader gives up on a good file"),
             (false, false) => false,

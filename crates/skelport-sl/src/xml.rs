@@ -474,7 +474,7 @@ fn build_piece(text: &str, from: usize, to: usize, piece: Piece) -> Result<Part<
     let tail = piece == Piece::Tail;
     // quick-xml skips a byte order mark at the start and counts its places after it (one is left
     // when a file begins with two: the reader's decode strips the first).
-    let origin = if from == 0 && text.starts_with('\u{feff}') { from + '\u{feff}'.len_utf8() } else { from };
+    let origin = from + if from == 0 && text.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
     loop {
         let at = origin + reader.buffer_position() as usize;
         let ev = match reader.read_event() {
@@ -738,18 +738,20 @@ fn shape(doc: &Doc<'_>, unsure: bool) -> String {
 
 /// Joined at a `<`, the two pieces give [`build`]'s tree or nothing (then the text is read by
 /// [`build`]): never another tree, and never a tree of a text [`build`] refuses. Tried at every
-/// `<` (`most` unbounded), or at up to `most` of the start tags, spread over the text; panics on
-/// a disagreement, else returns how many splits joined.
+/// `<` (`most` is `None`: also those that begin no start tag, which the join must refuse), or at
+/// up to `most` of the start tags, spread over the text; panics on a disagreement, else returns
+/// how many splits joined.
 #[cfg(any(test, feature = "fuzzing"))]
-fn split_agrees(text: &str, most: usize) -> usize {
+fn split_agrees(text: &str, most: Option<usize>) -> usize {
     let whole = build(text);
     let b = text.as_bytes();
-    let at: Vec<usize> = if most == usize::MAX {
-        memchr::memchr_iter(b'<', b).collect()
-    } else {
-        let tags: Vec<usize> = memchr::memchr_iter(b'<', b).filter(|&at| starts_tag(b, at)).collect();
-        let step = tags.len().div_ceil(most.max(1)).max(1);
-        tags.into_iter().step_by(step).collect()
+    let at: Vec<usize> = match most {
+        None => memchr::memchr_iter(b'<', b).collect(),
+        Some(most) => {
+            let tags: Vec<usize> = memchr::memchr_iter(b'<', b).filter(|&at| starts_tag(b, at)).collect();
+            let step = tags.len().div_ceil(most.max(1)).max(1);
+            tags.into_iter().step_by(step).collect()
+        }
     };
     let mut joined = 0;
     for at in at {
@@ -773,7 +775,7 @@ fn split_agrees(text: &str, most: usize) -> usize {
 #[cfg(feature = "fuzzing")]
 pub(crate) fn fuzz_split(text: &str) -> usize {
     assert_eq!(Scan::of_parallel(text), Scan::of(text), "the byte scan per block differs from the scan in one piece");
-    1 + split_agrees(text, 64)
+    1 + split_agrees(text, Some(64))
 }
 
 #[cfg(test)]
@@ -849,7 +851,7 @@ mod tests {
     }
 
     fn split_agrees(text: &str) -> usize {
-        super::split_agrees(text, usize::MAX)
+        super::split_agrees(text, None)
     }
 
     /// Every split of every Collada file the project writes or keeps as a bad input (a second
@@ -972,10 +974,10 @@ mod tests {
     #[test]
     fn split_agrees_bounds_its_splits() {
         let text = format!("<r>{}</r>", "<a x=\"1\">2</a>".repeat(1000));
-        let bounded = super::split_agrees(&text, 64);
+        let bounded = super::split_agrees(&text, Some(64));
         assert!((32..=64).contains(&bounded), "{bounded} splits joined");
         // Every `<a>` joins; the root's own start tag (an empty head) does not.
-        assert_eq!(super::split_agrees(&text, usize::MAX), 1000);
+        assert_eq!(super::split_agrees(&text, None), 1000);
     }
 
     /// The split's middle is where half the tree's work lies: the byte middle of a text of one
