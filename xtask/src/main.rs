@@ -247,7 +247,8 @@ fn companion_seeds(format: &dyn skelport::Format, role: skelport::ir::InputRole)
 }
 
 /// Seed a fuzz corpus and run the target for `seconds`. A format's main-file target is seeded
-/// from every valid file under testdata/ its reader recognises and its bad-input suite, a mesh or weights target by
+/// from every valid file under testdata/ its reader recognises, its bad-input suite and, when its
+/// format writes, the two-mesh demo as it writes it; a mesh or weights target by
 /// [`companion_seeds`]; `read_any`/`roundtrip` from every recognised file, prefixed with the byte
 /// that selects its format (see skelport::fuzzing). The per-input targets are one fuzz binary,
 /// `input`, told which by `SKELPORT_FUZZ_TARGET`, with a corpus and artifacts of their own.
@@ -312,6 +313,14 @@ fn fuzz(name: &str, seconds: u64) -> Result<()> {
         files.sort();
         for p in files.into_iter().filter(|p| p.is_file() && !p.to_string_lossy().ends_with(".expected")) {
             seed(std::fs::read(&p)?)?;
+        }
+        // The writers' checks (skelport::fuzzing::write_checks) compare something only on a
+        // document of two meshes, which nothing under testdata/ is.
+        if format.can_write() {
+            let two = skelport::fuzzing::two_mesh_demo();
+            if let Ok(out) = format.write(&two, &Default::default(), &mut Default::default()) {
+                seed(out.main)?;
+            }
         }
         if format.name() == "fbx" {
             let scene = skelport_fbx::sample::scene();

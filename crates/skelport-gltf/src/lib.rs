@@ -155,6 +155,10 @@ impl Format for GlbFormat {
     fn inputs(&self) -> &'static [InputKind] {
         &[InputKind { role: InputRole::Main, suite: "glb", fuzz_target: "glb" }]
     }
+    #[cfg(feature = "fuzzing")]
+    fn fuzz_check_write(&self, doc: &Document) -> usize {
+        write::ahead_agrees(doc)
+    }
 }
 
 pub use read::NodeBones;

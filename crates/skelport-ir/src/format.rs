@@ -864,6 +864,16 @@ pub trait Format: Sync + Send {
         let _ = data;
         0
     }
+    /// A check of this writer's own machinery, run by the fuzz targets (`skelport::fuzzing`) on
+    /// every document a fuzz input is read into: glTF's runs the path only big documents take
+    /// (meshes encoded ahead on the pool) and compares its bytes, diagnostics and first error with
+    /// the one-thread path's. A disagreement panics. Returns how many comparisons were made (0
+    /// for a document the path does not apply to); none, the default, and a format's check exists
+    /// only when its crate is built with its `fuzzing` feature.
+    fn fuzz_check_write(&self, doc: &Document) -> usize {
+        let _ = doc;
+        0
+    }
     /// The codes of this reader's diagnostics that mean the file breaks a structural rule of
     /// the format's own specification (a buffer view past its buffer, a parent naming no bone, a
     /// stored count that disagrees with the hierarchy). The reader goes past such a structure

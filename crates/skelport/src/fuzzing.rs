@@ -66,10 +66,29 @@ pub fn read_input(format: &'static dyn Format, kind: &InputKind, data: &[u8]) {
         InputRole::Mesh => (demo_file(format).unwrap_or_default(), ReadOptions { mesh_data: given(), ..Default::default() }),
         InputRole::Weights => (demo_file(format).unwrap_or_default(), ReadOptions { weights_data: given(), ..Default::default() }),
     };
-    let _ = format.read(Input { path: None, bytes }, &opts, &mut Diagnostics::default());
+    let read = format.read(Input { path: None, bytes }, &opts, &mut Diagnostics::default());
     if kind.role == InputRole::Main {
         format.fuzz_check(data);
     }
+    if let Ok(doc) = read {
+        write_checks(&doc);
+    }
+}
+
+/// The demo sample with a second, unskinned copy of its mesh: a document the writers' checks
+/// ([`write_checks`]) compare something on (the glTF writer encodes meshes ahead from two), and,
+/// as each format writes it, a seed of its main-file fuzz target (`cargo xtask fuzz`).
+pub fn two_mesh_demo() -> Document {
+    let mut doc = crate::demo::sample();
+    let copy = skelport_ir::Mesh { name: "sample_copy".into(), ..doc.meshes[0].clone() };
+    doc.meshes.push(copy);
+    doc
+}
+
+/// Every writer's check of its own machinery ([`Format::fuzz_check_write`]) on a document a fuzz
+/// input was read into; how many comparisons they made.
+pub fn write_checks(doc: &Document) -> usize {
+    registry::formats().iter().filter(|f| f.can_write()).map(|f| f.fuzz_check_write(doc)).sum()
 }
 
 /// Read with the selected format, and if that succeeds and the document validates, write it with

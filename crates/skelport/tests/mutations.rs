@@ -136,6 +136,7 @@ fn the_fuzz_checks_compare_something() {
         let compared = f.fuzz_check(&file.main);
         assert!(compared >= least, "{name}: {compared} comparisons");
     }
+    assert_eq!(skelport::fuzzing::write_checks(&skelport::fuzzing::two_mesh_demo()), 2);
 }
 
 /// Format detection sniffs every reader over arbitrary bytes (any file with an unclaimed
