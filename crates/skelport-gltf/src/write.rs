@@ -1278,11 +1278,13 @@ mod tests {
         for bad in [false, true] {
             let doc = many(bad);
             assert_eq!(ahead_agrees(&doc), 2);
-            let mut d = Diagnostics::default();
-            let out = write_with(&doc, &Default::default(), Container::Binary, &mut d, 0);
-            assert_eq!(out.is_err(), bad);
-            if !bad {
-                assert!(d.items.iter().any(|i| i.code == "gltf.empty-mesh"), "{:?}", d.items);
+            for container in [Container::Binary, Container::Json] {
+                let mut d = Diagnostics::default();
+                let out = write_with(&doc, &Default::default(), container, &mut d, 0);
+                assert_eq!(out.is_err(), bad);
+                if !bad {
+                    assert!(d.items.iter().any(|i| i.code == "gltf.empty-mesh"), "{:?}", d.items);
+                }
             }
         }
     }

@@ -86,7 +86,8 @@ pub fn two_mesh_demo() -> Document {
 }
 
 /// Every writer's check of its own machinery ([`Format::fuzz_check_write`]) on a document a fuzz
-/// input was read into; how many comparisons they made.
+/// input was read into, valid or not (writers are public through `skelport::render`, which does
+/// not validate: none may panic on what a reader made); how many comparisons they made.
 pub fn write_checks(doc: &Document) -> usize {
     registry::formats().iter().filter(|f| f.can_write()).map(|f| f.fuzz_check_write(doc)).sum()
 }
