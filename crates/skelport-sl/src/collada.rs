@@ -925,7 +925,18 @@ enum Read {
 /// STP source drops P), and the stride as declared.
 fn vec2s(cx: &Ctx<'_>, at: xml::Node<'_, '_>, s: SourceData) -> Result<(Vec<DVec2>, usize), SlError> {
     match s {
-        SourceData::Floats(v, stride) => {
+        SourceData::Floats(mut v, stride) => {
+            // Packed u v (what exporters write): the numbers' own buffer becomes the vectors', as
+            // in `vec3s`.
+            if stride <= 2 && v.len() % 2 == 0 {
+                if v.capacity() % 2 != 0 {
+                    v.shrink_to_fit();
+                }
+                match bytemuck::allocation::try_cast_vec::<f64, DVec2>(v) {
+                    Ok(v2) => return Ok((v2, stride)),
+                    Err((_, back)) => v = back,
+                }
+            }
             let step = stride.max(2);
             Ok((v.chunks_exact(step).map(|c| DVec2::new(c[0], c[1])).collect(), stride))
         }
