@@ -315,10 +315,12 @@ fn fuzz(name: &str, seconds: u64) -> Result<()> {
             seed(std::fs::read(&p)?)?;
         }
         // The writers' checks (skelport::fuzzing::write_checks) compare something only on a
-        // document of two meshes, which nothing under testdata/ is.
+        // document of two meshes, which nothing under testdata/ is. Buffers embedded: the byte
+        // targets read without a folder, so a side file would never be found.
         if format.can_write() {
             let two = skelport::fuzzing::two_mesh_demo();
-            if let Ok(out) = format.write(&two, &Default::default(), &mut Default::default()) {
+            let opts = skelport::ir::WriteOptions { embed: true, ..Default::default() };
+            if let Ok(out) = format.write(&two, &opts, &mut Default::default()) {
                 seed(out.main)?;
             }
         }
@@ -326,6 +328,7 @@ fn fuzz(name: &str, seconds: u64) -> Result<()> {
             let scene = skelport_fbx::sample::scene();
             seed(skelport_fbx::sample::binary(&scene))?;
             seed(skelport_fbx::sample::ascii(&scene).into_bytes())?;
+            seed(skelport_fbx::sample::binary(&skelport_fbx::sample::with_second_mesh(&scene)))?;
         }
     }
     eprintln!("fuzz: {seeded} seeds in {}", dir.display());

@@ -753,6 +753,20 @@ mod tests {
         assert_eq!(bin, text);
     }
 
+    /// The fuzz seed of two meshes: the copy is a second mesh of the same geometry, skinned to
+    /// the same bones.
+    #[test]
+    fn the_sample_with_a_second_mesh_reads_two() {
+        let (doc, _) = read_bytes(&sample::binary(&sample::with_second_mesh(&sample::scene())), &ReadOptions::default());
+        let doc = doc.unwrap();
+        let names: Vec<&str> = doc.meshes.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["Body", "Body2"]);
+        assert_eq!(doc.meshes[0].positions, doc.meshes[1].positions);
+        assert_eq!(doc.skins.len(), 2);
+        assert_eq!(doc.skins[0].influences, doc.skins[1].influences);
+        assert!(skelport_ir::validate::validate(&doc).is_empty());
+    }
+
     #[test]
     fn a_budget_smaller_than_the_scene_is_refused_by_name() {
         let opts = ReadOptions { budget: Some(skelport_ir::Budget::with_limit(4096)), ..Default::default() };

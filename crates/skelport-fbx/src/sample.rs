@@ -259,6 +259,48 @@ pub fn scene() -> Vec<Node> {
     ]
 }
 
+/// `scene` with a copy of its mesh: its geometry, model, skin and clusters, ids + 10 and names
+/// `<name>2`, connected as the originals are (the clusters to the same bones). A scene of two
+/// skinned meshes, which the writers' fuzz checks need (`skelport::fuzzing::write_checks`).
+pub fn with_second_mesh(scene: &[Node]) -> Vec<Node> {
+    const STEP: i64 = 10;
+    let mut out = scene.to_vec();
+    let copied = |n: &Node| n.name == "Geometry" || n.name == "Deformer" || (n.name == "Model" && n.props.get(2) == Some(&s("Mesh")));
+    let mut ids = Vec::new();
+    if let Some(objects) = out.iter_mut().find(|n| n.name == "Objects") {
+        let copies: Vec<Node> = objects
+            .children
+            .iter()
+            .filter(|n| copied(n))
+            .map(|n| {
+                let mut c = n.clone();
+                if let [Prop::Long(id), Prop::Str(name), ..] = c.props.as_mut_slice() {
+                    ids.push(*id);
+                    *id += STEP;
+                    *name = name.replacen('\0', "2\0", 1);
+                }
+                c
+            })
+            .collect();
+        objects.children.extend(copies);
+    }
+    let moved = |id: i64| if ids.contains(&id) { id + STEP } else { id };
+    if let Some(connections) = out.iter_mut().find(|n| n.name == "Connections") {
+        let copies: Vec<Node> = connections
+            .children
+            .iter()
+            .filter_map(|c| match c.props.as_slice() {
+                [kind, Prop::Long(a), Prop::Long(b)] if ids.contains(a) || ids.contains(b) => {
+                    Some(node("C", vec![kind.clone(), Prop::Long(moved(*a)), Prop::Long(moved(*b))], vec![]))
+                }
+                _ => None,
+            })
+            .collect();
+        connections.children.extend(copies);
+    }
+    out
+}
+
 /// The binary form (FBX 7.4 record layout: 32-bit offsets, 13-byte null records).
 pub fn binary(nodes: &[Node]) -> Vec<u8> {
     let mut out = Vec::new();
