@@ -777,7 +777,8 @@ pub trait Format: Sync + Send {
     /// Read a document.
     fn read(&self, input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Result<Document, FormatError>;
     /// Write a document. The writer converts frames itself when its format needs another one
-    /// and reports what it cannot hold through `diag` as losses.
+    /// and reports what it cannot hold through `diag` as losses. The document must validate
+    /// ([`crate::validate::validate`]): writers rely on the invariants it checks.
     fn write(&self, doc: &Document, opts: &WriteOptions, diag: &mut Diagnostics) -> Result<Output, FormatError>;
     /// The frame [`Format::write`] converts every document to, if it is always the same one. A
     /// caller that owns its document and needs it no more can convert it in place first
@@ -865,7 +866,7 @@ pub trait Format: Sync + Send {
         0
     }
     /// A check of this writer's own machinery, run by the fuzz targets (`skelport::fuzzing`) on
-    /// every document a fuzz input is read into: glTF's runs the path only big documents take
+    /// every document a fuzz input is read into that validates: glTF's runs the path only big documents take
     /// (meshes encoded ahead on the pool) and compares its bytes, diagnostics and first error with
     /// the one-thread path's. A disagreement panics. Returns how many comparisons were made (0
     /// for a document the path does not apply to); none, the default, and a format's check exists

@@ -778,6 +778,8 @@ pub fn retarget(doc: &mut Document, map: &ir::retarget::RetargetMap, diags: &mut
 
 /// Write a document with a format, returning the bytes and what the writer reported, followed by
 /// the losses [`losses::check`] judges. No validation and no `strict`: [`convert`] adds those.
+/// Writers rely on the invariants [`ir::validate::validate`] checks: give it a document that
+/// validates (one that does not, such as influence rows past their arrays, may panic).
 pub fn render(doc: &Document, format: &dyn Format, opts: &WriteOptions) -> Result<(Output, Diagnostics)> {
     let mut diagnostics = Diagnostics::default();
     let out = format
