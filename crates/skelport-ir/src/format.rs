@@ -866,11 +866,11 @@ pub trait Format: Sync + Send {
         0
     }
     /// A check of this writer's own machinery, run by the fuzz targets (`skelport::fuzzing`) on
-    /// every document a fuzz input is read into that validates: glTF's runs the path only big documents take
-    /// (meshes encoded ahead on the pool) and compares its bytes, diagnostics and first error with
-    /// the one-thread path's. A disagreement panics. Returns how many comparisons were made (0
-    /// for a document the path does not apply to); none, the default, and a format's check exists
-    /// only when its crate is built with its `fuzzing` feature.
+    /// every document a fuzz input is read into that validates: glTF's runs the path only big
+    /// documents take (meshes encoded ahead on the pool) and compares its bytes, diagnostics and
+    /// first error with the one-thread path's. A disagreement panics. Returns how many comparisons
+    /// were made (0 for a document the path does not apply to); none, the default, and a
+    /// format's check exists only when its crate is built with its `fuzzing` feature.
     fn fuzz_check_write(&self, doc: &Document) -> usize {
         let _ = doc;
         0

@@ -70,9 +70,7 @@ pub fn read_input(format: &'static dyn Format, kind: &InputKind, data: &[u8]) {
     if kind.role == InputRole::Main {
         format.fuzz_check(data);
     }
-    // Writers are given documents that validate (every conversion checks first): one that breaks
-    // the IR's invariants (influence rows past their arrays, from an ir-json input) is no
-    // writer's to take, and panicked the glTF writer's influence encoding.
+    // Writers rely on the IR's invariants (`Format::write`): every conversion validates first.
     if let Some(doc) = read.ok().filter(|d| skelport_ir::validate::validate(d).is_empty()) {
         write_checks(&doc);
     }
