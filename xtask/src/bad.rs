@@ -747,6 +747,20 @@ fn ir_json(f: &'static dyn Format, out: &mut Vec<Case>) {
     out.push(jedit(&seed, "weight-negative", "ir.json", |v| set(v, "/skins/0/influences/weights/5", json!(-0.25))));
     out.push(jedit(&seed, "influence-joint-slot-huge", "ir.json", |v| set(v, "/skins/0/influences/joints/0", json!(4_000_000_000u64))));
     out.push(jedit(&seed, "influence-offsets-past-end", "ir.json", |v| set(v, "/skins/0/influences/offsets/3", json!(1_000_000))));
+    // Structure the reader takes as it is and the IR's rules refuse: every command that reads a
+    // document (inspect, diff, drawing, validate's targets) must live with it.
+    out.push(jedit(&seed, "influence-offsets-decreasing", "ir.json", |v| set(v, "/skins/0/influences/offsets/5", json!(0))));
+    let shorten = |v: &mut Value, at: &str, keep: usize| {
+        let a = v.pointer_mut(at).and_then(Value::as_array_mut).unwrap_or_else(|| panic!("bad-suite seed has no array {at}"));
+        assert!(a.len() > keep, "bad-suite seed's {at} has {} items, not more than {keep}", a.len());
+        a.truncate(keep);
+    };
+    out.push(jedit(&seed, "influence-weights-short", "ir.json", |v| shorten(v, "/skins/0/influences/weights", 10)));
+    out.push(jedit(&seed, "inverse-binds-short", "ir.json", |v| shorten(v, "/skins/0/inverse_bind", 2)));
+    out.push(jedit(&seed, "face-index-past-positions", "ir.json", |v| set(v, "/meshes/0/faces/indices/0", json!(99_999))));
+    out.push(jedit(&seed, "face-count-past-indices", "ir.json", |v| set(v, "/meshes/0/faces/counts/0", json!(99_999))));
+    out.push(jedit(&seed, "group-vertex-past-positions", "ir.json", |v| set(v, "/meshes/0/groups/0/vertices/0", json!(99_999))));
+    out.push(jedit(&seed, "skin-mesh-missing", "ir.json", |v| set(v, "/skins/0/mesh", json!(7))));
     out.push(jedit(&seed, "bones-wrong-type", "ir.json", |v| set(v, b, json!({"root": {}}))));
 }
 

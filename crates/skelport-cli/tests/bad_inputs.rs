@@ -144,6 +144,67 @@ fn every_malformed_file_fails_cleanly_with_its_expected_message() {
     assert!(bad.is_empty(), "{} of {} malformed files misbehave:\n{}", bad.len(), outcomes.len(), bad.join("\n"));
 }
 
+/// Every malformed file, accepted ones too, through the commands that read a document without
+/// the IR check `convert` makes first: `inspect` (text and JSON), `validate` (alone and against
+/// glb and the SL importer, which check by writing), `render` and `diff --pose-test`. Each may
+/// refuse the file (exit 1) or take it (exit 0); none may crash on it.
+#[test]
+fn every_malformed_file_is_safe_to_inspect_validate_draw_and_diff() {
+    let root = skelport_ir::testing::workspace_root();
+    let mut cases = Vec::new();
+    for d in std::fs::read_dir(root.join("testdata/bad")).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
+        let suite = d.file_name().unwrap().to_string_lossy().into_owned();
+        for p in std::fs::read_dir(&d).unwrap().flatten().map(|e| e.path()) {
+            let rel = p.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+            if !rel.ends_with(".expected") {
+                cases.push((suite.clone(), rel));
+            }
+        }
+    }
+    cases.sort();
+    let dir = tempfile::tempdir().unwrap();
+    let picture = dir.path().join("x.svg").display().to_string();
+    let runs: Vec<Vec<String>> = cases
+        .iter()
+        .flat_map(|(suite, rel)| {
+            let input = args_for(suite, rel, &root);
+            let with = |head: &[&str], tail: &[&str]| -> Vec<String> {
+                head.iter().map(|s| s.to_string()).chain(input.iter().cloned()).chain(tail.iter().map(|s| s.to_string())).collect()
+            };
+            let mut v = vec![
+                with(&["inspect"], &[]),
+                with(&["inspect", "--json"], &[]),
+                with(&["validate"], &[]),
+                with(&["validate"], &["--target", "glb"]),
+                with(&["validate"], &["--target", "sl"]),
+                with(&["render"], &["-o", &picture]),
+            ];
+            // diff has no --from: only files whose reader their name and content pick.
+            if input.len() == 1 {
+                v.push(vec!["diff".into(), rel.clone(), rel.clone(), "--pose-test".into(), "--poses".into(), "2".into()]);
+            }
+            v
+        })
+        .collect();
+    let crashed: Vec<String> = runs
+        .par_iter()
+        .filter_map(|args| {
+            let o = Command::new(env!("CARGO_BIN_EXE_skelport")).current_dir(&root).args(args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            (!matches!(o.status.code(), Some(0 | 1)) || stderr.contains("panicked")).then(|| {
+                format!(
+                    "skelport {}: {:?}\n    {}",
+                    args.join(" "),
+                    o.status,
+                    stderr.lines().filter(|l| !l.trim().is_empty()).take(2).collect::<Vec<_>>().join("\n    ")
+                )
+            })
+        })
+        .collect();
+    assert!(runs.len() >= 6 * 600, "only {} runs: the suite is missing files", runs.len());
+    assert!(crashed.is_empty(), "{} of {} runs crashed:\n{}", crashed.len(), runs.len(), crashed.join("\n"));
+}
+
 /// Where in `after` (the message past the file's name) a place is given: `:LINE[:COL]`, `byte N`,
 /// `offset N`, `line N`, `at PATH`, a JSON pointer (`/skins/0`), an indexed path (`nodes[4]`),
 /// a named element (`bone 'root'`, `controller "x"`, `mesh "Body"`, FBX's `record "Objects"`), or

@@ -235,6 +235,30 @@ def test_random_bytes_never_escape_as_anything_but_skelport_error(fmt):
             pass
 
 
+@pytest.mark.parametrize("path", sorted(BAD.glob("ir-json/*.ir.json")), ids=lambda p: p.name)
+def test_a_document_that_breaks_the_rules_can_be_looked_at(path, tmp_path):
+    """ir-json reads any document of the right shape, broken rules too (influence rows that run
+    backwards, face counts past the indices, a skin's mesh out of range): every array of it can be
+    read, and writing it raises skelport.Error (code "invalid"); nothing else (no PanicException)."""
+    try:
+        doc = skelport.load(path)
+    except skelport.Error:
+        return  # not of the right shape: the reader refuses it
+    for sk in doc.skeletons:
+        sk.bone_names, sk.parents, sk.heads, sk.tails, sk.rotations, sk.bind_matrices
+    for m in doc.meshes:
+        m.positions, m.faces, m.face_sizes, m.normals, m.uvs
+    for skin in doc.skins:
+        skin.joint_names, skin.joint_bones, skin.bind_matrices, skin.vertex_count
+        skin.influences(), skin.influences(max=4)
+    skelport.validate(path, target="glb")
+    try:
+        doc.save(tmp_path / "out.glb")
+    except skelport.Error as e:
+        assert e.code == "invalid", e
+        assert list(tmp_path.iterdir()) == []
+
+
 def test_a_buffer_outside_the_folder_is_refused_unless_allowed(tmp_path):
     """A .gltf naming `../x.bin` reads nothing outside its folder (the error says how to allow it,
     in Python's words); `allow_outside_uris=True` reads it, for `load`, `validate` and `convert`."""

@@ -581,6 +581,11 @@ pub fn validate_target(
         if doc.source_format.as_deref() == Some("dae") {
             report.warnings.push("read from stdin: checked as the .dae skelport would write of it".into());
         }
+        // The writer relies on the IR's rules; the caller reports the broken ones.
+        if !skelport_ir::validate::validate(doc).is_empty() {
+            report.warnings.push("target sl not checked: its rules are checked on the .dae skelport would write, and writers take only a document that keeps the IR's rules".into());
+            return Ok(report);
+        }
         let opts = skelport_ir::WriteOptions {
             file_stem: file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
             sl_skeleton: sl_skeleton.map(std::path::Path::to_path_buf),

@@ -872,7 +872,7 @@ fn write_controller(o: &mut String, c: &str, geo: &str, name: &str, skin: &Skin,
         inf.vertex_count()
     );
     o.push_str("          <vcount>");
-    ints(o, (0..inf.vertex_count()).map(|v| inf.offsets[v + 1] - inf.offsets[v]));
+    ints(o, (0..inf.vertex_count()).map(|v| inf.row(v).len() as u32));
     o.push_str("</vcount>\n          <v>");
     ints(o, inf.joints.iter().enumerate().flat_map(|(k, &j)| [j, k as u32]));
     o.push_str("</v>\n        </vertex_weights>\n      </skin>\n    </controller>\n");

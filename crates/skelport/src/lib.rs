@@ -580,7 +580,7 @@ fn finish(
     // bones), which beside a big output would raise the peak. Said after the writer's lines.
     let mut hint = Diagnostics::default();
     humanoid_hint(doc, target, opts, &mut hint);
-    let output = match render(doc, target, &write) {
+    let output = match render_valid(doc, target, &write) {
         Ok((output, reported)) => {
             diags.items.extend(reported.items);
             output
@@ -725,17 +725,22 @@ fn skin_losses(doc: &Document, from: &dyn Format, target: &dyn Format, diags: &m
 /// Check a document against the IR's rules (`skelport_ir::validate`), as every conversion does
 /// between reading and writing; `name` names it in the message, which lists up to 20 problems.
 pub fn check(doc: &Document, name: &str) -> Result<()> {
+    broken_rules(doc, Some(name))
+}
+
+/// [`check`] for a document that may come from no file (`name` `None`: [`render`]'s).
+fn broken_rules(doc: &Document, name: Option<&str>) -> Result<()> {
     let problems = ir::validate::validate(doc);
     if problems.is_empty() {
         return Ok(());
     }
     let list: Vec<String> = problems.iter().take(20).map(|p| format!("  {p}")).collect();
-    let msg = format!(
-        "{name}: the document breaks {} rule(s):\n{}\nfix them in {name} (each line names the place) and convert again",
-        problems.len(),
-        list.join("\n")
-    );
-    Err(Error::new(ErrorCode::Invalid, Some(name), msg).at(ir::Place::Path(problems[0].location.clone())))
+    let (head, fix) = match name {
+        Some(name) => (format!("{name}: the document"), format!("fix them in {name} (each line names the place) and convert again")),
+        None => ("the document".to_owned(), "fix them (each line names the place) and write it again".to_owned()),
+    };
+    let msg = format!("{head} breaks {} rule(s):\n{}\n{fix}", problems.len(), list.join("\n"));
+    Err(Error::new(ErrorCode::Invalid, name, msg).at(ir::Place::Path(problems[0].location.clone())))
 }
 
 /// Apply a retarget map to a document, reporting every dropped bone as a loss.
@@ -777,10 +782,17 @@ pub fn retarget(doc: &mut Document, map: &ir::retarget::RetargetMap, diags: &mut
 }
 
 /// Write a document with a format, returning the bytes and what the writer reported, followed by
-/// the losses [`losses::check`] judges. No validation and no `strict`: [`convert`] adds those.
-/// Writers rely on the invariants [`ir::validate::validate`] checks: give it a document that
-/// validates (one that does not, such as influence rows past their arrays, may panic).
+/// the losses [`losses::check`] judges. A document that breaks the IR's rules
+/// ([`ir::validate::validate`], which writers rely on) is refused with [`ErrorCode::Invalid`]
+/// and its problems; no `strict`: [`convert`] adds that.
 pub fn render(doc: &Document, format: &dyn Format, opts: &WriteOptions) -> Result<(Output, Diagnostics)> {
+    broken_rules(doc, None)?;
+    render_valid(doc, format, opts)
+}
+
+/// [`render`] of a document already checked (a conversion checks it once, before its map and
+/// frame steps).
+fn render_valid(doc: &Document, format: &dyn Format, opts: &WriteOptions) -> Result<(Output, Diagnostics)> {
     let mut diagnostics = Diagnostics::default();
     let out = format
         .write(doc, opts, &mut diagnostics)

@@ -36,6 +36,8 @@ impl Validation {
 /// built-in SL skeleton).
 pub fn validate(path: &Path, loaded: &Loaded, target: Option<&str>, sl_skeleton: Option<&Path>) -> Result<Validation> {
     let mut problems = skelport_ir::validate::validate(&loaded.doc);
+    // Writers rely on the IR's rules: a target is checked by writing, so only a sound document.
+    let sound = problems.is_empty();
     // What a lenient reader went past but the format's own rules forbid: the file is invalid.
     let structural = loaded.format.structural();
     problems.extend(loaded.diagnostics.items.iter().filter(|d| structural.contains(&d.code.as_str())).map(structural_problem));
@@ -52,8 +54,14 @@ pub fn validate(path: &Path, loaded: &Loaded, target: Option<&str>, sl_skeleton:
                 .map_err(|e| Error::new(ErrorCode::Input, Some(&loaded.name), e.to_string()))?;
             problems.extend(r.problems);
             warnings.extend(r.warnings);
-        } else {
+        } else if sound {
             problems.extend(target_problems(path, loaded, t)?);
+        } else {
+            let fmt = target_format(t)?;
+            warnings.push(format!(
+                "target {} not checked: a target is checked by writing to it, and writers take only a document that keeps the IR's rules",
+                fmt.name()
+            ));
         }
     }
     Ok(Validation { format: loaded.format, problems, warnings })

@@ -254,3 +254,18 @@ fn mpfb_outputs_of_the_realworld_corpus_diff_as_same_bone_by_bone() {
     }
     assert!(compared >= 5, "only {compared} real-world files converted to MPFB");
 }
+
+/// `render` takes any document: one that breaks the IR's rules writers rely on (here influence
+/// rows that run backwards) is refused as invalid by every writer, not handed to it.
+#[test]
+fn render_refuses_a_document_that_breaks_the_rules() {
+    let mut doc = skelport::demo::sample();
+    doc.skins[0].influences.offsets[5] = 0;
+    let writers: Vec<&dyn Format> = skelport::formats().iter().copied().filter(|f| f.can_write()).collect();
+    assert!(writers.len() >= 10, "{} writers", writers.len());
+    for f in writers {
+        let e = skelport::render(&doc, f, &WriteOptions { file_stem: "t".into(), ..Default::default() }).unwrap_err();
+        assert_eq!(e.code(), skelport::ErrorCode::Invalid, "{}: {e:#}", f.name());
+        assert!(format!("{e:#}").contains("influence arrays are inconsistent"), "{}: {e:#}", f.name());
+    }
+}
