@@ -70,10 +70,20 @@ pub fn read_input(format: &'static dyn Format, kind: &InputKind, data: &[u8]) {
     if kind.role == InputRole::Main {
         format.fuzz_check(data);
     }
+    let Ok(doc) = read else { return };
+    read_only_checks(&doc, format);
     // Writers rely on the IR's invariants (`Format::write`): every conversion validates first.
-    if let Some(doc) = read.ok().filter(|d| skelport_ir::validate::validate(d).is_empty()) {
+    if skelport_ir::validate::validate(&doc).is_empty() {
         write_checks(&doc);
     }
+}
+
+/// What reads a document without validating it first (`inspect`, `diff`, `diff --pose-test`),
+/// on any document a fuzz input was read into: each must live with broken rules.
+pub fn read_only_checks(doc: &Document, format: &dyn Format) {
+    let _ = crate::inspect(doc, format.name());
+    let _ = crate::diff::diff(doc, doc, crate::diff::Tolerance::default());
+    let _ = crate::diff::pose_test(doc, doc, 1, 1);
 }
 
 /// The demo sample with a second, unskinned copy of its mesh: a document the writers' checks
