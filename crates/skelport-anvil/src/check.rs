@@ -93,6 +93,13 @@ pub fn check(model: &AnvilSkeleton, names: &Names, file: &str) -> Result<Vec<Str
             return Err(AnvilError::Skeleton { file: file.into(), message: format!("RootBone points to ID {r}, which is not a bone") });
         }
     }
+    // No bone its own ancestor, as the reader requires (merge and bone edits walk the tree).
+    if let Err(bad) = skelport_ir::proc::parents_first(&model.parents()) {
+        return Err(AnvilError::Skeleton {
+            file: file.into(),
+            message: format!("bone '{}' is its own ancestor (a FatherBone cycle)", display[bad]),
+        });
+    }
     Ok(display)
 }
 

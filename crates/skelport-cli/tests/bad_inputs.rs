@@ -146,10 +146,11 @@ fn every_malformed_file_fails_cleanly_with_its_expected_message() {
 
 /// Every malformed file, accepted ones too, through the commands that read a document without
 /// the IR check `convert` makes first: `inspect` (text and JSON), `validate` (alone and against
-/// glb and the SL importer, which check by writing), `render` and `diff --pose-test`. Each may
-/// refuse the file (exit 1) or take it (exit 0); none may crash on it.
+/// glb and the SL importer, which check by writing), `render` and `diff --pose-test`, and for
+/// AnvilToolkit files `bone list` and `merge` (as the main skeleton and as an addon). Each may
+/// refuse the file (exit 1) or take it (exit 0) within a minute; none may crash or hang on it.
 #[test]
-fn every_malformed_file_is_safe_to_inspect_validate_draw_and_diff() {
+fn every_malformed_file_is_safe_to_inspect_validate_draw_diff_and_merge() {
     let root = skelport_ir::testing::workspace_root();
     let mut cases = Vec::new();
     for d in std::fs::read_dir(root.join("testdata/bad")).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
@@ -163,10 +164,13 @@ fn every_malformed_file_is_safe_to_inspect_validate_draw_and_diff() {
     }
     cases.sort();
     let dir = tempfile::tempdir().unwrap();
-    let picture = dir.path().join("x.svg").display().to_string();
+    let out = |name: &str| dir.path().join(name).display().to_string();
+    let picture = out("x.svg");
+    let demo_anvil = "testdata/demo/sample.anvil.xml".to_string();
     let runs: Vec<Vec<String>> = cases
         .iter()
-        .flat_map(|(suite, rel)| {
+        .enumerate()
+        .flat_map(|(k, (suite, rel))| {
             let input = args_for(suite, rel, &root);
             let with = |head: &[&str], tail: &[&str]| -> Vec<String> {
                 head.iter().map(|s| s.to_string()).chain(input.iter().cloned()).chain(tail.iter().map(|s| s.to_string())).collect()
@@ -183,26 +187,57 @@ fn every_malformed_file_is_safe_to_inspect_validate_draw_and_diff() {
             if input.len() == 1 {
                 v.push(vec!["diff".into(), rel.clone(), rel.clone(), "--pose-test".into(), "--poses".into(), "2".into()]);
             }
+            if suite.starts_with("anvil") {
+                let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+                v.push(s(&["bone", "list", rel]));
+                v.push(s(&["merge", rel, &demo_anvil, "-o", &out(&format!("main-{k}.xml"))]));
+                v.push(s(&["merge", &demo_anvil, rel, "-o", &out(&format!("addon-{k}.xml"))]));
+            }
             v
         })
         .collect();
     let crashed: Vec<String> = runs
         .par_iter()
-        .filter_map(|args| {
-            let o = Command::new(env!("CARGO_BIN_EXE_skelport")).current_dir(&root).args(args).output().unwrap();
-            let stderr = String::from_utf8_lossy(&o.stderr);
-            (!matches!(o.status.code(), Some(0 | 1)) || stderr.contains("panicked")).then(|| {
-                format!(
-                    "skelport {}: {:?}\n    {}",
-                    args.join(" "),
-                    o.status,
-                    stderr.lines().filter(|l| !l.trim().is_empty()).take(2).collect::<Vec<_>>().join("\n    ")
-                )
+        .enumerate()
+        .filter_map(|(k, args)| {
+            let (status, stderr) =
+                run_for_at_most(&root, args, &dir.path().join(format!("stderr-{k}")), std::time::Duration::from_secs(60));
+            let crashed = !matches!(status.as_ref().map(|s| s.code()), Some(Some(0 | 1))) || stderr.contains("panicked");
+            crashed.then(|| {
+                let how = status.map_or_else(|| "still running after 60 s (killed)".to_string(), |s| format!("{s:?}"));
+                let said = stderr.lines().filter(|l| !l.trim().is_empty()).take(2).collect::<Vec<_>>().join("\n    ");
+                format!("skelport {}: {how}\n    {said}", args.join(" "))
             })
         })
         .collect();
     assert!(runs.len() >= 6 * 600, "only {} runs: the suite is missing files", runs.len());
-    assert!(crashed.is_empty(), "{} of {} runs crashed:\n{}", crashed.len(), runs.len(), crashed.join("\n"));
+    assert!(crashed.is_empty(), "{} of {} runs crashed or hung:\n{}", crashed.len(), runs.len(), crashed.join("\n"));
+}
+
+/// Run skelport with `args` in `dir`, its standard error to the file `stderr`; its exit status, or
+/// `None` when it was still running after `limit` (it is killed), and what it printed there.
+fn run_for_at_most(dir: &Path, args: &[String], stderr: &Path, limit: std::time::Duration) -> (Option<std::process::ExitStatus>, String) {
+    let file = std::fs::File::create(stderr).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skelport"))
+        .current_dir(dir)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(file)
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    (status, std::fs::read_to_string(stderr).unwrap_or_default())
 }
 
 /// Where in `after` (the message past the file's name) a place is given: `:LINE[:COL]`, `byte N`,

@@ -28,12 +28,19 @@ pub fn preorder_from(children: &[Vec<usize>], roots: impl IntoIterator<Item = us
 
 /// Depth-first pre-order of the nodes under `roots` (in that order), children in list order,
 /// entering a child only when `keep(child)` holds (the roots are always entered; a child not
-/// kept is skipped with everything below it). Iterative.
+/// kept is skipped with everything below it). Iterative. Each node is entered once, and a root
+/// past `children` not at all: a root on a parent cycle (an AnvilToolkit addon's `RootBone` may
+/// name any bone) ends the walk instead of looping.
 pub fn preorder_where(children: &[Vec<usize>], roots: impl IntoIterator<Item = usize>, keep: impl Fn(usize) -> bool) -> Vec<usize> {
     let mut order = Vec::with_capacity(children.len());
+    let mut entered = vec![false; children.len()];
     let mut stack: Vec<usize> = roots.into_iter().collect();
     stack.reverse();
     while let Some(i) = stack.pop() {
+        if entered.get(i).is_none_or(|&e| e) {
+            continue;
+        }
+        entered[i] = true;
         order.push(i);
         stack.extend(children[i].iter().rev().copied().filter(|&c| keep(c)));
     }
@@ -53,11 +60,19 @@ pub enum Step {
 
 /// Walk the trees under `roots` (in that order) depth first, children in list order, calling
 /// `visit` on entering and on leaving each node: the `Enter` steps are [`preorder_from`]'s order.
-/// Iterative (an explicit stack), so a 65,535-deep chain is fine.
+/// Iterative (an explicit stack), so a 65,535-deep chain is fine. Each node is entered once, as
+/// in [`preorder_where`].
 pub fn walk_from(children: &[Vec<usize>], roots: impl IntoIterator<Item = usize>, mut visit: impl FnMut(Step)) {
+    let mut entered = vec![false; children.len()];
     let mut stack: Vec<Step> = roots.into_iter().map(|r| Step::Enter { node: r, depth: 0 }).collect();
     stack.reverse();
     while let Some(step) = stack.pop() {
+        if let Step::Enter { node, .. } = step {
+            if entered.get(node).is_none_or(|&e| e) {
+                continue;
+            }
+            entered[node] = true;
+        }
         visit(step);
         if let Step::Enter { node, depth } = step {
             stack.push(Step::Leave { node, depth });
@@ -488,6 +503,28 @@ mod tests {
             }
         });
         assert_eq!(deepest, n - 1);
+    }
+
+    #[test]
+    fn walks_from_a_root_on_a_cycle_end() {
+        // 0 its own parent; 1 ← 2 ← 1 with 3 under 2; roots given twice and out of range.
+        let children = children_of(&[Some(0), Some(2), Some(1), Some(2)]);
+        assert_eq!(preorder_from(&children, [0]), [0]);
+        assert_eq!(preorder_from(&children, [1, 0, 1, 9]), [1, 2, 3, 0]);
+        let mut steps = Vec::new();
+        walk_from(&children, [2, 7], |s| steps.push(s));
+        use Step::{Enter as E, Leave as L};
+        assert_eq!(
+            steps,
+            [
+                E { node: 2, depth: 0 },
+                E { node: 1, depth: 1 },
+                L { node: 1, depth: 1 },
+                E { node: 3, depth: 1 },
+                L { node: 3, depth: 1 },
+                L { node: 2, depth: 0 }
+            ]
+        );
     }
 
     #[test]
