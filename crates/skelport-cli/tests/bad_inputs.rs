@@ -214,6 +214,22 @@ fn every_malformed_file_is_safe_to_inspect_validate_draw_diff_and_merge() {
     assert!(crashed.is_empty(), "{} of {} runs crashed or hung:\n{}", crashed.len(), runs.len(), crashed.join("\n"));
 }
 
+/// `inspect` shows a document that breaks the IR's rules as read, and says that it breaks them;
+/// of a sound one it says nothing of the kind.
+#[test]
+fn inspect_says_when_a_document_breaks_the_rules() {
+    let root = skelport_ir::testing::workspace_root();
+    let inspect = |file: &str| Command::new(env!("CARGO_BIN_EXE_skelport")).current_dir(&root).args(["inspect", file]).output().unwrap();
+    let broken = inspect("testdata/bad/ir-json/influence-offsets-decreasing.ir.json");
+    let said = String::from_utf8_lossy(&broken.stderr);
+    assert_eq!(broken.status.code(), Some(0), "{said}");
+    assert!(said.contains("the document breaks 1 of the IR's rules (skelport validate lists them)"), "{said}");
+    assert!(String::from_utf8_lossy(&broken.stdout).contains("pelvis"));
+    let sound = inspect("testdata/demo/sample.ir.json");
+    assert_eq!(sound.status.code(), Some(0));
+    assert!(!String::from_utf8_lossy(&sound.stderr).contains("IR's rules"), "{}", String::from_utf8_lossy(&sound.stderr));
+}
+
 /// Run skelport with `args` in `dir`, its standard error to the file `stderr`; its exit status, or
 /// `None` when it was still running after `limit` (it is killed), and what it printed there.
 fn run_for_at_most(dir: &Path, args: &[String], stderr: &Path, limit: std::time::Duration) -> (Option<std::process::ExitStatus>, String) {

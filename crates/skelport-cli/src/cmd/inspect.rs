@@ -13,7 +13,19 @@ pub fn run(a: InspectArgs) -> Result<ExitCode> {
     // A report writes no file: what only writers take from extensions may wait.
     opts.reader.extension_use = skelport::ir::ExtensionUse::Nobody;
     let l = super::open(&a.file, &opts)?;
-    print_diagnostics(&l.name, &l.diagnostics);
+    // What breaks the IR's rules is shown as read (an influence row that is not one as none):
+    // say that the document breaks them, as validate would.
+    let broken = skelport::ir::validate::validate(&l.doc).len();
+    if broken > 0 {
+        let mut d = l.diagnostics.clone();
+        d.warn(
+            "inspect.invalid",
+            format!("the document breaks {broken} of the IR's rules (skelport validate lists them); it is shown as read"),
+        );
+        print_diagnostics(&l.name, &d);
+    } else {
+        print_diagnostics(&l.name, &l.diagnostics);
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&skelport::inspect(&l.doc, l.format.name()))?);
     } else {
