@@ -1,7 +1,7 @@
 //! Bones read from a file → the IR document: names, links and transforms checked and composed,
 //! the warnings the model's rules call for, the `anvil` extension filled in.
 
-use crate::check::{cycle_member, list, parents_first_order};
+use crate::check::{list, parents_first_or_cycle};
 use crate::error::{AnvilError, Result};
 use crate::ext::{bone_ext, fingerprint, shapes_of, spans_json, Layout, NAMESPACE, RUN_LOCAL_SOURCE, RUN_LOCAL_SPANS};
 use crate::model::{names, Form, IdHash};
@@ -79,10 +79,7 @@ pub(crate) fn build_document(
         }
     }
     let parents: Vec<Option<usize>> = bones.iter().map(|b| b.parent.and_then(|p| id_map.get(&p).copied())).collect();
-    let order = parents_first_order(&parents).ok_or_else(|| {
-        let bad = cycle_member(&parents);
-        AnvilError::Skeleton { file: file.into(), message: format!("bone '{}' is its own ancestor (a FatherBone cycle)", display[bad]) }
-    })?;
+    let order = parents_first_or_cycle(&parents, &display, file)?;
     let mut globals: Vec<Option<Pose>> = vec![None; n];
     let mut rests: Vec<Pose> = vec![(DVec3::ZERO, DQuat::IDENTITY); n];
     let mut missing = Vec::new();

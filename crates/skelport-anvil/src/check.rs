@@ -94,12 +94,7 @@ pub fn check(model: &AnvilSkeleton, names: &Names, file: &str) -> Result<Vec<Str
         }
     }
     // No bone its own ancestor, as the reader requires (merge and bone edits walk the tree).
-    if let Err(bad) = skelport_ir::proc::parents_first(&model.parents()) {
-        return Err(AnvilError::Skeleton {
-            file: file.into(),
-            message: format!("bone '{}' is its own ancestor (a FatherBone cycle)", display[bad]),
-        });
-    }
+    parents_first_or_cycle(&model.parents(), &display, file)?;
     Ok(display)
 }
 
@@ -120,6 +115,15 @@ pub(crate) fn parents_first_order(parents: &[Option<usize>]) -> Option<Vec<usize
         return Some((0..parents.len()).collect());
     }
     skelport_ir::proc::parents_first(parents).ok()
+}
+
+/// [`parents_first_order`], or the error that names a bone on a FatherBone cycle (`display`: the
+/// bones' names in messages).
+pub(crate) fn parents_first_or_cycle(parents: &[Option<usize>], display: &[String], file: &str) -> Result<Vec<usize>> {
+    parents_first_order(parents).ok_or_else(|| AnvilError::Skeleton {
+        file: file.into(),
+        message: format!("bone '{}' is its own ancestor (a FatherBone cycle)", display[cycle_member(parents)]),
+    })
 }
 
 /// A bone on a FatherBone cycle (one that never reaches a root).

@@ -115,16 +115,10 @@ fn check(root: &Path, format: &str, path: &Path, bless: bool, accepted: &[String
     Outcome { file: rel, problems }
 }
 
-#[test]
-fn every_malformed_file_fails_cleanly_with_its_expected_message() {
-    let root = skelport_ir::testing::workspace_root();
-    let bless = std::env::var_os("SKELPORT_BLESS").is_some();
-    let accepted: Vec<String> = std::fs::read_to_string(root.join("testdata/bad/KNOWN_ACCEPTED.txt"))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(str::to_string)
-        .collect();
+/// Every file of the malformed-input suite (not its `.expected` snapshots) with its suite (the
+/// folder under testdata/bad/), in path order; each suite holds at least 40.
+#[allow(clippy::print_stderr, reason = "each suite's size, shown with --nocapture")]
+fn malformed_files(root: &Path) -> Vec<(String, PathBuf)> {
     let mut cases = Vec::new();
     let mut dirs: Vec<PathBuf> =
         std::fs::read_dir(root.join("testdata/bad")).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
@@ -138,6 +132,20 @@ fn every_malformed_file_fails_cleanly_with_its_expected_message() {
         cases.extend(files.into_iter().map(|p| (format.clone(), p)));
     }
     cases.sort_by(|a, b| a.1.cmp(&b.1));
+    cases
+}
+
+#[test]
+fn every_malformed_file_fails_cleanly_with_its_expected_message() {
+    let root = skelport_ir::testing::workspace_root();
+    let bless = std::env::var_os("SKELPORT_BLESS").is_some();
+    let accepted: Vec<String> = std::fs::read_to_string(root.join("testdata/bad/KNOWN_ACCEPTED.txt"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(str::to_string)
+        .collect();
+    let cases = malformed_files(&root);
     let outcomes: Vec<Outcome> = cases.par_iter().map(|(f, p)| check(&root, f, p, bless, &accepted)).collect();
     let bad: Vec<String> =
         outcomes.iter().filter(|o| !o.problems.is_empty()).map(|o| format!("{}:\n    {}", o.file, o.problems.join("\n    "))).collect();
@@ -152,17 +160,10 @@ fn every_malformed_file_fails_cleanly_with_its_expected_message() {
 #[test]
 fn every_malformed_file_is_safe_to_inspect_validate_draw_diff_and_merge() {
     let root = skelport_ir::testing::workspace_root();
-    let mut cases = Vec::new();
-    for d in std::fs::read_dir(root.join("testdata/bad")).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
-        let suite = d.file_name().unwrap().to_string_lossy().into_owned();
-        for p in std::fs::read_dir(&d).unwrap().flatten().map(|e| e.path()) {
-            let rel = p.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
-            if !rel.ends_with(".expected") {
-                cases.push((suite.clone(), rel));
-            }
-        }
-    }
-    cases.sort();
+    let cases: Vec<(String, String)> = malformed_files(&root)
+        .into_iter()
+        .map(|(suite, p)| (suite, p.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/")))
+        .collect();
     let dir = tempfile::tempdir().unwrap();
     let out = |name: &str| dir.path().join(name).display().to_string();
     let picture = out("x.svg");

@@ -16,16 +16,12 @@ pub fn run(a: InspectArgs) -> Result<ExitCode> {
     // What breaks the IR's rules is shown as read (an influence row that is not one as none):
     // say that the document breaks them, as validate would.
     let broken = skelport::ir::validate::validate(&l.doc).len();
+    let mut diagnostics = std::borrow::Cow::Borrowed(&l.diagnostics);
     if broken > 0 {
-        let mut d = l.diagnostics.clone();
-        d.warn(
-            "inspect.invalid",
-            format!("the document breaks {broken} of the IR's rules (skelport validate lists them); it is shown as read"),
-        );
-        print_diagnostics(&l.name, &d);
-    } else {
-        print_diagnostics(&l.name, &l.diagnostics);
+        let msg = format!("the document breaks {broken} of the IR's rules (skelport validate lists them); it is shown as read");
+        diagnostics.to_mut().warn("inspect.invalid", msg);
     }
+    print_diagnostics(&l.name, &diagnostics);
     if a.json {
         println!("{}", serde_json::to_string_pretty(&skelport::inspect(&l.doc, l.format.name()))?);
     } else {
