@@ -153,12 +153,14 @@ fn every_malformed_file_fails_cleanly_with_its_expected_message() {
 }
 
 /// Every malformed file, accepted ones too, through the commands that read a document without
-/// the IR check `convert` makes first: `inspect` (text and JSON), `validate` (alone and against
-/// glb and the SL importer, which check by writing), `render` and `diff --pose-test`, and for
-/// AnvilToolkit files `bone list` and `merge` (as the main skeleton and as an addon). Each may
-/// refuse the file (exit 1) or take it (exit 0) within a minute; none may crash or hang on it.
+/// the IR check `convert` makes before writing: `inspect` (text and JSON), `validate` (alone and
+/// against glb and the SL importer, which check by writing), `render`, `diff --pose-test`, what
+/// changes the document before that check (`convert --map`, `--rest-pose t-pose`, `diff --map`),
+/// and for AnvilToolkit files `bone list`, `bone add|remove|rename` and `merge` (as the main
+/// skeleton and as an addon). Each may refuse the file (exit 1) or take it (exit 0) within a
+/// minute; none may crash or hang on it.
 #[test]
-fn every_malformed_file_is_safe_to_inspect_validate_draw_diff_and_merge() {
+fn every_malformed_file_is_safe_to_inspect_validate_draw_diff_merge_edit_and_retarget() {
     let root = skelport_ir::testing::workspace_root();
     let cases: Vec<(String, String)> = malformed_files(&root)
         .into_iter()
@@ -184,13 +186,24 @@ fn every_malformed_file_is_safe_to_inspect_validate_draw_diff_and_merge() {
                 with(&["validate"], &["--target", "sl"]),
                 with(&["render"], &["-o", &picture]),
             ];
+            // What a conversion does to the document before it is checked (the retarget map, the
+            // T-pose by the humanoid's roles) works on it as read.
+            v.push(with(&["convert"], &["--map", "humanoid", "-o", &out(&format!("humanoid-{k}.dae"))]));
+            v.push(with(&["convert"], &["--map", "mpfb-game_engine-to-sl", "-o", &out(&format!("map-{k}.glb"))]));
+            v.push(with(&["convert"], &["--rest-pose", "t-pose", "-o", &out(&format!("t-pose-{k}.glb"))]));
             // diff has no --from: only files whose reader their name and content pick.
             if input.len() == 1 {
                 v.push(vec!["diff".into(), rel.clone(), rel.clone(), "--pose-test".into(), "--poses".into(), "2".into()]);
+                v.push(vec!["diff".into(), rel.clone(), rel.clone(), "--map".into(), "mpfb-game_engine-to-sl".into()]);
             }
             if suite.starts_with("anvil") {
                 let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
                 v.push(s(&["bone", "list", rel]));
+                // The edits, of bones the demo skeleton these files come from has; written
+                // elsewhere, never in place.
+                v.push(s(&["bone", "add", rel, "prop", "pelvis", "--at", "0,0.1,0", "-o", &out(&format!("add-{k}.xml"))]));
+                v.push(s(&["bone", "remove", rel, "spine_02", "-o", &out(&format!("remove-{k}.xml"))]));
+                v.push(s(&["bone", "rename", rel, "pelvis", "hips", "-o", &out(&format!("rename-{k}.xml"))]));
                 v.push(s(&["merge", rel, &demo_anvil, "-o", &out(&format!("main-{k}.xml"))]));
                 v.push(s(&["merge", &demo_anvil, rel, "-o", &out(&format!("addon-{k}.xml"))]));
             }
@@ -211,7 +224,7 @@ fn every_malformed_file_is_safe_to_inspect_validate_draw_diff_and_merge() {
             })
         })
         .collect();
-    assert!(runs.len() >= 6 * 600, "only {} runs: the suite is missing files", runs.len());
+    assert!(runs.len() >= 9 * 600, "only {} runs: the suite is missing files", runs.len());
     assert!(crashed.is_empty(), "{} of {} runs crashed or hung:\n{}", crashed.len(), runs.len(), crashed.join("\n"));
 }
 

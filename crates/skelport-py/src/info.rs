@@ -161,6 +161,7 @@ pub fn diff<'py>(
                     None => {
                         if let Some(m) = &map {
                             let map = skelport::maps::load(m).map_err(|e| Failure::new("map", None, format!("{e:#}")))?;
+                            skelport::check(&da.doc, &da.name)?;
                             skelport::retarget(&mut da.doc, &map, &mut skelport::Diagnostics::default())
                                 .map_err(|e| Failure::new("map", None, format!("{e:#}")))?;
                         }

@@ -252,11 +252,26 @@ def test_a_document_that_breaks_the_rules_can_be_looked_at(path, tmp_path):
         skin.joint_names, skin.joint_bones, skin.bind_matrices, skin.vertex_count
         skin.influences(), skin.influences(max=4)
     skelport.validate(path, target="glb")
+    valid = skelport.validate(path)["valid"]
     try:
         doc.save(tmp_path / "out.glb")
     except skelport.Error as e:
         assert e.code == "invalid", e
         assert list(tmp_path.iterdir()) == []
+    # A retarget and the T-pose follow the document's parents and skins: a document that breaks
+    # the rules is refused as invalid before them.
+    changes = [
+        lambda: doc.renamed("mpfb-game_engine-to-sl"),
+        lambda: doc.renamed("humanoid", to="dae"),
+        lambda: doc.dumps("glb", map="mpfb-game_engine-to-sl"),
+        lambda: doc.dumps("glb", rest_pose="t-pose"),
+        lambda: skelport.diff(path, path, map="mpfb-game_engine-to-sl"),
+    ]
+    for change in changes:
+        try:
+            change()
+        except skelport.Error as e:
+            assert valid or e.code == "invalid", e
 
 
 def test_a_buffer_outside_the_folder_is_refused_unless_allowed(tmp_path):

@@ -90,7 +90,9 @@ impl Format for VrmFormat {
 
 /// Re-rest `doc` into the T-pose for any target format (`--rest-pose t-pose`): the humanoid is
 /// found as the VRM writer finds it (`humanoid_map`, stored roles or the built-in maps), the pose
-/// baked into the mesh; the change is reported as a loss (`rest.t-pose`).
+/// baked into the mesh; the change is reported as a loss (`rest.t-pose`). `doc` must keep the IR's
+/// rules (`skelport_ir::validate::validate`), as a writer's document does: the humanoid is found by
+/// walking its parents, and the mesh re-bound through its skins (`skelport::convert` checks first).
 pub fn t_pose(doc: &mut Document, humanoid_map: Option<&std::path::Path>, diag: &mut Diagnostics) -> Result<(), VrmError> {
     let map = match humanoid_map {
         Some(p) => Some(HumanoidMap::parse(&write::read_file(p, "humanoid map")?, &p.display().to_string())?),

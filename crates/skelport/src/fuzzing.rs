@@ -84,6 +84,33 @@ pub fn read_only_checks(doc: &Document, format: &dyn Format) {
     let _ = crate::inspect(doc, format.name());
     let _ = crate::diff::diff(doc, doc, crate::diff::Tolerance::default());
     let _ = crate::diff::pose_test(doc, doc, 1, 1);
+    prepare_checks(doc);
+}
+
+/// What `convert` does to a document before it is written (`--map`, `--rest-pose t-pose`), on
+/// a copy of any document a fuzz input was read into: every built-in map, `humanoid` for each
+/// target with humanoid names, and the T-pose for a target that does not make it itself.
+fn prepare_checks(doc: &Document) {
+    let writers = || registry::formats().iter().copied().filter(|f| f.can_write());
+    let Some(plain) = writers().find(|f| !f.applies_rest_pose()) else { return };
+    let maps = crate::maps::BUILT_IN.iter().map(|(name, _)| (*name, plain));
+    let humanoid = writers().filter(|f| f.humanoid_names().is_some()).map(|f| (crate::maps::HUMANOID, f));
+    let mut cases: Vec<(Option<&str>, &'static dyn Format, bool)> = maps.chain(humanoid).map(|(m, f)| (Some(m), f, false)).collect();
+    cases.push((None, plain, true));
+    // The humanoid's roles renamed first, then posed by them.
+    if let Some(f) = writers().find(|f| f.humanoid_names().is_some() && !f.applies_rest_pose()) {
+        cases.push((Some(crate::maps::HUMANOID), f, true));
+    }
+    for (map, target, t_pose) in cases {
+        let rest_pose = t_pose.then_some(skelport_ir::rest::RestPose::TPose);
+        let opts = crate::ConvertOptions {
+            map: map.map(str::to_owned),
+            write: WriteOptions { rest_pose, ..Default::default() },
+            ..Default::default()
+        };
+        let mut copy = doc.clone();
+        let _ = crate::prepare(&mut copy, "fuzz", target, &opts, None, &mut Diagnostics::default());
+    }
 }
 
 /// The demo sample with a second, unskinned copy of its mesh: a document the writers' checks

@@ -533,11 +533,13 @@ fn changes_document(target: &dyn Format, opts: &ConvertOptions) -> bool {
     opts.map.is_some() || (opts.write.rest_pose == Some(ir::rest::RestPose::TPose) && !target.applies_rest_pose())
 }
 
-/// What happens to a document between reading and checking: the retarget map, then the rest
-/// pose the writer does not make itself (`--rest-pose t-pose`, from the humanoid's roles).
+/// What happens to a document between reading and the writer's check: the retarget map, then
+/// the rest pose the writer does not make itself (`--rest-pose t-pose`, from the humanoid's
+/// roles). Both follow the document's parents, joints and skins, so it is [`check`]ed first (and
+/// again after, as every conversion is).
 /// `humanoid` is `--map` when it names a humanoid map file ([`humanoid_map`], looked at once per
 /// conversion).
-fn prepare(
+pub(crate) fn prepare(
     doc: &mut Document,
     name: &str,
     target: &dyn Format,
@@ -545,8 +547,9 @@ fn prepare(
     humanoid: Option<&Path>,
     diags: &mut Diagnostics,
 ) -> Result<()> {
+    check(doc, name)?;
     if let Some(m) = opts.map.as_ref().filter(|_| humanoid.is_none()) {
-        maps::for_document(m, doc, Some(target)).and_then(|map| retarget(doc, &map, diags)).map_err(|e| e.in_file(name))?;
+        maps::for_document(m, doc, Some(target)).and_then(|map| retarget_valid(doc, &map, diags)).map_err(|e| e.in_file(name))?;
     }
     if opts.write.rest_pose == Some(ir::rest::RestPose::TPose) && !target.applies_rest_pose() {
         skelport_vrm::t_pose(doc, humanoid, diags).map_err(|e| {
@@ -743,8 +746,16 @@ fn broken_rules(doc: &Document, name: Option<&str>) -> Result<()> {
     Err(Error::new(ErrorCode::Invalid, name, msg).at(ir::Place::Path(problems[0].location.clone())))
 }
 
-/// Apply a retarget map to a document, reporting every dropped bone as a loss.
+/// Apply a retarget map to a document, reporting every dropped bone as a loss. A document that
+/// breaks the IR's rules ([`ir::validate::validate`]: the map follows its parents, joints and
+/// skins) is refused with [`ErrorCode::Invalid`] and its problems, and left as it is.
 pub fn retarget(doc: &mut Document, map: &ir::retarget::RetargetMap, diags: &mut Diagnostics) -> Result<()> {
+    broken_rules(doc, None)?;
+    retarget_valid(doc, map, diags)
+}
+
+/// [`retarget`] of a document known to keep the IR's rules.
+fn retarget_valid(doc: &mut Document, map: &ir::retarget::RetargetMap, diags: &mut Diagnostics) -> Result<()> {
     // Bones that carry weights, by name: dropping one without is no loss of skin.
     let weighted: std::collections::HashSet<String> = doc
         .skins

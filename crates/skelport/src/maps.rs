@@ -31,8 +31,10 @@ pub fn built_in_name(name: &str) -> Option<&'static str> {
 /// that recognises the rig: VRM → Second Life, MakeHuman → AnvilToolkit without a map file.
 pub const HUMANOID: &str = "humanoid";
 
-/// The retarget map `--map humanoid` applies to `doc` for `target`.
+/// The retarget map `--map humanoid` applies to `doc` for `target`. A document that breaks the
+/// IR's rules is refused with [`ErrorCode::Invalid`]: finding the humanoid walks its parents.
 pub fn humanoid_for(doc: &skelport_ir::Document, target: &dyn skelport_ir::Format) -> crate::Result<RetargetMap> {
+    crate::broken_rules(doc, None)?;
     humanoid_chain(doc, target)
 }
 

@@ -269,3 +269,35 @@ fn render_refuses_a_document_that_breaks_the_rules() {
         assert!(format!("{e:#}").contains("influence arrays are inconsistent"), "{}: {e:#}", f.name());
     }
 }
+
+/// What changes a document before a conversion writes it (a retarget map, `--map humanoid`,
+/// `--rest-pose t-pose`) follows its parents, joints and skins: a document that breaks the IR's
+/// rules (here a skin on a skeleton that is not there) is refused as invalid, and left as it
+/// was, instead of being followed where its indices point nowhere.
+#[test]
+fn retargets_refuse_a_document_that_breaks_the_rules() {
+    let mut doc = skelport::demo::sample();
+    doc.skins[0].skeleton = skelport_ir::SkeletonId::new(9);
+    let broken = doc.clone();
+    let said = |e: &skelport::Error| {
+        assert_eq!(e.code(), skelport::ErrorCode::Invalid, "{e:#}");
+        assert!(format!("{e:#}").contains("skeleton index 9 is out of range"), "{e:#}");
+    };
+    let map = skelport::maps::load("mpfb-game_engine-to-sl").unwrap();
+    said(&skelport::retarget(&mut doc, &map, &mut Diagnostics::default()).unwrap_err());
+    assert_eq!(doc, broken);
+    let sl = skelport::format("dae").unwrap();
+    said(&skelport::maps::humanoid_for(&doc, sl).unwrap_err());
+    let glb = skelport::format("glb").unwrap();
+    let t_pose = WriteOptions { rest_pose: Some(skelport_ir::rest::RestPose::TPose), ..Default::default() };
+    for (target, opts) in [
+        (sl, ConvertOptions { map: Some("humanoid".into()), ..Default::default() }),
+        (glb, ConvertOptions { map: Some("mpfb-game_engine-to-sl".into()), ..Default::default() }),
+        (glb, ConvertOptions { write: t_pose.clone(), ..Default::default() }),
+    ] {
+        let loaded = skelport::Loaded::from_document(doc.clone(), "broken.ir.json");
+        let e = skelport::convert(loaded, target, &opts).expect_err("a broken document converted");
+        said(&e);
+        assert_eq!(e.file(), Some("broken.ir.json"));
+    }
+}

@@ -36,6 +36,9 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
         None => {
             if let Some(m) = &a.map {
                 let map = skelport::maps::load(m)?;
+                // A retarget follows the document's parents and skins: a broken one is refused,
+                // named (compared as read, without a map, it is not).
+                skelport::check(&la.doc, &la.name)?;
                 skelport::retarget(&mut la.doc, &map, &mut Diagnostics::default())?;
             }
         }

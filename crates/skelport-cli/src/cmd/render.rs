@@ -16,7 +16,9 @@ pub fn run(a: RenderArgs) -> Result<ExitCode> {
             let reader = skelport::ir::ReadOptions { mesh: a.read.mesh.clone(), ..Default::default() };
             let mut o = super::open(p, &OpenOptions { from: None, reader })?;
             if let Some(m) = &a.map {
-                skelport::retarget(&mut o.doc, &skelport::maps::load(m)?, &mut Diagnostics::default())?;
+                let map = skelport::maps::load(m)?;
+                skelport::check(&o.doc, &o.name)?;
+                skelport::retarget(&mut o.doc, &map, &mut Diagnostics::default())?;
             }
             Some(Overlay { doc: o.doc, caption: file_label(p) })
         }
