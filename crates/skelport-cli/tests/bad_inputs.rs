@@ -228,20 +228,33 @@ fn every_malformed_file_is_safe_to_inspect_validate_draw_diff_merge_edit_and_ret
     assert!(crashed.is_empty(), "{} of {} runs crashed or hung:\n{}", crashed.len(), runs.len(), crashed.join("\n"));
 }
 
-/// `inspect` shows a document that breaks the IR's rules as read, and says that it breaks them;
-/// of a sound one it says nothing of the kind.
+/// `inspect` and `diff` show and compare a document that breaks the IR's rules as read, and say
+/// that it breaks them; of a sound one they say nothing of the kind.
 #[test]
-fn inspect_says_when_a_document_breaks_the_rules() {
+fn inspect_and_diff_say_when_a_document_breaks_the_rules() {
     let root = skelport_ir::testing::workspace_root();
-    let inspect = |file: &str| Command::new(env!("CARGO_BIN_EXE_skelport")).current_dir(&root).args(["inspect", file]).output().unwrap();
-    let broken = inspect("testdata/bad/ir-json/influence-offsets-decreasing.ir.json");
-    let said = String::from_utf8_lossy(&broken.stderr);
-    assert_eq!(broken.status.code(), Some(0), "{said}");
-    assert!(said.contains("the document breaks 1 of the IR's rules (skelport validate lists them)"), "{said}");
-    assert!(String::from_utf8_lossy(&broken.stdout).contains("pelvis"));
-    let sound = inspect("testdata/demo/sample.ir.json");
-    assert_eq!(sound.status.code(), Some(0));
-    assert!(!String::from_utf8_lossy(&sound.stderr).contains("IR's rules"), "{}", String::from_utf8_lossy(&sound.stderr));
+    let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_skelport")).current_dir(&root).args(args).output().unwrap();
+    let (broken, sound) = ("testdata/bad/ir-json/influence-offsets-decreasing.ir.json", "testdata/demo/sample.ir.json");
+    let out = run(&["inspect", broken]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("the document breaks 1 of the IR's rules (skelport validate lists them); it is shown as read"), "{said}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("pelvis"));
+    // The broken influence row reads as none: the files differ there, and only the broken one
+    // is named.
+    let out = run(&["diff", sound, broken]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert_eq!(said.matches("of the IR's rules").count(), 1, "{said}");
+    assert!(
+        said.contains(&format!("{broken}: the document breaks 1 of the IR's rules (skelport validate lists them); it is compared as read")),
+        "{said}"
+    );
+    for args in [&["inspect", sound][..], &["diff", sound, sound]] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("IR's rules"), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
 }
 
 /// Run skelport with `args` in `dir`, its standard error to the file `stderr`; its exit status, or

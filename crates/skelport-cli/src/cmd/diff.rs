@@ -14,10 +14,21 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
         ..Default::default()
     };
     let opts = OpenOptions { from: None, reader };
+    // A document that breaks the IR's rules is compared as read (an influence row that is not
+    // one as none): say so, as inspect does.
+    let warn_if_broken = |l: &skelport::Loaded| {
+        if let Some(msg) = super::broken_rules_warning(&l.doc, "compared") {
+            let mut d = Diagnostics::default();
+            d.warn("diff.invalid", msg);
+            super::print_diagnostics(&l.name, &d);
+        }
+    };
     let mut la = super::open(&a.a, &opts)?;
+    warn_if_broken(&la);
     let (b, b_format) = match &a.b {
         Some(b) => {
             let lb = super::open(b, &opts)?;
+            warn_if_broken(&lb);
             (lb.doc, Some(lb.format))
         }
         None => (diff::sl_avatar(a.sl_skeleton.as_deref())?, None),

@@ -15,10 +15,8 @@ pub fn run(a: InspectArgs) -> Result<ExitCode> {
     let l = super::open(&a.file, &opts)?;
     // What breaks the IR's rules is shown as read (an influence row that is not one as none):
     // say that the document breaks them, as validate would.
-    let broken = skelport::ir::validate::validate(&l.doc).len();
     let mut diagnostics = std::borrow::Cow::Borrowed(&l.diagnostics);
-    if broken > 0 {
-        let msg = format!("the document breaks {broken} of the IR's rules (skelport validate lists them); it is shown as read");
+    if let Some(msg) = super::broken_rules_warning(&l.doc, "shown") {
         diagnostics.to_mut().warn("inspect.invalid", msg);
     }
     print_diagnostics(&l.name, &diagnostics);

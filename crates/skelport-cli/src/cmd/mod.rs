@@ -142,6 +142,14 @@ pub fn print_diagnostics(file: &str, d: &Diagnostics) {
     }
 }
 
+/// What a command that shows or compares a document as read (`inspect`, `diff`) says of one
+/// that breaks the IR's rules: how many, and that `skelport validate` lists them. `None` for a
+/// sound document.
+pub fn broken_rules_warning(doc: &skelport::Document, taken: &str) -> Option<String> {
+    let broken = skelport::ir::validate::validate(doc).len();
+    (broken > 0).then(|| format!("the document breaks {broken} of the IR's rules (skelport validate lists them); it is {taken} as read"))
+}
+
 /// How many diagnostics of one code are printed each before they are summarised.
 pub const SUMMARY_FROM: usize = 3;
 
