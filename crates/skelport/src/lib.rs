@@ -549,7 +549,7 @@ pub(crate) fn prepare(
 ) -> Result<()> {
     check(doc, name)?;
     if let Some(m) = opts.map.as_ref().filter(|_| humanoid.is_none()) {
-        maps::for_document(m, doc, Some(target)).and_then(|map| retarget_valid(doc, &map, diags)).map_err(|e| e.in_file(name))?;
+        maps::for_sound_document(m, doc, Some(target)).and_then(|map| retarget_valid(doc, &map, diags)).map_err(|e| e.in_file(name))?;
     }
     if opts.write.rest_pose == Some(ir::rest::RestPose::TPose) && !target.applies_rest_pose() {
         skelport_vrm::t_pose(doc, humanoid, diags).map_err(|e| {
@@ -656,7 +656,8 @@ fn humanoid_hint(doc: &Document, target: &dyn Format, opts: &ConvertOptions, dia
     if opts.map.is_some() {
         return;
     }
-    let Ok(map) = maps::humanoid_for(doc, target) else { return };
+    // The document is the conversion's, checked.
+    let Ok(map) = maps::humanoid_chain(doc, target) else { return };
     let renamed = map.bones.iter().filter(|(from, to)| from != to).count();
     if renamed == 0 {
         return;

@@ -38,7 +38,8 @@ pub fn humanoid_for(doc: &skelport_ir::Document, target: &dyn skelport_ir::Forma
     humanoid_chain(doc, target)
 }
 
-fn humanoid_chain(doc: &skelport_ir::Document, target: &dyn skelport_ir::Format) -> Result<RetargetMap, Error> {
+/// [`humanoid_for`] of a document known to keep the IR's rules.
+pub(crate) fn humanoid_chain(doc: &skelport_ir::Document, target: &dyn skelport_ir::Format) -> Result<RetargetMap, Error> {
     let map_error =
         |then: Words| Error::new(ErrorCode::Map, None, Words::default().opt(Opt::Map).text(format!(" {HUMANOID}: ")).then(then));
     let Some(names) = target.humanoid_names() else {
@@ -59,14 +60,27 @@ fn humanoid_chain(doc: &skelport_ir::Document, target: &dyn skelport_ir::Format)
 
 /// The retarget map `name_or_file` (`--map`) stands for when `doc` is written as `target`:
 /// [`HUMANOID`] (the target's humanoid names, so it needs the target: `None` is an error naming
-/// `to`), else a built-in map or a map file ([`load`]).
+/// `to`), else a built-in map or a map file ([`load`]). For [`HUMANOID`], a document that breaks
+/// the IR's rules is refused ([`humanoid_for`]).
 pub fn for_document(
     name_or_file: &str,
     doc: &skelport_ir::Document,
     target: Option<&dyn skelport_ir::Format>,
 ) -> crate::Result<RetargetMap> {
+    if name_or_file == HUMANOID {
+        crate::broken_rules(doc, None)?;
+    }
+    for_sound_document(name_or_file, doc, target)
+}
+
+/// [`for_document`] of a document known to keep the IR's rules (a conversion's, checked).
+pub(crate) fn for_sound_document(
+    name_or_file: &str,
+    doc: &skelport_ir::Document,
+    target: Option<&dyn skelport_ir::Format>,
+) -> crate::Result<RetargetMap> {
     match (name_or_file, target) {
-        (HUMANOID, Some(t)) => humanoid_for(doc, t),
+        (HUMANOID, Some(t)) => humanoid_chain(doc, t),
         (HUMANOID, None) => Err(Error::new(
             ErrorCode::Map,
             None,
