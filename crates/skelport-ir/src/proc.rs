@@ -67,16 +67,15 @@ pub fn walk_from(children: &[Vec<usize>], roots: impl IntoIterator<Item = usize>
     let mut stack: Vec<Step> = roots.into_iter().map(|r| Step::Enter { node: r, depth: 0 }).collect();
     stack.reverse();
     while let Some(step) = stack.pop() {
-        if let Step::Enter { node, .. } = step {
-            if entered.get(node).is_none_or(|&e| e) {
-                continue;
+        match step {
+            Step::Enter { node, .. } if entered.get(node).is_none_or(|&e| e) => {}
+            Step::Enter { node, depth } => {
+                entered[node] = true;
+                visit(step);
+                stack.push(Step::Leave { node, depth });
+                stack.extend(children[node].iter().rev().map(|&c| Step::Enter { node: c, depth: depth + 1 }));
             }
-            entered[node] = true;
-        }
-        visit(step);
-        if let Step::Enter { node, depth } = step {
-            stack.push(Step::Leave { node, depth });
-            stack.extend(children[node].iter().rev().map(|&c| Step::Enter { node: c, depth: depth + 1 }));
+            Step::Leave { .. } => visit(step),
         }
     }
 }
