@@ -2,8 +2,9 @@
 //! bones, their rest pose, the skinned meshes and their weights.
 
 use crate::{FbxError, FbxErrorKind};
-use skelport_ir::document::{Attribute, Faces, UvSet};
+use skelport_ir::document::{Faces, UvSet};
 use skelport_ir::pose::{posed_worlds, random_pose};
+use skelport_ir::proc;
 use skelport_ir::{
     Axis, Bone, BoneId, DMat3, DMat4, DQuat, DVec2, DVec3, DVec4, Diagnostics, Document, Frame, Handedness, Influences, Input, Mesh,
     MeshId, Place, ReadOptions, Skeleton, SkeletonId, Skin, Transform,
@@ -452,9 +453,13 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
                 message: format!("a face names a vertex past its {} vertices; the file is damaged: export it again", positions.len()),
             });
         }
+        // Per vertex where every corner of a vertex agrees (a smooth mesh stored by polygon
+        // vertex, as Mixamo's are), as the other readers store them.
         let normals = mesh.vertex_normal.exists.then(|| {
             let attr = &mesh.vertex_normal;
-            Attribute::PerCorner(
+            proc::per_vertex_if_uniform(
+                positions.len(),
+                &indices,
                 corners
                     .iter()
                     .map(|&c| {
@@ -462,6 +467,7 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
                         v.map(|n| (normal_matrix * DVec3::new(n.x, n.y, n.z)).try_normalize().unwrap_or(DVec3::Y)).unwrap_or(DVec3::Y)
                     })
                     .collect(),
+                DVec3::ZERO,
             )
         });
         let uvs: Vec<UvSet> = mesh
@@ -480,7 +486,7 @@ pub fn read(input: Input<'_>, opts: &ReadOptions, diag: &mut Diagnostics) -> Res
                             .unwrap_or(DVec2::ZERO)
                     })
                     .collect();
-                UvSet { name: s.name.to_string(), uvs: Attribute::PerCorner(values) }
+                UvSet { name: s.name.to_string(), uvs: proc::per_vertex_if_uniform(positions.len(), &indices, values, DVec2::ZERO) }
             })
             .collect();
 
@@ -725,8 +731,12 @@ mod tests {
         assert_eq!(mesh.faces.indices, [0, 1, 3, 0, 3, 2, 2, 3, 5, 2, 5, 4]);
         assert_eq!(mesh.uvs.len(), 1);
         assert_eq!(mesh.uvs[0].name, "UVMap");
-        assert_eq!(mesh.uvs[0].uvs.values()[2], DVec2::new(1.0, 0.5));
-        assert!(mesh.normals.as_ref().unwrap().values().iter().all(|n| *n == DVec3::Z));
+        // Stored by polygon vertex in the file, equal at each vertex: read per vertex.
+        assert!(!mesh.uvs[0].uvs.is_per_corner());
+        assert_eq!(mesh.uvs[0].uvs.values()[3], DVec2::new(1.0, 0.5));
+        let normals = mesh.normals.as_ref().unwrap();
+        assert!(!normals.is_per_corner() && normals.values().len() == 6);
+        assert!(normals.values().iter().all(|n| *n == DVec3::Z));
         let w: Vec<Vec<(u32, f64)>> = skin.influences.to_lists();
         assert_eq!(w[0], [(0, 1.0)]);
         assert_eq!(w[2], [(0, 0.5), (1, 0.5)]);

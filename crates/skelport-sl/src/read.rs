@@ -21,10 +21,10 @@ use crate::skeleton::{SlJoint, SlSkeleton};
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use skelport_ir::frame::FrameMap;
 use skelport_ir::names::{Suffix, UniqueNames};
-use skelport_ir::Place;
+use skelport_ir::{proc, Place};
 use skelport_ir::{
-    Axis, Bone, BoneId, DMat4, DVec3, Diagnostics, Document, Faces, Frame, Handedness, Influences, Mesh, Normals, ReadOptions, Skeleton,
-    Skin, Transform, UvSet, Uvs,
+    Axis, Bone, BoneId, DMat4, DVec2, DVec3, Diagnostics, Document, Faces, Frame, Handedness, Influences, Mesh, Normals, ReadOptions,
+    Skeleton, Skin, Transform, UvSet, Uvs,
 };
 use std::collections::BTreeSet;
 
@@ -209,13 +209,18 @@ fn mesh_of(g: &mut collada::Geometry, diag: &mut Diagnostics) -> Mesh {
             format!("geometry \"{}\": some primitives have no normals; normals dropped", g.name),
         );
     }
+    // A normal per corner, in corner order (what skelport and many exporters write): the
+    // normals are the corners' already, moved rather than gathered into a copy.
+    let in_corner_order = matches!(g.primitives.as_slice(), [p] if with_normals && in_order(&p.normal, g.normals.len()));
+    // Each vertex's corners all naming one normal (a smooth mesh whose normals are indexed
+    // apart from its positions, as Blender writes them): the normals are per vertex, gathered
+    // once a vertex rather than once a corner.
+    let per_vertex = if with_normals && !in_corner_order { normal_of_vertex(g) } else { None };
     let mut normals_moved = false;
     let moved = if let [p] = g.primitives.as_mut_slice() {
         faces.counts = std::mem::take(&mut p.counts);
         faces.indices = std::mem::take(&mut p.vertex);
-        // A normal per corner, in corner order (what skelport and many exporters write): the
-        // normals are the corners' already, moved rather than gathered into a copy.
-        if with_normals && in_order(&p.normal, g.normals.len()) {
+        if in_corner_order {
             normals = std::mem::take(&mut g.normals);
             normals_moved = true;
         }
@@ -228,16 +233,44 @@ fn mesh_of(g: &mut collada::Geometry, diag: &mut Diagnostics) -> Mesh {
             faces.counts.extend_from_slice(&p.counts);
             faces.indices.extend_from_slice(&p.vertex);
         }
-        if with_normals && !normals_moved {
+        if with_normals && !normals_moved && per_vertex.is_none() {
             normals.extend(p.normal.iter().map(|&n| g.normals.get(n as usize).copied().unwrap_or(DVec3::ZERO)));
         }
     }
     let uvs = uv_sets(g, diag);
+    let n = g.positions.len();
     let mut m = Mesh { name: g.name.clone(), positions: std::mem::take(&mut g.positions), normals: None, uvs, faces, ..Default::default() };
-    if with_normals {
-        m.normals = Some(Normals::PerCorner(normals));
+    // As the other readers store them: per vertex where every corner of a vertex agrees, so a
+    // mesh without seams is not carried (and written) a value per corner.
+    if let Some(pv) = per_vertex {
+        m.normals = Some(Normals::PerVertex(pv));
+    } else if with_normals {
+        m.normals = Some(proc::per_vertex_if_uniform(n, &m.faces.indices, normals, DVec3::ZERO));
+    }
+    for set in &mut m.uvs {
+        if let Uvs::PerCorner(values) = &mut set.uvs {
+            set.uvs = proc::per_vertex_if_uniform(n, &m.faces.indices, std::mem::take(values), DVec2::ZERO);
+        }
     }
     m
+}
+
+/// The normals per vertex when every corner of each vertex names the same normal (vertices no
+/// corner uses get zero); `None` when some vertex's corners name different ones.
+fn normal_of_vertex(g: &collada::Geometry) -> Option<Vec<DVec3>> {
+    const NONE: u32 = u32::MAX;
+    let mut of = vec![NONE; g.positions.len()];
+    for p in &g.primitives {
+        for (&v, &k) in p.vertex.iter().zip(&p.normal) {
+            let slot = of.get_mut(v as usize)?;
+            if *slot == NONE {
+                *slot = k;
+            } else if *slot != k {
+                return None;
+            }
+        }
+    }
+    Some(of.iter().map(|&k| if k == NONE { DVec3::ZERO } else { g.normals.get(k as usize).copied().unwrap_or(DVec3::ZERO) }).collect())
 }
 
 /// Whether `index` takes each of `n` values once, in order (a value per corner in corner order):

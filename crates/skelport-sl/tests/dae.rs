@@ -451,8 +451,10 @@ fn uv_collada(vertex_uv: bool) -> String {
     )
 }
 
+/// Attributes whose corners differ at a vertex are read per corner; one whose corners all agree
+/// (set 0 indexed like the positions) per vertex, as the other readers store it.
 #[test]
-fn texture_coordinates_and_normals_are_read_per_corner() {
+fn texture_coordinates_and_normals_are_read_per_corner_where_corners_differ() {
     use skelport_ir::{DVec2, Normals, Uvs};
     let v2 = |x: f64, y: f64| DVec2::new(x, y);
     for vertex_uv in [false, true] {
@@ -468,28 +470,82 @@ fn texture_coordinates_and_normals_are_read_per_corner() {
         assert_eq!(m.uvs.len(), 2, "vertex_uv {vertex_uv}");
         assert_eq!(m.uvs[0].name, "0");
         let want0 = if vertex_uv {
-            // Indexed like the positions: vertex 0 1 2 3 1 4 2 0 4 3.
-            vec![
-                v2(0., 0.),
-                v2(1., 0.),
-                v2(1., 1.),
-                v2(0., 1.),
-                v2(1., 0.),
-                v2(0.5, 0.25),
-                v2(1., 1.),
-                v2(0., 0.),
-                v2(0.5, 0.25),
-                v2(0., 1.),
-            ]
+            // Indexed like the positions (vertex 0 1 2 3 1 4 2 0 4 3): one value a vertex.
+            Uvs::PerVertex(vec![v2(0., 0.), v2(1., 0.), v2(1., 1.), v2(0., 1.), v2(0.5, 0.25)])
         } else {
-            vec![v2(0., 0.), v2(1., 0.), v2(1., 1.), v2(0., 1.), v2(1., 0.), v2(0.5, 0.25), v2(1., 1.), v2(7., 6.), v2(9., 8.), v2(7., 6.)]
+            Uvs::PerCorner(vec![
+                v2(0., 0.),
+                v2(1., 0.),
+                v2(1., 1.),
+                v2(0., 1.),
+                v2(1., 0.),
+                v2(0.5, 0.25),
+                v2(1., 1.),
+                v2(7., 6.),
+                v2(9., 8.),
+                v2(7., 6.),
+            ])
         };
-        assert_eq!(m.uvs[0].uvs, Uvs::PerCorner(want0), "vertex_uv {vertex_uv}");
+        assert_eq!(m.uvs[0].uvs, want0, "vertex_uv {vertex_uv}");
         // Set 1's source has stride 3 (S T P): the pairs are its first two numbers.
         assert_eq!(m.uvs[1].name, "1");
         let (a, b, c) = (v2(0.1, 0.2), v2(0.3, 0.4), v2(0.5, 0.6));
         assert_eq!(m.uvs[1].uvs, Uvs::PerCorner(vec![a, b, c, a, b, c, a, c, b, a]));
     }
+}
+
+/// A quad of two triangles (corners at vertices 0 1 2 and 0 2 3) whose normals are the source
+/// `normals` (x y z each), indexed by `index` (one per corner).
+fn quad_with_normals(normals: &[[f64; 3]], index: [u32; 6]) -> String {
+    let values: Vec<String> = normals.iter().flatten().map(|x| x.to_string()).collect();
+    let corners = [0, 1, 2, 0, 2, 3];
+    let p: Vec<String> = corners.iter().zip(index).map(|(v, n)| format!("{v} {n}")).collect();
+    format!(
+        r##"<?xml version="1.0"?>
+<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
+  <asset><unit meter="1"/><up_axis>Z_UP</up_axis></asset>
+  <library_geometries><geometry id="g" name="g"><mesh>
+    <source id="p"><float_array id="pa" count="12">0 0 0 1 0 0 1 1 0 0 1 0</float_array><technique_common><accessor source="#pa" count="4" stride="3"/></technique_common></source>
+    <source id="n"><float_array id="na" count="{}">{}</float_array><technique_common><accessor source="#na" count="{}" stride="3"/></technique_common></source>
+    <vertices id="v"><input semantic="POSITION" source="#p"/></vertices>
+    <triangles count="2">
+      <input semantic="VERTEX" source="#v" offset="0"/>
+      <input semantic="NORMAL" source="#n" offset="1"/>
+      <p>{}</p>
+    </triangles>
+  </mesh></geometry></library_geometries>
+  <library_visual_scenes><visual_scene id="s"><node id="m" name="m"><instance_geometry url="#g"/></node></visual_scene></library_visual_scenes>
+  <scene><instance_visual_scene url="#s"/></scene>
+</COLLADA>"##,
+        values.len(),
+        values.join(" "),
+        normals.len(),
+        p.join("  ")
+    )
+}
+
+/// Normals every corner of a vertex agrees on are read per vertex, whether the file indexes them
+/// apart from the positions (as Blender and Linden's bodies do), repeats them per corner in
+/// corner order, or names equal values by different indices; where two corners of a vertex
+/// differ they stay per corner.
+#[test]
+fn normals_a_vertex_agrees_on_are_read_per_vertex() {
+    use skelport_ir::Normals;
+    let [a, b, c, d] = [[0., 0., 1.], [0., 0.6, 0.8], [0.6, 0., 0.8], [0., -0.6, 0.8]];
+    let v = |n: [f64; 3]| DVec3::from_array(n);
+    let normals = |text: String| read(text.as_bytes()).0.meshes[0].normals.clone();
+    // Indexed apart, permuted: vertex 0 → 3, 1 → 2, 2 → 1, 3 → 0.
+    let indexed = normals(quad_with_normals(&[a, b, c, d], [3, 2, 1, 3, 1, 0]));
+    assert_eq!(indexed, Some(Normals::PerVertex(vec![v(d), v(c), v(b), v(a)])));
+    // One per corner in corner order, equal at each vertex.
+    let per_corner = normals(quad_with_normals(&[a, b, c, a, c, d], [0, 1, 2, 3, 4, 5]));
+    assert_eq!(per_corner, Some(Normals::PerVertex(vec![v(a), v(b), v(c), v(d)])));
+    // Equal values under different indices, not in corner order.
+    let repeated = normals(quad_with_normals(&[a, b, c, d, a], [0, 1, 2, 4, 2, 3]));
+    assert_eq!(repeated, Some(Normals::PerVertex(vec![v(a), v(b), v(c), v(d)])));
+    // Vertex 0's corners differ (a hard edge): per corner.
+    let seam = normals(quad_with_normals(&[a, b, c, d], [0, 1, 2, 3, 2, 3]));
+    assert_eq!(seam, Some(Normals::PerCorner(vec![v(a), v(b), v(c), v(d), v(c), v(d)])));
 }
 
 /// Normals and every texture coordinate set survive `.dae → .dae` (generic Collada keeps all
@@ -526,8 +582,11 @@ fn linden_uvs_and_normals_survive_dae_to_dae() {
         let (a, _) = read(&bytes);
         for m in &a.meshes {
             assert_eq!(m.uvs.len(), 1, "{f}: {}", m.name);
-            assert_eq!(m.uvs[0].uvs.values().len(), m.faces.indices.len(), "{f}");
-            assert!(m.normals.is_some(), "{f}: {}", m.name);
+            let want = if m.uvs[0].uvs.is_per_corner() { m.faces.indices.len() } else { m.positions.len() };
+            assert_eq!(m.uvs[0].uvs.values().len(), want, "{f}");
+            // Smooth meshes whose normals are indexed apart from their positions: one normal a
+            // vertex.
+            assert!(matches!(&m.normals, Some(skelport_ir::Normals::PerVertex(n)) if n.len() == m.positions.len()), "{f}: {}", m.name);
         }
         let (out, _) = write(&a, &WriteOptions::default());
         let (b, _) = read(&out);
