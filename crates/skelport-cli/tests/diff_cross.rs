@@ -138,3 +138,30 @@ fn each_kind_of_difference_is_reported() {
     assert_eq!(r.reparented.len(), 1, "{:?}", r.reparented);
     assert!(r.moved.is_empty(), "{:?}", r.moved);
 }
+
+/// `--map humanoid` renames A to the names of B's format, or with `--sl` to the SL skeleton's:
+/// the demo rig (Unreal-style names) compared with the SL avatar has no bone in common as read,
+/// and its 18 humanoid bones under their SL names after the map. A format that holds any names
+/// has none to rename to, which the message says. (It used to be refused as a map file that does
+/// not exist.)
+#[test]
+fn the_humanoid_map_renames_to_b_s_names_or_to_the_sl_skeleton_s() {
+    let sample = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/demo/sample.glb");
+    let sample = sample.to_str().unwrap();
+    let as_read = json(&skelport(&["diff", sample, "--sl", "--json"]));
+    assert_eq!(as_read["compared"]["bones"], 0, "{as_read:#}");
+    let o = skelport(&["diff", sample, "--sl", "--map", "humanoid", "--json"]);
+    let v = json(&o);
+    assert_eq!(v["compared"]["bones"], 18, "{v:#}");
+    assert_eq!(v["removed"].as_array().map(Vec::len), Some(0), "every bone of A has its SL name: {v:#}");
+    let o = skelport(&["diff", sample, sample, "--map", "humanoid"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("--map humanoid: glb holds any bone names, so there is nothing to rename to"), "{err}");
+    // render --overlay: the overlay takes the drawn file's names.
+    let dir = tempfile::tempdir().unwrap();
+    let dae = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/demo/sample.dae");
+    let svg = dir.path().join("r.svg");
+    let o = skelport(&["render", dae.to_str().unwrap(), "--overlay", sample, "--map", "humanoid", "-o", svg.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

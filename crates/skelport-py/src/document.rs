@@ -637,11 +637,9 @@ impl Document {
             .detach(|| {
                 guard(Some(name), || {
                     // A retarget follows the document's parents and skins: a broken one is
-                    // refused, named, before the copy.
-                    skelport::check(&inner.loaded.doc, name)?;
+                    // refused, named.
                     let mut loaded = inner.loaded.clone();
-                    let retarget_map = skelport::maps::for_document(&map, &loaded.doc, target)?;
-                    skelport::retarget(&mut loaded.doc, &retarget_map, &mut loaded.diagnostics)?;
+                    loaded.apply_map(&map, target)?;
                     Ok(loaded)
                 })
             })

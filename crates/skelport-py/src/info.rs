@@ -160,10 +160,8 @@ pub fn diff<'py>(
                     }
                     None => {
                         if let Some(m) = &map {
-                            let map = skelport::maps::load(m).map_err(|e| Failure::new("map", None, format!("{e:#}")))?;
-                            skelport::check(&da.doc, &da.name)?;
-                            skelport::retarget(&mut da.doc, &map, &mut skelport::Diagnostics::default())
-                                .map_err(|e| Failure::new("map", None, format!("{e:#}")))?;
+                            // `humanoid` renames to B's format's names, or to the SL skeleton's.
+                            da.apply_map(m, b_format.or_else(|| skelport::registry::by_name("dae")))?;
                         }
                     }
                 }

@@ -19,6 +19,10 @@ def test_diff_equals_the_command_line(cli, corpus, mpfb, tmp_path):
     r = skelport.diff(mpfb["rig"], sl=True, **args)
     assert r == cli.json("diff", mpfb["rig"], "--sl", "--weights", mpfb["weights"], "--mesh", mpfb["mesh"], "--map", "mpfb-game_engine-to-sl")
     assert not r["same"] and "mPelvis" not in r["removed"]
+    # map="humanoid" renames A to the SL skeleton's names with sl=True, as `--sl --map humanoid`.
+    r = skelport.diff(a, sl=True, map="humanoid")
+    assert r == cli.json("diff", a, "--sl", "--map", "humanoid")
+    assert r["compared"]["bones"] == 18 and not r["removed"]
 
 
 def test_validate_equals_the_command_line(cli, corpus):

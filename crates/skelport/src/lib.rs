@@ -179,6 +179,18 @@ impl Loaded {
     pub fn from_document(doc: Document, name: impl Into<String>) -> Self {
         Loaded { doc, format: &ir::irjson::IrJsonFormat, diagnostics: Diagnostics::default(), name: name.into(), reads: Vec::new() }
     }
+
+    /// Rename the document's bones by the retarget map `name_or_file` stands for (`--map`, as
+    /// [`maps::for_document`] takes it; `target` is the format the result is for, which
+    /// [`maps::HUMANOID`] needs). A document that breaks the IR's rules is refused with
+    /// [`ErrorCode::Invalid`], naming this file, and left as it is; each dropped bone is a loss
+    /// (or a note) in [`Loaded::diagnostics`]. The document is checked once, before the map is
+    /// made (a humanoid map walks its parents).
+    pub fn apply_map(&mut self, name_or_file: &str, target: Option<&dyn Format>) -> Result<()> {
+        check(&self.doc, &self.name)?;
+        let map = maps::for_sound_document(name_or_file, &self.doc, target)?;
+        retarget_valid(&mut self.doc, &map, &mut self.diagnostics)
+    }
 }
 
 /// A borrowed document for [`convert`]: copied only when a retarget map or a rest pose changes it.

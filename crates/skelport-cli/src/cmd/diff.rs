@@ -46,11 +46,10 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
         }
         None => {
             if let Some(m) = &a.map {
-                let map = skelport::maps::load(m)?;
                 // A retarget follows the document's parents and skins: a broken one is refused,
-                // named (compared as read, without a map, it is not).
-                skelport::check(&la.doc, &la.name)?;
-                skelport::retarget(&mut la.doc, &map, &mut Diagnostics::default())?;
+                // named (compared as read, without a map, it is not). `humanoid` renames to B's
+                // format's names, or to the SL skeleton's with --sl.
+                la.apply_map(m, b_format.or_else(|| skelport::registry::by_name("dae")))?;
             }
         }
     }

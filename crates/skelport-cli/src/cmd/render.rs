@@ -3,7 +3,7 @@
 use super::{file_label, print_diagnostics};
 use crate::flags::{RenderArgs, ViewArg};
 use anyhow::{anyhow, bail, Result};
-use skelport::{registry, Diagnostics, OpenOptions};
+use skelport::{registry, OpenOptions};
 use std::process::ExitCode;
 
 /// Run `skelport render`.
@@ -16,9 +16,8 @@ pub fn run(a: RenderArgs) -> Result<ExitCode> {
             let reader = skelport::ir::ReadOptions { mesh: a.read.mesh.clone(), ..Default::default() };
             let mut o = super::open(p, &OpenOptions { from: None, reader })?;
             if let Some(m) = &a.map {
-                let map = skelport::maps::load(m)?;
-                skelport::check(&o.doc, &o.name)?;
-                skelport::retarget(&mut o.doc, &map, &mut Diagnostics::default())?;
+                // `humanoid` renames the overlay to the names of the drawn file's format.
+                o.apply_map(m, Some(l.format))?;
             }
             Some(Overlay { doc: o.doc, caption: file_label(p) })
         }
