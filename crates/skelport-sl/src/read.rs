@@ -200,7 +200,6 @@ fn reporting<T, R>(f: impl Fn(T, &mut Diagnostics) -> R + Sync + Send) -> impl F
 /// `g`, not copied (on a big file they are most of its memory).
 fn mesh_of(g: &mut collada::Geometry, diag: &mut Diagnostics) -> Mesh {
     let mut faces = Faces::default();
-    let mut normals = Vec::new();
     let with_normals = !g.primitives.is_empty() && g.primitives.iter().all(|p| p.normal.len() == p.vertex.len());
     if !with_normals && g.primitives.iter().any(|p| !p.normal.is_empty()) {
         diag.warn_at(
@@ -212,56 +211,55 @@ fn mesh_of(g: &mut collada::Geometry, diag: &mut Diagnostics) -> Mesh {
     // A normal per corner, in corner order (what skelport and many exporters write): the
     // normals are the corners' already, moved rather than gathered into a copy.
     let in_corner_order = matches!(g.primitives.as_slice(), [p] if with_normals && in_order(&p.normal, g.normals.len()));
-    // Each vertex's corners all naming one normal (a smooth mesh whose normals are indexed
-    // apart from its positions, as Blender writes them): the normals are per vertex, gathered
-    // once a vertex rather than once a corner.
-    let per_vertex = if with_normals && !in_corner_order { normal_of_vertex(g) } else { None };
-    let mut normals_moved = false;
-    let moved = if let [p] = g.primitives.as_mut_slice() {
+    if let [p] = g.primitives.as_mut_slice() {
         faces.counts = std::mem::take(&mut p.counts);
         faces.indices = std::mem::take(&mut p.vertex);
-        if in_corner_order {
-            normals = std::mem::take(&mut g.normals);
-            normals_moved = true;
-        }
-        true
     } else {
-        false
-    };
-    for p in &g.primitives {
-        if !moved {
+        for p in &g.primitives {
             faces.counts.extend_from_slice(&p.counts);
             faces.indices.extend_from_slice(&p.vertex);
         }
-        if with_normals && !normals_moved && per_vertex.is_none() {
-            normals.extend(p.normal.iter().map(|&n| g.normals.get(n as usize).copied().unwrap_or(DVec3::ZERO)));
-        }
     }
-    let uvs = uv_sets(g, diag);
     let n = g.positions.len();
-    let mut m = Mesh { name: g.name.clone(), positions: std::mem::take(&mut g.positions), normals: None, uvs, faces, ..Default::default() };
     // As the other readers store them: per vertex where every corner of a vertex agrees, so a
-    // mesh without seams is not carried (and written) a value per corner.
-    if let Some(pv) = per_vertex {
-        m.normals = Some(Normals::PerVertex(pv));
-    } else if with_normals {
-        m.normals = Some(proc::per_vertex_if_uniform(n, &m.faces.indices, normals, DVec3::ZERO));
-    }
-    for set in &mut m.uvs {
+    // mesh without seams is not carried (and written) a value per corner. Each vertex's corners
+    // naming one normal (a smooth mesh whose normals are indexed apart from its positions, as
+    // Blender writes them) is found by index, and the normals gathered once a vertex.
+    let normals = with_normals.then(|| {
+        let per_corner = if in_corner_order {
+            std::mem::take(&mut g.normals)
+        } else if let Some(per_vertex) = normal_of_vertex(&faces.indices, &g.primitives, &g.normals, n) {
+            return Normals::PerVertex(per_vertex);
+        } else {
+            let mut gathered = Vec::with_capacity(faces.indices.len());
+            for p in &g.primitives {
+                gathered.extend(p.normal.iter().map(|&k| g.normals.get(k as usize).copied().unwrap_or(DVec3::ZERO)));
+            }
+            gathered
+        };
+        proc::per_vertex_if_uniform(n, &faces.indices, per_corner, DVec3::ZERO)
+    });
+    let mut uvs = uv_sets(g, diag);
+    for set in &mut uvs {
         if let Uvs::PerCorner(values) = &mut set.uvs {
-            set.uvs = proc::per_vertex_if_uniform(n, &m.faces.indices, std::mem::take(values), DVec2::ZERO);
+            set.uvs = proc::per_vertex_if_uniform(n, &faces.indices, std::mem::take(values), DVec2::ZERO);
         }
     }
-    m
+    Mesh { name: g.name.clone(), positions: std::mem::take(&mut g.positions), normals, uvs, faces, ..Default::default() }
 }
 
-/// The normals per vertex when every corner of each vertex names the same normal (vertices no
-/// corner uses get zero); `None` when some vertex's corners name different ones.
-fn normal_of_vertex(g: &collada::Geometry) -> Option<Vec<DVec3>> {
+/// The normals per vertex when every corner of each of the `n` vertices names the same normal
+/// (`corners`: the vertex of each corner, the primitives' in turn; each primitive's `normal`:
+/// the normal of each of its corners); vertices no corner uses get zero. `None` when some
+/// vertex's corners name different ones.
+fn normal_of_vertex(corners: &[u32], primitives: &[collada::Primitive], normals: &[DVec3], n: usize) -> Option<Vec<DVec3>> {
     const NONE: u32 = u32::MAX;
-    let mut of = vec![NONE; g.positions.len()];
-    for p in &g.primitives {
-        for (&v, &k) in p.vertex.iter().zip(&p.normal) {
+    let mut of = vec![NONE; n];
+    let mut at = 0;
+    for p in primitives {
+        let vertices = corners.get(at..at + p.normal.len())?;
+        at += p.normal.len();
+        for (&v, &k) in vertices.iter().zip(&p.normal) {
             let slot = of.get_mut(v as usize)?;
             if *slot == NONE {
                 *slot = k;
@@ -270,7 +268,7 @@ fn normal_of_vertex(g: &collada::Geometry) -> Option<Vec<DVec3>> {
             }
         }
     }
-    Some(of.iter().map(|&k| if k == NONE { DVec3::ZERO } else { g.normals.get(k as usize).copied().unwrap_or(DVec3::ZERO) }).collect())
+    Some(of.iter().map(|&k| normals.get(k as usize).copied().unwrap_or(DVec3::ZERO)).collect())
 }
 
 /// Whether `index` takes each of `n` values once, in order (a value per corner in corner order):
