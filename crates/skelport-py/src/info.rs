@@ -150,20 +150,9 @@ pub fn diff<'py>(
                 // B in another format is what a conversion of A to it gave: A is compared as that
                 // conversion starts, as `skelport diff` does.
                 let mut tol = skelport::diff::Tolerance { metres: tolerance, degrees: angle_tolerance, ..Default::default() };
-                let mut seen_as = None;
-                match b_format.filter(|f| f.name() != da.format.name()) {
-                    Some(target) => {
-                        let (doc, done) = skelport::diff::as_converted(&da, target, map.as_deref())?;
-                        da.doc = doc;
-                        tol.orientations = done.orientations;
-                        seen_as = Some(done);
-                    }
-                    None => {
-                        if let Some(m) = &map {
-                            // `humanoid` renames to B's format's names, or to the SL skeleton's.
-                            da.apply_map(m, b_format.or_else(|| skelport::registry::by_name("dae")))?;
-                        }
-                    }
+                let seen_as = skelport::diff::prepare_a(&mut da, b_format, map.as_deref())?;
+                if let Some(done) = &seen_as {
+                    tol.orientations = done.orientations;
                 }
                 let mut r = skelport::diff(&da.doc, &db, tol);
                 r.compared_as = seen_as;

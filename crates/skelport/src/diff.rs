@@ -78,6 +78,34 @@ pub fn as_converted(a: &Loaded, target: &'static dyn skelport_ir::Format, map: O
     Ok((back, AsConverted { target: target.name().to_owned(), map: map.map(str::to_owned), t_pose, orientations: true }))
 }
 
+/// A made ready to be compared with B (`b_format`: B's format; `None` for the Second Life
+/// avatar skeleton, `diff --sl`), as `skelport diff` compares them: B in another format is what a
+/// conversion of A to it gave, so A becomes that ([`as_converted`], with `map`); otherwise `map`
+/// renames A's bones ([`Loaded::apply_map`]; `humanoid` to the names of B's format, or to the SL
+/// skeleton's). Returns what the conversion did when A was converted; its `orientations` says
+/// whether to compare bone orientations ([`Tolerance::orientations`]).
+pub fn prepare_a(
+    a: &mut Loaded,
+    b_format: Option<&'static dyn skelport_ir::Format>,
+    map: Option<&str>,
+) -> crate::Result<Option<AsConverted>> {
+    match b_format.filter(|f| f.name() != a.format.name()) {
+        Some(target) => {
+            let (doc, done) = as_converted(a, target, map)?;
+            a.doc = doc;
+            Ok(Some(done))
+        }
+        None => {
+            // A retarget follows the document's parents and skins: a broken one is refused,
+            // named (compared as read, without a map, it is not).
+            if let Some(m) = map {
+                a.apply_map(m, b_format.or_else(|| crate::registry::by_name("dae")))?;
+            }
+            Ok(None)
+        }
+    }
+}
+
 /// A bone whose parent differs.
 #[derive(Debug, Serialize)]
 pub struct Reparented {

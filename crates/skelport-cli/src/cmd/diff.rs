@@ -36,22 +36,9 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
     // B in another format is what a conversion of A to it gave: compare A as that conversion
     // starts (the same --map, the writer's rest pose, what the format keeps).
     let mut tol = diff::Tolerance { metres: a.tolerance, degrees: a.angle_tolerance, ..Default::default() };
-    let mut seen_as = None;
-    match b_format.filter(|f| f.name() != la.format.name()) {
-        Some(target) => {
-            let (doc, done) = diff::as_converted(&la, target, a.map.as_deref())?;
-            la.doc = doc;
-            tol.orientations = done.orientations;
-            seen_as = Some(done);
-        }
-        None => {
-            if let Some(m) = &a.map {
-                // A retarget follows the document's parents and skins: a broken one is refused,
-                // named (compared as read, without a map, it is not). `humanoid` renames to B's
-                // format's names, or to the SL skeleton's with --sl.
-                la.apply_map(m, b_format.or_else(|| skelport::registry::by_name("dae")))?;
-            }
-        }
+    let seen_as = diff::prepare_a(&mut la, b_format, a.map.as_deref())?;
+    if let Some(done) = &seen_as {
+        tol.orientations = done.orientations;
     }
     let mut r = diff::diff(&la.doc, &b, tol);
     r.compared_as = seen_as.clone();
